@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * agent.h - the rmad agent's internal state.
+ *
+ * One libevent loop thread owns everything here; nothing in this header
+ * is touched by any other thread.  Shared-memory fields that clients
+ * write are read through the checks in clients.c only.
+ */
+#ifndef RMAD_AGENT_H
+#define RMAD_AGENT_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <event2/event.h>
+
+#include "boot.h"
+#include "fabric.h"
+#include "params.h"
+#include "rmad_ctl.h"
+#include "rmad_shm.h"
+#include "rmad_wire.h"
+
+struct agent_job;
+
+/* Agent-private view of one client slot. */
+struct agent_client {
+	int fd;				/* the Unix socket; -1 if slot free */
+	struct event *ev;
+	pid_t pid;
+	uid_t uid;
+	uint32_t gen;
+	uint32_t head;			/* private ring consumer position */
+	int registered;
+	int32_t rank;
+	int32_t local_rank;
+	struct agent_job *job;
+	uint64_t bad_ops;		/* rejected submissions */
+	int moved;			/* counters advanced in this batch */
+	uint64_t barrier_wait_op;	/* op index of a pending barrier + 1 */
+};
+
+/* Pending ping from a local client, keyed by cookie. */
+struct agent_ping {
+	uint32_t client;
+	uint32_t gen;
+	uint32_t op;
+	uint64_t cookie;
+	struct agent_ping *next;
+};
+
+/* One job (a PMIx namespace) that this agent serves. */
+struct agent_job {
+	int in_use;
+	uint64_t key;			/* hash of nspace */
+	char nspace[RMAD_NSPACE_MAX];
+	int32_t size;			/* ranks in the job */
+	int32_t local_size;		/* ranks expected on this node */
+	int32_t nlocal;			/* registered and alive */
+	int32_t nlocal_ever;		/* registered since the job began */
+	int failed;			/* a rank died: barriers fail */
+	/* rank -> node map, once every agent joined (runs sorted by rank) */
+	struct rmad_am_rank_run *map;
+	int32_t map_runs;
+	int32_t map_filled;
+	int map_ready;
+	int joined;			/* our JOIN was sent */
+	/* root only: collecting joins */
+	struct rmad_am_rank_run *jruns;
+	int32_t jnruns, jcap, jranks;
+	/* barrier */
+	uint64_t bar_epoch;		/* epoch now being collected */
+	int32_t bar_local;		/* local arrivals for bar_epoch */
+	int32_t bar_arrived[2];		/* root: agents arrived, by parity */
+	int32_t job_nodes;		/* agents holding ranks of this job */
+};
+
+struct agent_stats {
+	uint64_t ops_done;
+	uint64_t ops_bad;
+	uint64_t pkts_sent[RMAD_AM_TYPE_MAX];
+	uint64_t pkts_recv[RMAD_AM_TYPE_MAX];
+	uint64_t pkts_dropped;
+	uint64_t wakeups;
+	uint64_t sleeps;
+	uint64_t clients_attached;
+	uint64_t clients_died;
+	uint32_t op_pool_hwm;
+};
+
+struct agent {
+	struct rmad_params p;
+	char conf_path[PATH_MAX];
+	struct event_base *base;
+	int stopping;
+	int reload;
+	int embedded;			/* started by a client; idle exit */
+	int vnode;			/* -1: node's only agent */
+
+	/* session and files */
+	char session[64];
+	char sdir[PATH_MAX];
+	char sock_path[108];
+	char lock_path[PATH_MAX];
+	int listen_fd;
+	struct event *listen_ev;
+
+	/* shared segment */
+	int memfd;
+	void *seg;
+	size_t seg_size;
+	struct rmad_shm_hdr *hdr;
+	int doorbell;			/* eventfd */
+	struct event *doorbell_ev;
+
+	/* clients and jobs */
+	struct agent_client *cl;	/* max_clients */
+	int nclients;
+	struct agent_job *jobs;		/* max_jobs */
+	struct agent_ping *pings;
+	uint64_t next_cookie;
+
+	/* mesh */
+	struct rmad_boot boot;
+	struct rmad_fabric *fab;
+	int node, nnodes;
+	int core;
+	char hostname[64];
+
+	/* progress */
+	uint64_t last_activity_ns;
+	uint64_t idle_since_ns;		/* no clients since (embedded exit) */
+	struct event *tick_ev;
+	struct event *sig_ev[3];
+	struct agent_stats st;
+};
+
+/* clients.c */
+int agent_segment_create(struct agent *a);
+void agent_segment_destroy(struct agent *a);
+int agent_listen(struct agent *a);
+void agent_unlisten(struct agent *a);
+void agent_accept_pending(struct agent *a);
+int agent_poll_rings(struct agent *a);
+int agent_rings_empty(struct agent *a);
+void agent_complete_op(struct agent *a, uint32_t client, uint32_t op,
+		       int status);
+void agent_flush_wakeups(struct agent *a);
+void agent_drop_all_clients(struct agent *a);
+
+/* jobs.c */
+struct agent_job *agent_job_get(struct agent *a, const char *nspace,
+				int32_t size, int32_t local_size, int *err);
+void agent_job_put(struct agent *a, struct agent_job *j);
+void agent_job_client_died(struct agent *a, struct agent_job *j);
+void agent_job_client_joined(struct agent *a, struct agent_job *j);
+void agent_op_barrier(struct agent *a, uint32_t client, uint32_t op);
+void agent_op_ping(struct agent *a, uint32_t client, uint32_t op);
+void agent_am_recv(void *arg, const void *msg, size_t len);
+int agent_am_send(struct agent *a, int node, struct rmad_am_hdr *h,
+		  const void *payload, size_t plen);
+int agent_rank_node(struct agent_job *j, int32_t rank);
+void agent_job_retry_barriers(struct agent *a, struct agent_job *j);
+
+/* pin.c */
+int agent_pin(struct agent *a);
+
+/* main.c */
+void agent_note_activity(struct agent *a);
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * boot.h - agent bootstrap: the agents of one session form a mesh.
+ *
+ * Agents started by a launcher (mpirun, srun) learn their node index and
+ * the fabric addresses of all other agents through PMIx.  Without a
+ * launcher, or for an agent embedded in a client, the mesh has one node.
+ */
+#ifndef RMAD_AGENT_BOOT_H
+#define RMAD_AGENT_BOOT_H
+
+#include <stddef.h>
+
+struct rmad_boot {
+	int self;		/* this agent's node index */
+	int n;			/* agents in the mesh */
+	void *addrs;		/* n * addrlen bytes, node order */
+	size_t addrlen;
+	char nspace[256];	/* PMIx namespace of the agents, "" alone */
+	int pmix_initialized;
+};
+
+/* Exchange fabric addresses among the agents through PMIx (put, commit,
+ * fence collecting data, get).  No PMIx server, or a job of one, gives a
+ * 1-agent mesh.  Returns 0, RMAD_ERR_ARG, RMAD_ERR_NOMEM or
+ * RMAD_ERR_BOOTSTRAP; on error *b holds nothing to free. */
+int rmad_boot_pmix(const void *myaddr, size_t addrlen, struct rmad_boot *b);
+
+/* A 1-agent mesh without touching PMIx at all: an agent embedded in a
+ * client may still see the client's PMIX_* variables. */
+int rmad_boot_single(const void *myaddr, size_t addrlen, struct rmad_boot *b);
+
+/* A second fence among the agents, the startup barrier once everything
+ * is ready; a no-op for a 1-agent mesh. */
+int rmad_boot_fence(struct rmad_boot *b);
+
+/* Frees addrs and calls PMIx_Finalize if rmad_boot_pmix initialized it. */
+void rmad_boot_free(struct rmad_boot *b);
+
+#endif

@@ -1,0 +1,874 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fabric.c - the agent-to-agent transport over a libfabric RDM endpoint.
+ *
+ * One endpoint, one CQ for both directions, one AV entry per agent.  A
+ * fixed set of receive buffers stays posted; a fixed set of send buffers
+ * carries copies of outgoing messages.  Whatever cannot be handed to the
+ * provider right away (no free send buffer, -FI_EAGAIN) waits in a
+ * per-node FIFO on the heap, so rmad_fabric_send() never blocks and never
+ * reorders the messages to one node.  Received messages are delivered in
+ * the order their buffers were posted, which is the order they were
+ * matched in; completion order is not enough, since a provider may finish
+ * a large (rendezvous) message after smaller ones that came behind it.
+ * Everything is driven from rmad_fabric_progress() on the agent's single
+ * progress thread, which is why there are no locks (FI_THREAD_DOMAIN).
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "rmad.h"
+#include "log.h"
+#include "fabric.h"
+
+#define FAB_API_VERSION	FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+/* Direction bits must be spelled out: naming FI_READ etc. alone would
+ * leave FI_SEND/FI_RECV off. */
+#define FAB_CAPS_MSG	(FI_MSG | FI_SEND | FI_RECV)
+#define FAB_CAPS_FULL	(FAB_CAPS_MSG | FI_RMA | FI_ATOMIC | FI_READ | \
+			 FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+/* The memory registration modes this code copes with: verbs needs them. */
+#define FAB_MR_MODE	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
+			 FI_MR_PROV_KEY)
+
+#define FAB_CQ_BATCH	16	/* entries per fi_cq_read */
+#define FAB_POLL_MAX	64	/* completions per progress call */
+#define FAB_NAME_MAX	1024	/* largest endpoint name we accept */
+/* String names (fi_shm://pid...) differ in length from agent to agent;
+ * padding them to a multiple of this keeps one length per mesh. */
+#define FAB_STR_PAD	64
+
+/*
+ * One posted operation.  The provider owns the fi_context2 while the
+ * operation is outstanding (FI_CONTEXT2 mode), so it must come first:
+ * the completion's op_context is the address of the op itself.
+ */
+struct fab_op {
+	struct fi_context2 ctx;
+	struct fab_op *next;	/* free, re-post or posted list */
+	char *buf;
+	size_t len;		/* received bytes, once done */
+	bool recv;
+	bool done;		/* receive completed, not yet delivered */
+	bool failed;		/* ... with an error: nothing to deliver */
+};
+
+/* A send waiting for a buffer or for the provider to take it. */
+struct fab_qmsg {
+	struct fab_qmsg *next;
+	size_t len;
+	char data[];
+};
+
+struct fab_peer {
+	fi_addr_t fi_addr;
+	struct fab_qmsg *qhead, *qtail;
+	int next_backlog;	/* next node with queued sends, -1 = end */
+	bool in_backlog;
+};
+
+struct rmad_fabric {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_mr *mr;
+	struct fid_ep *ep;
+	void *desc;		/* MR descriptor when FI_MR_LOCAL, else NULL */
+	int wait_fd;
+	bool has_rma;
+	bool str_addr;		/* FI_ADDR_STR: names are C strings */
+	bool in_progress;
+
+	rmad_fabric_recv_cb cb;
+	void *cb_arg;
+
+	size_t buf_size;
+	int nrecv, nsend;
+	char *bufs;		/* nrecv receive then nsend send buffers */
+	struct fab_op *ops;
+	struct fab_op *free_send;
+	struct fab_op *repost;	/* receives the provider refused to take */
+	struct fab_op *posted_head, *posted_tail;	/* in posting order */
+
+	struct fab_peer *peers;
+	int self, n;
+	int backlog_head, backlog_tail;	/* nodes with queued sends */
+	int pending;			/* queued messages, all nodes */
+
+	struct rmad_fabric_stats st;
+};
+
+static bool fab_is_shm(const char *prov)
+{
+	return prov && !strncmp(prov, "shm", 3) &&
+	       (prov[3] == '\0' || prov[3] == ';');
+}
+
+static int fab_getinfo(const struct rmad_fabric_cfg *cfg, uint64_t caps,
+		       uint64_t order, struct fi_info **out)
+{
+	const char *node = cfg->node, *service = cfg->service;
+	struct fi_info *hints;
+	uint64_t flags = 0;
+	int ret;
+
+	hints = fi_allocinfo();
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->caps = caps;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->av_type = FI_AV_TABLE;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->mr_mode = FAB_MR_MODE;
+	/* The provider, not us, must absorb messages sent before a receive
+	 * is posted. */
+	hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	hints->tx_attr->msg_order = order;
+	hints->rx_attr->msg_order = order;
+	if (cfg->provider) {
+		hints->fabric_attr->prov_name = strdup(cfg->provider);
+		if (!hints->fabric_attr->prov_name) {
+			fi_freeinfo(hints);
+			return -FI_ENOMEM;
+		}
+	}
+	/* shm names itself after the pid; a node name would make every
+	 * endpoint of the host claim the same region. */
+	if (fab_is_shm(cfg->provider))
+		node = service = NULL;
+	if (node || service)
+		flags = FI_SOURCE;
+	ret = fi_getinfo(FAB_API_VERSION, node, service, flags, hints, out);
+	fi_freeinfo(hints);
+	return ret;
+}
+
+/* Try the full capability set first, then settle for less, so that a
+ * messaging-only provider still carries active messages. */
+static int fab_select(struct rmad_fabric *f, const struct rmad_fabric_cfg *cfg)
+{
+	static const struct {
+		uint64_t caps, order;
+	} tries[] = {
+		{ FAB_CAPS_FULL, FI_ORDER_SAS },
+		{ FAB_CAPS_FULL, 0 },
+		{ FAB_CAPS_MSG, FI_ORDER_SAS },
+		{ FAB_CAPS_MSG, 0 },
+	};
+	const char *prov = cfg->provider ? cfg->provider : "(any)";
+	int ret = -FI_ENODATA;
+
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		ret = fab_getinfo(cfg, tries[i].caps, tries[i].order, &f->info);
+		if (!ret)
+			break;
+		if (ret == -FI_ENOMEM)
+			return RMAD_ERR_NOMEM;
+		rmad_dbg("fabric: fi_getinfo(%s, try %zu): %s", prov, i,
+			 fi_strerror(-ret));
+	}
+	if (ret) {
+		rmad_err("fabric: no RDM endpoint for provider %s: %s", prov,
+			 fi_strerror(-ret));
+		return RMAD_ERR_FABRIC;
+	}
+	f->has_rma = (f->info->caps & (FI_RMA | FI_ATOMIC)) ==
+		     (FI_RMA | FI_ATOMIC);
+	if (!f->has_rma)
+		rmad_warn("fabric: %s offers no RMA/atomics, messages only",
+			  f->info->fabric_attr->prov_name);
+	if (!(f->info->tx_attr->msg_order & FI_ORDER_SAS))
+		rmad_warn("fabric: %s does not order send after send",
+			  f->info->fabric_attr->prov_name);
+	f->str_addr = f->info->addr_format == FI_ADDR_STR;
+	return 0;
+}
+
+/*
+ * Ask for an fd to sleep on.  Providers differ: some refuse FI_WAIT_FD at
+ * open, others accept it but cannot hand the fd out.  Either way the CQ
+ * is reopened without a wait object, since signalling one costs on every
+ * completion.
+ */
+static int fab_open_cq(struct rmad_fabric *f)
+{
+	struct fi_cq_attr attr = {
+		.size = (size_t)f->nrecv + (size_t)f->nsend + FAB_CQ_BATCH,
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_FD,
+	};
+	const char *prov = f->info->fabric_attr->prov_name;
+	int fd = -1, ret;
+
+	ret = fi_cq_open(f->domain, &attr, &f->cq, f);
+	if (!ret) {
+		ret = fi_control(&f->cq->fid, FI_GETWAIT, &fd);
+		if (!ret && fd >= 0) {
+			f->wait_fd = fd;
+			return 0;
+		}
+		rmad_info("fabric: %s has no CQ wait fd (%s), polling only",
+			  prov, fi_strerror(ret < 0 ? -ret : FI_ENOSYS));
+		fi_close(&f->cq->fid);
+		f->cq = NULL;
+	} else {
+		rmad_info("fabric: %s refuses FI_WAIT_FD (%s), polling only",
+			  prov, fi_strerror(-ret));
+	}
+	attr.wait_obj = FI_WAIT_NONE;
+	ret = fi_cq_open(f->domain, &attr, &f->cq, f);
+	if (ret) {
+		f->cq = NULL;
+		rmad_err("fabric: fi_cq_open: %s", fi_strerror(-ret));
+		return RMAD_ERR_FABRIC;
+	}
+	return 0;
+}
+
+/* A refused receive is parked and tried again from progress; losing the
+ * buffer would slowly starve the endpoint. */
+static int fab_post_recv(struct rmad_fabric *f, struct fab_op *op)
+{
+	ssize_t ret;
+
+	ret = fi_recv(f->ep, op->buf, f->buf_size, f->desc, FI_ADDR_UNSPEC,
+		      &op->ctx);
+	if (!ret) {
+		op->done = op->failed = false;
+		op->next = NULL;
+		if (f->posted_tail)
+			f->posted_tail->next = op;
+		else
+			f->posted_head = op;
+		f->posted_tail = op;
+		return 0;
+	}
+	op->next = f->repost;
+	f->repost = op;
+	if (ret == -FI_EAGAIN)
+		return 0;
+	rmad_err("fabric: fi_recv: %s", fi_strerror((int)-ret));
+	return RMAD_ERR_FABRIC;
+}
+
+static int fab_repost(struct rmad_fabric *f)
+{
+	struct fab_op *list = f->repost, *op;
+	int ret = 0;
+
+	f->repost = NULL;
+	while (list) {
+		op = list;
+		list = op->next;
+		if (fab_post_recv(f, op))
+			ret = RMAD_ERR_FABRIC;
+	}
+	return ret;
+}
+
+/* Hand a filled send buffer to the provider; on failure the buffer goes
+ * back to the free list and the caller keeps the message. */
+static ssize_t fab_post_send(struct rmad_fabric *f, int node,
+			     struct fab_op *op, size_t len)
+{
+	ssize_t ret;
+
+	ret = fi_send(f->ep, op->buf, len, f->desc, f->peers[node].fi_addr,
+		      &op->ctx);
+	if (!ret) {
+		f->st.sent++;
+		f->st.send_bytes += len;
+		return 0;
+	}
+	op->next = f->free_send;
+	f->free_send = op;
+	if (ret != -FI_EAGAIN)
+		rmad_err("fabric: fi_send to node %d: %s", node,
+			 fi_strerror((int)-ret));
+	return ret;
+}
+
+static void fab_backlog_add(struct rmad_fabric *f, int node)
+{
+	struct fab_peer *p = &f->peers[node];
+
+	if (p->in_backlog)
+		return;
+	p->in_backlog = true;
+	p->next_backlog = -1;
+	if (f->backlog_tail >= 0)
+		f->peers[f->backlog_tail].next_backlog = node;
+	else
+		f->backlog_head = node;
+	f->backlog_tail = node;
+}
+
+static int fab_backlog_pop(struct rmad_fabric *f)
+{
+	int node = f->backlog_head;
+	struct fab_peer *p = &f->peers[node];
+
+	f->backlog_head = p->next_backlog;
+	if (f->backlog_head < 0)
+		f->backlog_tail = -1;
+	p->in_backlog = false;
+	p->next_backlog = -1;
+	return node;
+}
+
+static int fab_enqueue(struct rmad_fabric *f, int node, const void *hdr,
+		       size_t hlen, const void *payload, size_t plen)
+{
+	struct fab_peer *p = &f->peers[node];
+	struct fab_qmsg *m;
+
+	m = malloc(sizeof(*m) + hlen + plen);
+	if (!m)
+		return RMAD_ERR_NOMEM;
+	m->next = NULL;
+	m->len = hlen + plen;
+	if (hlen)
+		memcpy(m->data, hdr, hlen);
+	if (plen)
+		memcpy(m->data + hlen, payload, plen);
+	if (p->qtail)
+		p->qtail->next = m;
+	else
+		p->qhead = m;
+	p->qtail = m;
+	fab_backlog_add(f, node);
+	f->pending++;
+	f->st.queued++;
+	return 0;
+}
+
+/*
+ * Retry queued sends, node by node.  A node that runs out of send buffers
+ * goes to the back of the line so that one busy peer cannot starve the
+ * others; -FI_EAGAIN stops the round because the provider is full.
+ */
+static void fab_flush(struct rmad_fabric *f)
+{
+	while (f->backlog_head >= 0 && f->free_send) {
+		int node = fab_backlog_pop(f);
+		struct fab_peer *p = &f->peers[node];
+		bool stalled = false;
+
+		while (p->qhead && f->free_send) {
+			struct fab_qmsg *m = p->qhead;
+			struct fab_op *op = f->free_send;
+			ssize_t ret;
+
+			f->free_send = op->next;
+			memcpy(op->buf, m->data, m->len);
+			ret = fab_post_send(f, node, op, m->len);
+			if (ret == -FI_EAGAIN) {
+				stalled = true;
+				break;
+			}
+			/* A hard error would repeat forever: drop the
+			 * message (fab_post_send logged it). */
+			p->qhead = m->next;
+			if (!p->qhead)
+				p->qtail = NULL;
+			free(m);
+			f->pending--;
+		}
+		if (p->qhead)
+			fab_backlog_add(f, node);
+		if (stalled)
+			break;
+	}
+}
+
+/*
+ * Hand completed receives to the callback, oldest posting first, and
+ * stop at the first one still in flight: it was matched before the ones
+ * behind it, so its message was sent (by its sender) before theirs.
+ */
+static void fab_deliver(struct rmad_fabric *f)
+{
+	struct fab_op *op;
+
+	while ((op = f->posted_head) && op->done) {
+		f->posted_head = op->next;
+		if (!f->posted_head)
+			f->posted_tail = NULL;
+		if (!op->failed) {
+			f->st.received++;
+			f->st.recv_bytes += op->len;
+			f->cb(f->cb_arg, op->buf, op->len);
+		}
+		fab_post_recv(f, op);
+	}
+}
+
+static void fab_complete(struct rmad_fabric *f,
+			 const struct fi_cq_data_entry *e)
+{
+	struct fab_op *op = e->op_context;
+
+	if (!op) {
+		rmad_warn("fabric: completion without context (flags %#llx)",
+			  (unsigned long long)e->flags);
+		return;
+	}
+	if (!op->recv) {
+		op->next = f->free_send;
+		f->free_send = op;
+		return;
+	}
+	op->done = true;
+	op->len = e->len;
+	/* The length is the provider's word, not the sender's. */
+	if (e->len > f->buf_size) {
+		rmad_warn("fabric: receive of %zu bytes in a %zu byte buffer",
+			  e->len, f->buf_size);
+		op->failed = true;
+	}
+	fab_deliver(f);
+}
+
+static void fab_cq_error(struct rmad_fabric *f)
+{
+	struct fi_cq_err_entry err;
+	struct fab_op *op;
+	char buf[256];
+	ssize_t ret;
+
+	memset(&err, 0, sizeof(err));
+	ret = fi_cq_readerr(f->cq, &err, 0);
+	if (ret < 0) {
+		if (ret != -FI_EAGAIN)
+			rmad_err("fabric: fi_cq_readerr: %s",
+				 fi_strerror((int)-ret));
+		return;
+	}
+	f->st.cq_errors++;
+	op = err.op_context;
+	if (err.err != FI_ECANCELED)
+		rmad_warn("fabric: %s failed: %s (%s)",
+			  op ? (op->recv ? "receive" : "send") : "operation",
+			  fi_strerror(err.err),
+			  fi_cq_strerror(f->cq, err.prov_errno, err.err_data,
+					 buf, sizeof(buf)));
+	if (!op)
+		return;
+	if (op->recv) {
+		/* Its place in the posting order must still be given up. */
+		op->done = op->failed = true;
+		fab_deliver(f);
+	} else {
+		op->next = f->free_send;
+		f->free_send = op;
+	}
+}
+
+int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
+		     void *arg, struct rmad_fabric **out)
+{
+	struct rmad_fabric *f;
+	size_t total;
+	int i, ret;
+
+	if (!out)
+		return RMAD_ERR_ARG;
+	*out = NULL;
+	if (!cfg || !cb || !cfg->am_buf_size || cfg->am_recv_bufs <= 0 ||
+	    cfg->am_send_bufs <= 0)
+		return RMAD_ERR_ARG;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return RMAD_ERR_NOMEM;
+	f->wait_fd = -1;
+	f->self = -1;
+	f->backlog_head = f->backlog_tail = -1;
+	f->cb = cb;
+	f->cb_arg = arg;
+	f->buf_size = cfg->am_buf_size;
+	f->nrecv = cfg->am_recv_bufs;
+	f->nsend = cfg->am_send_bufs;
+
+	ret = fab_select(f, cfg);
+	if (ret)
+		goto fail;
+	if (f->info->ep_attr->max_msg_size < f->buf_size) {
+		rmad_err("fabric: am_buf_size %zu exceeds %s's limit %zu",
+			 f->buf_size, f->info->fabric_attr->prov_name,
+			 f->info->ep_attr->max_msg_size);
+		ret = RMAD_ERR_ARG;
+		goto fail;
+	}
+	if (f->info->rx_attr->size &&
+	    (size_t)f->nrecv > f->info->rx_attr->size) {
+		rmad_warn("fabric: only %zu receives can be posted, not %d",
+			  f->info->rx_attr->size, f->nrecv);
+		f->nrecv = (int)f->info->rx_attr->size;
+	}
+
+	ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
+	if (ret) {
+		f->fabric = NULL;
+		rmad_err("fabric: fi_fabric: %s", fi_strerror(-ret));
+		ret = RMAD_ERR_FABRIC;
+		goto fail;
+	}
+	ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
+	if (ret) {
+		f->domain = NULL;
+		rmad_err("fabric: fi_domain: %s", fi_strerror(-ret));
+		ret = RMAD_ERR_FABRIC;
+		goto fail;
+	}
+	ret = fab_open_cq(f);
+	if (ret)
+		goto fail;
+	{
+		struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+
+		ret = fi_av_open(f->domain, &av_attr, &f->av, NULL);
+	}
+	if (ret) {
+		f->av = NULL;
+		rmad_err("fabric: fi_av_open: %s", fi_strerror(-ret));
+		ret = RMAD_ERR_FABRIC;
+		goto fail;
+	}
+
+	if ((size_t)(f->nrecv + f->nsend) > SIZE_MAX / f->buf_size) {
+		ret = RMAD_ERR_ARG;
+		goto fail;
+	}
+	total = (size_t)(f->nrecv + f->nsend) * f->buf_size;
+	if (posix_memalign((void **)&f->bufs, (size_t)sysconf(_SC_PAGESIZE),
+			   total)) {
+		f->bufs = NULL;
+		ret = RMAD_ERR_NOMEM;
+		goto fail;
+	}
+	f->ops = calloc((size_t)(f->nrecv + f->nsend), sizeof(*f->ops));
+	if (!f->ops) {
+		ret = RMAD_ERR_NOMEM;
+		goto fail;
+	}
+	if (f->info->domain_attr->mr_mode & FI_MR_LOCAL) {
+		ret = fi_mr_reg(f->domain, f->bufs, total, FI_SEND | FI_RECV,
+				0, 0, 0, &f->mr, NULL);
+		if (ret) {
+			f->mr = NULL;
+			rmad_err("fabric: fi_mr_reg: %s", fi_strerror(-ret));
+			ret = RMAD_ERR_FABRIC;
+			goto fail;
+		}
+		f->desc = fi_mr_desc(f->mr);
+	}
+
+	ret = fi_endpoint(f->domain, f->info, &f->ep, NULL);
+	if (ret) {
+		f->ep = NULL;
+		rmad_err("fabric: fi_endpoint: %s", fi_strerror(-ret));
+		ret = RMAD_ERR_FABRIC;
+		goto fail;
+	}
+	ret = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(f->ep, &f->av->fid, 0);
+	if (!ret)
+		ret = fi_enable(f->ep);
+	if (ret) {
+		rmad_err("fabric: enabling the endpoint: %s",
+			 fi_strerror(-ret));
+		ret = RMAD_ERR_FABRIC;
+		goto fail;
+	}
+
+	for (i = 0; i < f->nrecv + f->nsend; i++) {
+		struct fab_op *op = &f->ops[i];
+
+		op->buf = f->bufs + (size_t)i * f->buf_size;
+		op->recv = i < f->nrecv;
+		if (op->recv) {
+			ret = fab_post_recv(f, op);
+			if (ret)
+				goto fail;
+		} else {
+			op->next = f->free_send;
+			f->free_send = op;
+		}
+	}
+
+	rmad_info("fabric: %s, %d x %zu byte receives, %d send buffers%s%s",
+		  f->info->fabric_attr->prov_name, f->nrecv, f->buf_size,
+		  f->nsend, f->has_rma ? ", rma" : "",
+		  f->wait_fd >= 0 ? ", wait fd" : "");
+	*out = f;
+	return 0;
+
+fail:
+	rmad_fabric_close(f);
+	return ret;
+}
+
+int rmad_fabric_getname(struct rmad_fabric *f, void *addr, size_t *len)
+{
+	char name[FAB_NAME_MAX + 1];
+	size_t nlen = FAB_NAME_MAX, copy, need;
+	int ret;
+
+	if (!f || !len || (!addr && *len))
+		return RMAD_ERR_ARG;
+	memset(name, 0, sizeof(name));
+	ret = fi_getname(&f->ep->fid, name, &nlen);
+	if (ret) {
+		rmad_err("fabric: fi_getname: %s", fi_strerror(-ret));
+		return RMAD_ERR_FABRIC;
+	}
+	copy = need = nlen;
+	if (f->str_addr) {
+		copy = strlen(name) + 1;
+		need = (copy + FAB_STR_PAD - 1) / FAB_STR_PAD * FAB_STR_PAD;
+	}
+	if (*len < need) {
+		*len = need;
+		return RMAD_ERR_ARG;
+	}
+	memset(addr, 0, need);
+	memcpy(addr, name, copy);
+	*len = need;
+	return 0;
+}
+
+int rmad_fabric_set_peers(struct rmad_fabric *f, int self, int n,
+			  const void *addrs, size_t addrlen)
+{
+	struct fab_peer *peers;
+	char *scratch = NULL;
+	int i, ret;
+
+	if (!f || n <= 0 || self < 0 || self >= n || !addrs || !addrlen)
+		return RMAD_ERR_ARG;
+	if (f->peers) {
+		rmad_err("fabric: peers are set already");
+		return RMAD_ERR_ARG;
+	}
+	peers = calloc((size_t)n, sizeof(*peers));
+	if (!peers)
+		return RMAD_ERR_NOMEM;
+	/* Some providers read string names with a fixed stride or length,
+	 * so each one is handed over alone, NUL-padded. */
+	if (f->str_addr) {
+		scratch = calloc(1, addrlen + FAB_NAME_MAX + 1);
+		if (!scratch) {
+			free(peers);
+			return RMAD_ERR_NOMEM;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		const char *a = (const char *)addrs + (size_t)i * addrlen;
+
+		if (scratch) {
+			memcpy(scratch, a, addrlen);
+			a = scratch;
+		}
+		ret = fi_av_insert(f->av, a, 1, &peers[i].fi_addr, 0, NULL);
+		if (ret != 1) {
+			rmad_err("fabric: inserting the address of node %d: %s",
+				 i, ret < 0 ? fi_strerror(-ret) : "refused");
+			free(scratch);
+			free(peers);
+			return RMAD_ERR_FABRIC;
+		}
+		peers[i].next_backlog = -1;
+		if (rmad_log_get_level() >= RMAD_LOG_DEBUG) {
+			char str[128];
+			size_t sl = sizeof(str);
+
+			fi_av_straddr(f->av, a, str, &sl);
+			rmad_dbg("fabric: node %d is %s", i, str);
+		}
+	}
+	free(scratch);
+	f->peers = peers;
+	f->n = n;
+	f->self = self;
+	return 0;
+}
+
+int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
+		     size_t hlen, const void *payload, size_t plen)
+{
+	struct fab_op *op;
+	ssize_t ret;
+
+	if (!f)
+		return RMAD_ERR_ARG;
+	if (node < 0 || node >= f->n)
+		return RMAD_ERR_RANK;
+	if (hlen > f->buf_size || plen > f->buf_size - hlen ||
+	    (hlen && !hdr) || (plen && !payload))
+		return RMAD_ERR_ARG;
+
+	/* Anything queued for this node goes first. */
+	op = f->free_send;
+	if (!f->peers[node].qhead && op) {
+		f->free_send = op->next;
+		if (hlen)
+			memcpy(op->buf, hdr, hlen);
+		if (plen)
+			memcpy(op->buf + hlen, payload, plen);
+		ret = fab_post_send(f, node, op, hlen + plen);
+		if (!ret)
+			return 0;
+		if (ret != -FI_EAGAIN)
+			return RMAD_ERR_FABRIC;
+	}
+	return fab_enqueue(f, node, hdr, hlen, payload, plen);
+}
+
+int rmad_fabric_progress(struct rmad_fabric *f)
+{
+	struct fi_cq_data_entry ent[FAB_CQ_BATCH];
+	int handled = 0, ret = 0;
+	ssize_t n;
+
+	if (!f)
+		return RMAD_ERR_ARG;
+	/* A callback that polls would deliver messages out of order. */
+	if (f->in_progress)
+		return 0;
+	f->in_progress = true;
+	while (handled < FAB_POLL_MAX) {
+		n = fi_cq_read(f->cq, ent, FAB_CQ_BATCH);
+		if (n == -FI_EAGAIN)
+			break;
+		if (n == -FI_EAVAIL) {
+			fab_cq_error(f);
+			handled++;
+			continue;
+		}
+		if (n < 0) {
+			rmad_err("fabric: fi_cq_read: %s",
+				 fi_strerror((int)-n));
+			ret = RMAD_ERR_FABRIC;
+			break;
+		}
+		for (ssize_t i = 0; i < n; i++)
+			fab_complete(f, &ent[i]);
+		handled += (int)n;
+		if (n < FAB_CQ_BATCH)
+			break;
+	}
+	if (f->repost)
+		fab_repost(f);
+	if (f->backlog_head >= 0)
+		fab_flush(f);
+	f->in_progress = false;
+	return ret ? ret : handled;
+}
+
+int rmad_fabric_wait_fd(struct rmad_fabric *f)
+{
+	return f ? f->wait_fd : -1;
+}
+
+int rmad_fabric_trywait(struct rmad_fabric *f)
+{
+	struct fid *fids[1];
+	int ret;
+
+	if (!f || f->wait_fd < 0)
+		return -1;
+	/* Queued work moves only when we poll; nothing would wake us. */
+	if (f->pending || f->repost)
+		return 1;
+	fids[0] = &f->cq->fid;
+	ret = fi_trywait(f->fabric, fids, 1);
+	if (!ret)
+		return 0;
+	if (ret != -FI_EAGAIN)
+		rmad_dbg("fabric: fi_trywait: %s", fi_strerror(-ret));
+	return 1;
+}
+
+int rmad_fabric_pending(struct rmad_fabric *f)
+{
+	return f ? f->pending : 0;
+}
+
+const char *rmad_fabric_provider(struct rmad_fabric *f)
+{
+	return f ? f->info->fabric_attr->prov_name : NULL;
+}
+
+int rmad_fabric_has_rma(struct rmad_fabric *f)
+{
+	return f ? f->has_rma : 0;
+}
+
+int rmad_fabric_self(struct rmad_fabric *f)
+{
+	return f ? f->self : -1;
+}
+
+int rmad_fabric_nnodes(struct rmad_fabric *f)
+{
+	return f ? f->n : 0;
+}
+
+void rmad_fabric_get_stats(struct rmad_fabric *f, struct rmad_fabric_stats *st)
+{
+	if (!st)
+		return;
+	if (f)
+		*st = f->st;
+	else
+		memset(st, 0, sizeof(*st));
+}
+
+void rmad_fabric_close(struct rmad_fabric *f)
+{
+	if (!f)
+		return;
+	/* The endpoint goes first: it cancels the posted buffers that the
+	 * MR and the memory below still back. */
+	if (f->ep)
+		fi_close(&f->ep->fid);
+	if (f->mr)
+		fi_close(&f->mr->fid);
+	if (f->av)
+		fi_close(&f->av->fid);
+	if (f->cq)
+		fi_close(&f->cq->fid);
+	if (f->domain)
+		fi_close(&f->domain->fid);
+	if (f->fabric)
+		fi_close(&f->fabric->fid);
+	if (f->info)
+		fi_freeinfo(f->info);
+	for (int i = 0; f->peers && i < f->n; i++) {
+		struct fab_qmsg *m = f->peers[i].qhead, *next;
+
+		for (; m; m = next) {
+			next = m->next;
+			free(m);
+		}
+	}
+	free(f->peers);
+	free(f->ops);
+	free(f->bufs);
+	free(f);
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fabric.h - the agent-to-agent transport.
+ *
+ * Agents on different nodes exchange active messages over a libfabric
+ * FI_EP_RDM endpoint.  This unit hides libfabric completely: the agent
+ * opens a fabric, publishes its address, inserts the peers' addresses
+ * (AV index == node index), sends copies of small messages that never
+ * block, and polls for received messages from its single progress
+ * thread.  Providers progress manually, so nothing arrives unless
+ * rmad_fabric_progress() is called (on either side).
+ *
+ * Messages to one node are handed to the provider in the order they were
+ * sent; with a provider that orders send-after-send (shm, tcp;ofi_rxm)
+ * they are also delivered in that order.  The receive callback does not
+ * learn the sender: the caller's header has to carry it.
+ */
+#ifndef RMAD_AGENT_FABRIC_H
+#define RMAD_AGENT_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rmad_fabric;
+
+struct rmad_fabric_cfg {
+	/* fi_getinfo prov_name filter: "shm", "tcp;ofi_rxm", "verbs;ofi_rxm" */
+	const char *provider;
+	/* bind address for tcp-like providers, NULL = provider default */
+	const char *node;
+	/* port string or NULL (an ephemeral port) */
+	const char *service;
+	size_t am_buf_size;	/* bytes per active-message buffer */
+	int am_recv_bufs;	/* receives kept posted */
+	int am_send_bufs;	/* send buffers; more sends are queued */
+};
+
+/* Called from rmad_fabric_progress() for every message received. msg is
+ * valid only during the call.  The callback may call rmad_fabric_send()
+ * but not rmad_fabric_progress() or rmad_fabric_close(). */
+typedef void (*rmad_fabric_recv_cb)(void *arg, const void *msg, size_t len);
+
+int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
+		     void *arg, struct rmad_fabric **out);
+
+/* Local endpoint address for exchange; *len in: capacity, out: size.
+ * String addresses (shm) are zero-padded to a fixed size so that every
+ * agent of a mesh publishes the same length.  A too small buffer gives
+ * RMAD_ERR_ARG with the needed size in *len. */
+int rmad_fabric_getname(struct rmad_fabric *f, void *addr, size_t *len);
+
+/* Insert the n peer addresses (each addrlen bytes, consecutive); peer i
+ * gets node index i.  self is this agent's index (its own address is in
+ * the array too).  Call once. */
+int rmad_fabric_set_peers(struct rmad_fabric *f, int self, int n,
+			  const void *addrs, size_t addrlen);
+
+/* Send hdr+payload as one message (total <= am_buf_size, else
+ * RMAD_ERR_ARG) to node.  Copies the data and never blocks: what the
+ * provider cannot take now is queued and retried, in order per node, from
+ * rmad_fabric_progress().  Returns 0, RMAD_ERR_RANK, RMAD_ERR_NOMEM or
+ * RMAD_ERR_FABRIC. */
+int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
+		     size_t hlen, const void *payload, size_t plen);
+
+/* Poll the CQ (bounded batch), deliver received messages, re-post their
+ * buffers, release completed sends, retry queued sends.  Returns the
+ * number of completions handled (>= 0) or RMAD_ERR_FABRIC. */
+int rmad_fabric_progress(struct rmad_fabric *f);
+
+/* An fd that becomes readable when the CQ may have work, or -1. */
+int rmad_fabric_wait_fd(struct rmad_fabric *f);
+
+/* Before sleeping on the fd: 0 = safe to sleep, 1 = poll again first
+ * (completions ready, or sends still queued), -1 = there is no wait fd. */
+int rmad_fabric_trywait(struct rmad_fabric *f);
+
+/* Sends queued here, not yet handed to the provider. */
+int rmad_fabric_pending(struct rmad_fabric *f);
+
+/* Actual provider name, e.g. "shm" or "tcp;ofi_rxm". */
+const char *rmad_fabric_provider(struct rmad_fabric *f);
+
+/* 1 if the endpoint was opened with FI_RMA and FI_ATOMIC, 0 if only
+ * FI_MSG is available. */
+int rmad_fabric_has_rma(struct rmad_fabric *f);
+
+int rmad_fabric_self(struct rmad_fabric *f);
+int rmad_fabric_nnodes(struct rmad_fabric *f);
+
+struct rmad_fabric_stats {
+	uint64_t sent;		/* messages handed to the provider */
+	uint64_t received;	/* messages delivered to the callback */
+	uint64_t queued;	/* sends that had to wait in the queue */
+	uint64_t cq_errors;	/* error completions read */
+	uint64_t send_bytes;
+	uint64_t recv_bytes;
+};
+
+void rmad_fabric_get_stats(struct rmad_fabric *f, struct rmad_fabric_stats *st);
+
+/* NULL-safe; frees everything, closes fi objects in reverse order. */
+void rmad_fabric_close(struct rmad_fabric *f);
+
+#endif

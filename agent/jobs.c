@@ -1,0 +1,728 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * jobs.c - the jobs an agent serves, their rank->node map, the
+ * hierarchical barrier and the ping, and the dispatch of active messages
+ * from other agents.
+ *
+ * Map: when all of a job's local ranks have attached, the agent sends
+ * their runs to agent 0 (JOB_JOIN).  Agent 0 waits until the runs cover
+ * every rank exactly once, then sends the merged map to every agent that
+ * holds a rank (JOB_MAP).  The map is kept as runs of consecutive ranks,
+ * so it is O(nodes) for block placements, and it is kept once per node.
+ *
+ * Barrier: node-local first (the agent counts its clients' arrivals in
+ * the shared segment's rings), then between agents: each agent sends
+ * BARRIER_ARRIVE to the job's lowest node, which sends BARRIER_RELEASE
+ * to all once every agent of the job arrived.
+ *
+ * Every message from the fabric is checked (version, type, lengths, node
+ * and rank ranges) before it is used; bad ones are dropped and logged.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "log.h"
+#include "rmad.h"
+
+struct pending_bar {
+	uint32_t client, gen, op;
+};
+
+/* Barrier ops waiting for their epoch's release, per job slot. */
+static struct pending_bar **bar_wait;
+static int *bar_nwait;
+
+static uint64_t nspace_key(const char *ns)
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+
+	for (; *ns; ns++)
+		h = (h ^ (unsigned char)*ns) * 1099511628211ull;
+	return h;
+}
+
+static int ensure_bar_tables(struct agent *a)
+{
+	if (bar_wait)
+		return 0;
+	bar_wait = calloc((size_t)a->p.max_jobs, sizeof(*bar_wait));
+	bar_nwait = calloc((size_t)a->p.max_jobs, sizeof(*bar_nwait));
+	if (!bar_wait || !bar_nwait) {
+		free(bar_wait);
+		free(bar_nwait);
+		bar_wait = NULL;
+		bar_nwait = NULL;
+		return RMAD_ERR_NOMEM;
+	}
+	return 0;
+}
+
+static struct agent_job *job_find(struct agent *a, uint64_t key)
+{
+	for (int k = 0; k < a->p.max_jobs; k++)
+		if (a->jobs[k].in_use && a->jobs[k].key == key)
+			return &a->jobs[k];
+	return NULL;
+}
+
+static struct agent_job *job_new(struct agent *a, const char *ns,
+				 int32_t size, int32_t local_size)
+{
+	if (ensure_bar_tables(a))
+		return NULL;
+	for (int k = 0; k < a->p.max_jobs; k++) {
+		struct agent_job *j = &a->jobs[k];
+
+		if (j->in_use)
+			continue;
+		memset(j, 0, sizeof(*j));
+		j->in_use = 1;
+		j->key = nspace_key(ns);
+		snprintf(j->nspace, sizeof(j->nspace), "%s", ns);
+		j->size = size;
+		j->local_size = local_size;
+		bar_nwait[k] = 0;
+		return j;
+	}
+	return NULL;
+}
+
+static void job_free(struct agent *a, struct agent_job *j)
+{
+	int k = (int)(j - a->jobs);
+
+	free(j->map);
+	free(j->jruns);
+	free(bar_wait[k]);
+	bar_wait[k] = NULL;
+	bar_nwait[k] = 0;
+	memset(j, 0, sizeof(*j));
+}
+
+struct agent_job *agent_job_get(struct agent *a, const char *nspace,
+				int32_t size, int32_t local_size, int *err)
+{
+	struct agent_job *j;
+
+	*err = ensure_bar_tables(a);
+	if (*err)
+		return NULL;
+	j = job_find(a, nspace_key(nspace));
+	if (j && strcmp(j->nspace, nspace))
+		j = NULL;	/* hash collision: treat as a new job */
+	if (j) {
+		/* a root-only entry learns its local size from its first rank */
+		if (j->local_size == 0 && j->nlocal == 0)
+			j->local_size = local_size;
+		if (j->size != size || j->local_size != local_size ||
+		    j->nlocal_ever >= local_size) {
+			*err = RMAD_ERR_ARG;
+			return NULL;
+		}
+	} else {
+		j = job_new(a, nspace, size, local_size);
+		if (!j) {
+			*err = RMAD_ERR_NOMEM;
+			return NULL;
+		}
+	}
+	j->nlocal++;
+	j->nlocal_ever++;
+	return j;
+}
+
+void agent_job_put(struct agent *a, struct agent_job *j)
+{
+	if (--j->nlocal > 0)
+		return;
+	/* agent 0 keeps a job it still coordinates */
+	if (a->node == 0 && j->jranks > 0 && j->jranks < j->size)
+		return;
+	job_free(a, j);
+}
+
+int agent_rank_node(struct agent_job *j, int32_t rank)
+{
+	int lo = 0, hi = j->map_runs - 1;
+
+	if (!j->map_ready || rank < 0 || rank >= j->size)
+		return -1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		struct rmad_am_rank_run *r = &j->map[mid];
+
+		if (rank < r->first)
+			hi = mid - 1;
+		else if (rank >= r->first + r->count)
+			lo = mid + 1;
+		else
+			return r->node;
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------- sending */
+
+int agent_am_send(struct agent *a, int node, struct rmad_am_hdr *h,
+		  const void *payload, size_t plen)
+{
+	int err;
+
+	h->version = RMAD_WIRE_VERSION;
+	h->src_node = (uint32_t)a->node;
+	h->payload_len = (uint32_t)plen;
+	if (h->type < RMAD_AM_TYPE_MAX)
+		a->st.pkts_sent[h->type]++;
+	if (node == a->node || !a->fab) {
+		/* to ourselves: no need to cross the fabric */
+		char buf[sizeof(*h) + 16384];
+
+		if (node != a->node || plen > sizeof(buf) - sizeof(*h))
+			return RMAD_ERR_RANK;
+		memcpy(buf, h, sizeof(*h));
+		if (plen)
+			memcpy(buf + sizeof(*h), payload, plen);
+		agent_am_recv(a, buf, sizeof(*h) + plen);
+		return 0;
+	}
+	rmad_dbg("send %u to node %d, %zu bytes", h->type, node, plen);
+	err = rmad_fabric_send(a->fab, node, h, sizeof(*h), payload, plen);
+	if (err)
+		rmad_warn("send %u to node %d failed: %d", h->type, node, err);
+	return err;
+}
+
+static size_t runs_per_msg(struct agent *a)
+{
+	size_t room = a->p.am_buf_size - sizeof(struct rmad_am_hdr) -
+		      sizeof(struct rmad_am_job);
+
+	if (room > 16384 - sizeof(struct rmad_am_job))
+		room = 16384 - sizeof(struct rmad_am_job);
+	return room / sizeof(struct rmad_am_rank_run);
+}
+
+/* Send runs [0, n) of a job as JOIN or MAP messages, in chunks. */
+static void send_runs(struct agent *a, int node, int type,
+		      struct agent_job *j, const struct rmad_am_rank_run *runs,
+		      int32_t n)
+{
+	size_t per = runs_per_msg(a);
+	int32_t off = 0;
+
+	do {
+		int32_t cnt = n - off;
+		char buf[16384];
+		struct rmad_am_job *jp = (struct rmad_am_job *)buf;
+		struct rmad_am_hdr h = { .type = (uint8_t)type, .job = j->key };
+
+		if ((size_t)cnt > per)
+			cnt = (int32_t)per;
+		memset(jp, 0, sizeof(*jp));
+		jp->size = j->size;
+		jp->total_runs = n;
+		jp->first_run = off;
+		snprintf(jp->nspace, sizeof(jp->nspace), "%s", j->nspace);
+		memcpy(buf + sizeof(*jp), runs + off,
+		       (size_t)cnt * sizeof(*runs));
+		h.count = (uint64_t)cnt;
+		agent_am_send(a, node, &h, buf,
+			      sizeof(*jp) + (size_t)cnt * sizeof(*runs));
+		off += cnt;
+	} while (off < n);
+}
+
+/* --------------------------------------------------------- the map */
+
+static int cmp_runs(const void *x, const void *y)
+{
+	const struct rmad_am_rank_run *p = x, *q = y;
+
+	return (p->first > q->first) - (p->first < q->first);
+}
+
+void agent_job_client_joined(struct agent *a, struct agent_job *j)
+{
+	struct rmad_am_rank_run *runs;
+	int32_t n = 0, *ranks, k = 0;
+
+	if (j->joined || j->nlocal_ever < j->local_size)
+		return;
+	ranks = malloc(sizeof(*ranks) * (size_t)j->local_size);
+	runs = malloc(sizeof(*runs) * (size_t)j->local_size);
+	if (!ranks || !runs) {
+		free(ranks);
+		free(runs);
+		rmad_err("out of memory joining job %s", j->nspace);
+		return;
+	}
+	for (int c = 0; c < a->p.max_clients; c++)
+		if (a->cl[c].registered && a->cl[c].job == j &&
+		    k < j->local_size)
+			ranks[k++] = a->cl[c].rank;
+	/* insertion sort: local_size is small and this runs once per job */
+	for (int x = 1; x < k; x++)
+		for (int y = x; y > 0 && ranks[y - 1] > ranks[y]; y--) {
+			int32_t t = ranks[y];
+
+			ranks[y] = ranks[y - 1];
+			ranks[y - 1] = t;
+		}
+	for (int x = 0; x < k; x++) {
+		if (n && runs[n - 1].first + runs[n - 1].count == ranks[x]) {
+			runs[n - 1].count++;
+			continue;
+		}
+		runs[n].first = ranks[x];
+		runs[n].count = 1;
+		runs[n].node = a->node;
+		runs[n].pad = 0;
+		n++;
+	}
+	j->joined = 1;
+	rmad_dbg("job %s: %d local ranks in %d runs, joining", j->nspace, k,
+		 n);
+	send_runs(a, 0, RMAD_AM_JOB_JOIN, j, runs, n);
+	free(ranks);
+	free(runs);
+}
+
+static void fail_barriers(struct agent *a, struct agent_job *j, int status);
+
+/* Agent 0: collect JOINs until every rank is covered once. */
+static void root_join(struct agent *a, const struct rmad_am_hdr *h,
+		      const struct rmad_am_job *jp,
+		      const struct rmad_am_rank_run *runs, int32_t n)
+{
+	struct agent_job *j = job_find(a, h->job);
+	int32_t m = 0, nodes = 0;
+	struct rmad_am_rank_run *merged;
+
+	if (!j) {
+		j = job_new(a, jp->nspace, jp->size, 0);
+		if (!j) {
+			rmad_err("job %s: no job slot (max_jobs)", jp->nspace);
+			return;
+		}
+		j->key = h->job;
+	}
+	if (j->size != jp->size) {
+		rmad_warn("job %s: node %u says size %d, expected %d",
+			  j->nspace, h->src_node, jp->size, j->size);
+		return;
+	}
+	if (j->jnruns + n > j->jcap) {
+		int32_t cap = (j->jcap ? j->jcap * 2 : 16) + n;
+		void *p = realloc(j->jruns, sizeof(*j->jruns) * (size_t)cap);
+
+		if (!p) {
+			rmad_err("out of memory collecting job %s", j->nspace);
+			return;
+		}
+		j->jruns = p;
+		j->jcap = cap;
+	}
+	for (int32_t k = 0; k < n; k++) {
+		j->jruns[j->jnruns++] = runs[k];
+		j->jranks += runs[k].count;
+	}
+	if (j->jranks < j->size)
+		return;
+
+	qsort(j->jruns, (size_t)j->jnruns, sizeof(*j->jruns), cmp_runs);
+	merged = malloc(sizeof(*merged) * (size_t)j->jnruns);
+	if (!merged)
+		return;
+	for (int32_t k = 0; k < j->jnruns; k++) {
+		struct rmad_am_rank_run *r = &j->jruns[k];
+		int32_t expect = m ? merged[m - 1].first + merged[m - 1].count
+				   : 0;
+
+		if (r->first != expect) {
+			rmad_err("job %s: rank map has a gap or overlap at %d",
+				 j->nspace, r->first);
+			free(merged);
+			j->failed = 1;
+			return;
+		}
+		if (m && merged[m - 1].node == r->node)
+			merged[m - 1].count += r->count;
+		else
+			merged[m++] = *r;
+	}
+	if (j->jranks != j->size) {
+		rmad_err("job %s: %d ranks joined, job has %d", j->nspace,
+			 j->jranks, j->size);
+		free(merged);
+		j->failed = 1;
+		return;
+	}
+	/* send the map to every node that holds ranks, once each */
+	for (int node = 0; node < a->nnodes; node++) {
+		int holds = 0;
+
+		for (int32_t k = 0; k < m && !holds; k++)
+			holds = merged[k].node == node;
+		if (holds) {
+			send_runs(a, node, RMAD_AM_JOB_MAP, j, merged, m);
+			nodes++;
+		}
+	}
+	rmad_info("job %s: %d ranks on %d nodes, map sent", j->nspace,
+		  j->size, nodes);
+	free(merged);
+	free(j->jruns);
+	j->jruns = NULL;
+	j->jnruns = j->jcap = 0;
+	j->jranks = -1;		/* done: a late JOIN is an error */
+	if (j->local_size == 0 && j->nlocal == 0)
+		job_free(a, j);
+}
+
+static void got_map(struct agent *a, const struct rmad_am_hdr *h,
+		    const struct rmad_am_job *jp,
+		    const struct rmad_am_rank_run *runs, int32_t n)
+{
+	struct agent_job *j = job_find(a, h->job);
+
+	if (!j || j->map_ready) {
+		rmad_warn("map for unknown or mapped job from node %u",
+			  h->src_node);
+		return;
+	}
+	if (jp->total_runs < 1 || jp->total_runs > j->size ||
+	    jp->first_run < 0 || jp->first_run > jp->total_runs - n ||
+	    (j->map && j->map_runs != jp->total_runs)) {
+		rmad_warn("job %s: inconsistent map chunk", j->nspace);
+		return;
+	}
+	if (!j->map) {
+		j->map = calloc((size_t)jp->total_runs, sizeof(*j->map));
+		if (!j->map)
+			return;
+		j->map_runs = jp->total_runs;
+	}
+	memcpy(j->map + jp->first_run, runs, sizeof(*runs) * (size_t)n);
+	j->map_filled += n;
+	if (j->map_filled < j->map_runs)
+		return;
+	j->map_ready = 1;
+	j->job_nodes = 0;
+	for (int node = 0; node < a->nnodes; node++)
+		for (int32_t k = 0; k < j->map_runs; k++)
+			if (j->map[k].node == node) {
+				j->job_nodes++;
+				break;
+			}
+	rmad_dbg("job %s: map ready, %d runs on %d nodes", j->nspace,
+		 j->map_runs, j->job_nodes);
+	agent_job_retry_barriers(a, j);
+}
+
+/* ------------------------------------------------------ the barrier */
+
+static int bar_root(struct agent_job *j)
+{
+	int best = j->map_runs ? j->map[0].node : 0;
+
+	for (int32_t k = 1; k < j->map_runs; k++)
+		if (j->map[k].node < best)
+			best = j->map[k].node;
+	return best;
+}
+
+static void complete_pending(struct agent *a, struct agent_job *j,
+			     int status)
+{
+	int k = (int)(j - a->jobs);
+	int n = bar_nwait[k];
+
+	bar_nwait[k] = 0;
+	for (int x = 0; x < n; x++) {
+		struct pending_bar *pb = &bar_wait[k][x];
+
+		if (a->cl[pb->client].registered &&
+		    a->cl[pb->client].gen == pb->gen)
+			agent_complete_op(a, pb->client, pb->op, status);
+	}
+	agent_flush_wakeups(a);
+}
+
+static void fail_barriers(struct agent *a, struct agent_job *j, int status)
+{
+	j->bar_local = 0;
+	complete_pending(a, j, status);
+}
+
+static void root_arrive(struct agent *a, struct agent_job *j, uint64_t ep)
+{
+	int par = (int)(ep & 1);
+
+	if (++j->bar_arrived[par] < j->job_nodes)
+		return;
+	j->bar_arrived[par] = 0;
+	for (int node = 0; node < a->nnodes; node++) {
+		struct rmad_am_hdr h = {
+			.type = RMAD_AM_BARRIER_RELEASE,
+			.job = j->key,
+			.count = ep,
+		};
+		int holds = 0;
+
+		for (int32_t k = 0; k < j->map_runs && !holds; k++)
+			holds = j->map[k].node == node;
+		if (holds)
+			agent_am_send(a, node, &h, NULL, 0);
+	}
+}
+
+static void bar_release(struct agent *a, struct agent_job *j, uint64_t ep)
+{
+	if (ep != j->bar_epoch) {
+		rmad_warn("job %s: release of epoch %llu, at %llu", j->nspace,
+			  (unsigned long long)ep,
+			  (unsigned long long)j->bar_epoch);
+		return;
+	}
+	j->bar_epoch++;
+	j->bar_local = 0;
+	complete_pending(a, j, 0);
+}
+
+void agent_job_retry_barriers(struct agent *a, struct agent_job *j)
+{
+	struct rmad_am_hdr h = {
+		.type = RMAD_AM_BARRIER_ARRIVE,
+		.job = j->key,
+	};
+
+	if (j->failed) {
+		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+		return;
+	}
+	if (!j->map_ready || j->bar_local < j->local_size)
+		return;
+	h.count = j->bar_epoch;
+	j->bar_local = -1;	/* sent: wait for the release */
+	agent_am_send(a, bar_root(j), &h, NULL, 0);
+}
+
+void agent_op_barrier(struct agent *a, uint32_t c, uint32_t op)
+{
+	struct agent_job *j = a->cl[c].job;
+	int k = (int)(j - a->jobs);
+
+	if (j->failed) {
+		agent_complete_op(a, c, op, RMAD_ERR_PROC_FAILED);
+		return;
+	}
+	if (bar_nwait[k] >= j->local_size || j->bar_local < 0) {
+		/* a second barrier from one rank before the release */
+		agent_complete_op(a, c, op, RMAD_ERR_SYNC);
+		return;
+	}
+	if (!bar_wait[k]) {
+		bar_wait[k] = calloc((size_t)j->local_size, sizeof(**bar_wait));
+		if (!bar_wait[k]) {
+			agent_complete_op(a, c, op, RMAD_ERR_NOMEM);
+			return;
+		}
+	}
+	bar_wait[k][bar_nwait[k]++] = (struct pending_bar){
+		.client = c, .gen = a->cl[c].gen, .op = op,
+	};
+	j->bar_local++;
+	agent_job_retry_barriers(a, j);
+}
+
+void agent_job_client_died(struct agent *a, struct agent_job *j)
+{
+	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_FAIL, .job = j->key };
+
+	if (j->failed)
+		return;
+	rmad_warn("job %s: a rank died; its barriers fail", j->nspace);
+	for (int node = 0; node < a->nnodes; node++)
+		if (node != a->node)
+			agent_am_send(a, node, &h, NULL, 0);
+	j->failed = 1;
+	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+}
+
+/* ------------------------------------------------------------ ping */
+
+void agent_op_ping(struct agent *a, uint32_t c, uint32_t op)
+{
+	struct agent_job *j = a->cl[c].job;
+	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, a->hdr, op);
+	int32_t target = e->target;
+	struct agent_ping *p;
+	struct rmad_am_hdr h = { .type = RMAD_AM_PING };
+	int node;
+
+	if (!j->map_ready) {
+		agent_complete_op(a, c, op, RMAD_ERR_SYNC);
+		return;
+	}
+	node = agent_rank_node(j, target);
+	if (node < 0) {
+		agent_complete_op(a, c, op, RMAD_ERR_RANK);
+		return;
+	}
+	if (node == a->node) {
+		agent_complete_op(a, c, op, 0);
+		return;
+	}
+	p = malloc(sizeof(*p));
+	if (!p) {
+		agent_complete_op(a, c, op, RMAD_ERR_NOMEM);
+		return;
+	}
+	p->client = c;
+	p->gen = a->cl[c].gen;
+	p->op = op;
+	p->cookie = ++a->next_cookie;
+	p->next = a->pings;
+	a->pings = p;
+	h.job = j->key;
+	h.target = target;
+	h.seq = p->cookie;
+	if (agent_am_send(a, node, &h, NULL, 0)) {
+		a->pings = p->next;
+		free(p);
+		agent_complete_op(a, c, op, RMAD_ERR_FABRIC);
+	}
+}
+
+static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
+{
+	for (struct agent_ping **pp = &a->pings; *pp; pp = &(*pp)->next) {
+		struct agent_ping *p = *pp;
+
+		if (p->cookie != h->seq)
+			continue;
+		*pp = p->next;
+		if (a->cl[p->client].registered &&
+		    a->cl[p->client].gen == p->gen)
+			agent_complete_op(a, p->client, p->op, 0);
+		free(p);
+		agent_flush_wakeups(a);
+		return;
+	}
+	rmad_dbg("pong with unknown cookie from node %u", h->src_node);
+}
+
+/* --------------------------------------------------------- dispatch */
+
+static int check_runs(struct agent *a, const struct rmad_am_job *jp,
+		      const struct rmad_am_rank_run *runs, int32_t n)
+{
+	if (jp->size < 1 || !memchr(jp->nspace, '\0', sizeof(jp->nspace)))
+		return -1;
+	for (int32_t k = 0; k < n; k++)
+		if (runs[k].first < 0 || runs[k].count < 1 ||
+		    runs[k].first > jp->size - runs[k].count ||
+		    runs[k].node < 0 || runs[k].node >= a->nnodes)
+			return -1;
+	return 0;
+}
+
+void agent_am_recv(void *arg, const void *msg, size_t len)
+{
+	struct agent *a = arg;
+	struct rmad_am_hdr h;
+	const char *payload = (const char *)msg + sizeof(h);
+	struct agent_job *j;
+
+	if (len < sizeof(h)) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped a %zu-byte packet: shorter than a header",
+			  len);
+		return;
+	}
+	memcpy(&h, msg, sizeof(h));
+	if (h.version != RMAD_WIRE_VERSION || h.type == 0 ||
+	    h.type >= RMAD_AM_TYPE_MAX || h.src_node >= (uint32_t)a->nnodes ||
+	    h.payload_len != len - sizeof(h)) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped packet: version %u type %u node %u len %zu",
+			  h.version, h.type, h.src_node, len);
+		return;
+	}
+	a->st.pkts_recv[h.type]++;
+	rmad_dbg("recv %u from node %u, %u bytes", h.type, h.src_node,
+		 h.payload_len);
+	agent_note_activity(a);
+	switch (h.type) {
+	case RMAD_AM_PING: {
+		struct rmad_am_hdr r = {
+			.type = RMAD_AM_PONG, .job = h.job, .seq = h.seq,
+		};
+		agent_am_send(a, (int)h.src_node, &r, NULL, 0);
+		break;
+	}
+	case RMAD_AM_PONG:
+		got_pong(a, &h);
+		break;
+	case RMAD_AM_JOB_JOIN:
+	case RMAD_AM_JOB_MAP: {
+		const struct rmad_am_job *jp = (const void *)payload;
+		struct rmad_am_job jcopy;
+		const struct rmad_am_rank_run *runs;
+		int32_t n = (int32_t)h.count;
+
+		if (h.payload_len < sizeof(*jp) || h.count > 1u << 20 ||
+		    h.payload_len != sizeof(*jp) + h.count * sizeof(*runs)) {
+			a->st.pkts_dropped++;
+			rmad_warn("dropped job packet with bad length");
+			return;
+		}
+		memcpy(&jcopy, jp, sizeof(jcopy));
+		runs = (const void *)(payload + sizeof(*jp));
+		if (check_runs(a, &jcopy, runs, n)) {
+			a->st.pkts_dropped++;
+			rmad_warn("dropped job packet with bad ranks");
+			return;
+		}
+		if (h.type == RMAD_AM_JOB_JOIN) {
+			if (a->node != 0) {
+				a->st.pkts_dropped++;
+				return;
+			}
+			root_join(a, &h, &jcopy, runs, n);
+		} else {
+			got_map(a, &h, &jcopy, runs, n);
+		}
+		break;
+	}
+	case RMAD_AM_BARRIER_ARRIVE:
+		j = job_find(a, h.job);
+		if (!j || !j->map_ready || bar_root(j) != a->node) {
+			a->st.pkts_dropped++;
+			return;
+		}
+		root_arrive(a, j, h.count);
+		break;
+	case RMAD_AM_BARRIER_RELEASE:
+		j = job_find(a, h.job);
+		if (!j) {
+			a->st.pkts_dropped++;
+			return;
+		}
+		bar_release(a, j, h.count);
+		break;
+	case RMAD_AM_JOB_FAIL:
+		j = job_find(a, h.job);
+		if (j && !j->failed) {
+			rmad_warn("job %s: a rank on node %u died", j->nspace,
+				  h.src_node);
+			j->failed = 1;
+			fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+		}
+		break;
+	default:
+		a->st.pkts_dropped++;
+		break;
+	}
+}

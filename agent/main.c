@@ -1,0 +1,708 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * main.c - the rmad agent: configuration, startup, the progress loop and
+ * shutdown.
+ *
+ * The loop follows io_uring's SQPOLL model.  While there is work, or for
+ * spin_us after the last of it, the agent polls the client rings and the
+ * fabric without sleeping.  Then it sets NEED_WAKEUP in the segment
+ * header, looks once more, and sleeps in libevent until a client kicks
+ * the doorbell eventfd, the fabric's wait fd fires, a socket or signal
+ * arrives, or (for fabrics without a wait object) idle_poll_us passes.
+ *
+ * One thread owns all agent state.  Signals arrive as libevent events on
+ * that thread; nothing blocking runs on it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "atomics.h"
+#include "log.h"
+#include "rmad.h"
+#include "util.h"
+
+#ifndef RMAD_SYSCONFDIR
+#define RMAD_SYSCONFDIR "/etc"
+#endif
+
+/* Poll sockets and timers once per this many busy iterations. */
+#define EVENT_POLL_EVERY 64
+
+static struct agent agent;
+
+/* --set KEY=VALUE arguments, applied again on every reload */
+static char **set_args;
+static int nset_args;
+
+static int apply_sets(struct rmad_params *p, char *err, size_t len)
+{
+	for (int i = 0; i < nset_args; i++) {
+		char kv[512], *eq;
+
+		snprintf(kv, sizeof(kv), "%s", set_args[i]);
+		eq = strchr(kv, '=');
+		if (!eq) {
+			snprintf(err, len, "--set wants KEY=VALUE, not '%s'",
+				 set_args[i]);
+			return RMAD_ERR_ARG;
+		}
+		*eq = '\0';
+		if (rmad_params_set(p, kv, eq + 1, err, len) < 0)
+			return RMAD_ERR_ARG;
+	}
+	return 0;
+}
+
+void agent_note_activity(struct agent *a)
+{
+	a->last_activity_ns = rmad_now_ns();
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: rmad [options]\n"
+"  -f, --foreground        stay in the foreground (default: daemonize)\n"
+"  -c, --config FILE       configuration file (default "
+RMAD_SYSCONFDIR "/rmad/rmad.conf,\n"
+"                          or $RMAD_CONF)\n"
+"  -s, --session NAME      session to serve (default: \"default\")\n"
+"      --vnodes K          one of K agents on this host (virtual nodes);\n"
+"                          its index is its PMIx rank\n"
+"      --pmix              bootstrap the agent mesh through PMIx\n"
+"      --embedded          started by a client: single node, exits idle\n"
+"      --set KEY=VALUE     override one parameter (repeatable)\n"
+"      --show-config[=FMT] print the configuration and exit; FMT is\n"
+"                          text (default), conf, man, json or names\n"
+"      --print-run-dir     print the session's run directory and exit\n"
+"  -V, --version           print the version and exit\n"
+"  -h, --help              this text\n");
+}
+
+/* ------------------------------------------------------------ events */
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	if (sig == SIGHUP) {
+		a->reload = 1;
+		return;
+	}
+	rmad_info("signal %d: stopping", (int)sig);
+	a->stopping = 1;
+	event_base_loopbreak(a->base);
+}
+
+static void on_doorbell(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	uint64_t v;
+
+	/* drain: the kick only wakes us, the rings carry the work */
+	while (read(fd, &v, sizeof(v)) == sizeof(v))
+		a->st.wakeups++;
+	agent_note_activity(a);
+}
+
+static void on_wake_timer(evutil_socket_t fd, short what, void *arg)
+{
+	/* only ends the sleep: the loop polls the fabric next */
+}
+
+static void do_reload(struct agent *a)
+{
+	struct rmad_params fresh;
+	char err[256];
+	int r, n;
+
+	a->reload = 0;
+	rmad_params_defaults(&fresh);
+	r = rmad_params_load_file(&fresh, a->conf_path, err, sizeof(err));
+	if (r < 0 || rmad_params_load_env(&fresh, err, sizeof(err)) < 0 ||
+	    apply_sets(&fresh, err, sizeof(err)) < 0) {
+		rmad_err("reload refused: %s", err);
+		return;
+	}
+	n = rmad_params_apply_reload(&a->p, &fresh);
+	rmad_log_set_level(a->p.log_level);
+	rmad_info("reloaded %s: %d parameters changed", a->conf_path, n);
+}
+
+static void log_stats(struct agent *a)
+{
+	rmad_info("stats: clients %d, ops %llu (bad %llu), pkts in %llu "
+		  "dropped %llu, wakeups %llu, sleeps %llu",
+		  a->nclients, (unsigned long long)a->st.ops_done,
+		  (unsigned long long)a->st.ops_bad,
+		  (unsigned long long)(a->st.pkts_recv[RMAD_AM_PING] +
+				       a->st.pkts_recv[RMAD_AM_PONG]),
+		  (unsigned long long)a->st.pkts_dropped,
+		  (unsigned long long)a->st.wakeups,
+		  (unsigned long long)a->st.sleeps);
+}
+
+/* Embedded agents leave when nobody used them for idle_exit_ms. */
+static void check_idle_exit(struct agent *a)
+{
+	uint64_t now = rmad_now_ns();
+
+	if (!a->embedded || a->p.idle_exit_ms <= 0 || a->nclients > 0)
+		return;
+	if (now - a->idle_since_ns < (uint64_t)a->p.idle_exit_ms * 1000000ull)
+		return;
+	/* take connections already queued before deciding */
+	agent_accept_pending(a);
+	if (a->nclients > 0)
+		return;
+	rmad_info("idle for %ld ms with no clients: exiting",
+		  a->p.idle_exit_ms);
+	a->stopping = 1;
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	static uint64_t last_stats;
+	uint64_t now = rmad_now_ns();
+
+	if (a->reload)
+		do_reload(a);
+	check_idle_exit(a);
+	if (a->p.stats_interval_ms > 0 &&
+	    now - last_stats >= (uint64_t)a->p.stats_interval_ms * 1000000ull) {
+		last_stats = now;
+		log_stats(a);
+	}
+}
+
+/* ------------------------------------------------------ single agent */
+
+/*
+ * An abstract-namespace socket named after the session directory and
+ * vnode is the "one agent per session and node" lock: binding it is
+ * atomic, and the kernel drops it when the agent exits, however it
+ * exits.  A second agent started for the same place (two clients that
+ * raced to autostart) fails here and leaves quietly.
+ */
+static int lock_fd = -1;
+
+static int take_agent_lock(struct agent *a)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint64_t h = 1469598103934665603ull;
+	socklen_t len;
+
+	for (const char *p = a->sock_path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+		snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
+			 "rmad-agent-%u-%016llx", (unsigned)getuid(),
+			 (unsigned long long)h));
+	lock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lock_fd < 0)
+		return RMAD_ERR_INTERNAL;
+	if (bind(lock_fd, (struct sockaddr *)&sa, len) < 0) {
+		close(lock_fd);
+		lock_fd = -1;
+		return errno == EADDRINUSE ? 1 : RMAD_ERR_INTERNAL;
+	}
+	return 0;
+}
+
+static void sd_notify_ready(void)
+{
+	const char *ns = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[64];
+	socklen_t len;
+	int fd;
+
+	if (!ns || (ns[0] != '/' && ns[0] != '@') ||
+	    strlen(ns) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, ns, strlen(ns));
+	if (ns[0] == '@')
+		sa.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(ns));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	snprintf(msg, sizeof(msg), "READY=1\nMAINPID=%d", (int)getpid());
+	sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len);
+	close(fd);
+}
+
+/* ------------------------------------------------------------- setup */
+
+static int setup_mesh(struct agent *a, int use_pmix)
+{
+	struct rmad_fabric_cfg fc = {
+		.provider = a->p.provider,
+		.node = NULL,
+		.service = NULL,
+		.am_buf_size = a->p.am_buf_size,
+		.am_recv_bufs = (int)a->p.am_recv_bufs,
+		.am_send_bufs = (int)a->p.am_send_bufs,
+	};
+	char addr[256];
+	size_t alen = sizeof(addr);
+	int err;
+
+	if (a->embedded) {
+		/* one node, no peers: the fabric is not needed */
+		a->node = 0;
+		a->nnodes = 1;
+		return 0;
+	}
+	if (strstr(a->p.provider, "tcp") || strstr(a->p.provider, "verbs"))
+		fc.node = "127.0.0.1";
+	if (getenv("RMAD_FABRIC_NODE"))
+		fc.node = getenv("RMAD_FABRIC_NODE");
+	err = rmad_fabric_open(&fc, agent_am_recv, a, &a->fab);
+	if (err) {
+		rmad_err("cannot open libfabric provider '%s'", a->p.provider);
+		return err;
+	}
+	err = rmad_fabric_getname(a->fab, addr, &alen);
+	if (err)
+		return err;
+	err = use_pmix ? rmad_boot_pmix(addr, alen, &a->boot) :
+			 rmad_boot_single(addr, alen, &a->boot);
+	if (err) {
+		rmad_err("bootstrap of the agent mesh failed");
+		return err;
+	}
+	err = rmad_fabric_set_peers(a->fab, a->boot.self, a->boot.n,
+				    a->boot.addrs, a->boot.addrlen);
+	if (err)
+		return err;
+	a->node = a->boot.self;
+	a->nnodes = a->boot.n;
+	/*
+	 * The CQ's wait fd is not added to the event loop: with libfabric
+	 * 1.17, nesting tcp;ofi_rxm's wait fd in libevent's epoll stalls its
+	 * connection progress, and shm has none.  An idle agent polls the
+	 * fabric every idle_poll_us instead.
+	 */
+	rmad_info("mesh: node %d of %d over %s", a->node, a->nnodes,
+		  rmad_fabric_provider(a->fab));
+	return 0;
+}
+
+static int setup_events(struct agent *a)
+{
+	static const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+
+	a->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (a->doorbell < 0)
+		return RMAD_ERR_INTERNAL;
+	a->doorbell_ev = event_new(a->base, a->doorbell, EV_READ | EV_PERSIST,
+				   on_doorbell, a);
+	if (!a->doorbell_ev || event_add(a->doorbell_ev, NULL) < 0)
+		return RMAD_ERR_INTERNAL;
+	for (int i = 0; i < 3; i++) {
+		a->sig_ev[i] = evsignal_new(a->base, sigs[i], on_signal, a);
+		if (!a->sig_ev[i] || event_add(a->sig_ev[i], NULL) < 0)
+			return RMAD_ERR_INTERNAL;
+	}
+	a->tick_ev = event_new(a->base, -1, EV_PERSIST, on_tick, a);
+	if (!a->tick_ev || event_add(a->tick_ev, &tv) < 0)
+		return RMAD_ERR_INTERNAL;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+/* --------------------------------------------------------- the loop */
+
+static void agent_sleep(struct agent *a)
+{
+	struct rmad_shm_hdr *h = a->hdr;
+	struct timeval tv;
+
+	uatomic_or(&h->agent_flags, RMAD_AGENT_NEED_WAKEUP);
+	/*
+	 * Full fence: the flag store before we look at the rings, pairing
+	 * with the client's fence between its push and its read of the
+	 * flag.  Either we see its op, or it sees the flag and kicks us.
+	 */
+	cmm_smp_mb();
+	if (!agent_rings_empty(a) || (a->fab && rmad_fabric_pending(a->fab))) {
+		uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
+		return;
+	}
+	a->st.sleeps++;
+	if (a->fab) {
+		/*
+		 * Come back to poll the fabric even when it has a wait fd:
+		 * not all of its progress (connection setup in tcp;ofi_rxm)
+		 * signals that fd, and shm has none at all.
+		 */
+		struct event *t = evtimer_new(a->base, on_wake_timer, a);
+
+		tv.tv_sec = a->p.idle_poll_us / 1000000;
+		tv.tv_usec = a->p.idle_poll_us % 1000000;
+		if (t) {
+			evtimer_add(t, &tv);
+			event_base_loop(a->base, EVLOOP_ONCE);
+			event_free(t);
+		}
+	} else {
+		event_base_loop(a->base, EVLOOP_ONCE);
+	}
+	uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
+}
+
+static void agent_run(struct agent *a)
+{
+	unsigned iter = 0;
+
+	a->last_activity_ns = rmad_now_ns();
+	while (!a->stopping) {
+		int n = agent_poll_rings(a);
+
+		if (a->fab) {
+			int f = rmad_fabric_progress(a->fab);
+
+			if (f > 0)
+				n += f;
+		}
+		agent_flush_wakeups(a);
+		if (n) {
+			agent_note_activity(a);
+			iter = 0;
+		}
+		if (++iter % EVENT_POLL_EVERY == 0)
+			event_base_loop(a->base, EVLOOP_NONBLOCK);
+		if (n || a->p.busy_poll)
+			continue;
+		if (rmad_now_ns() - a->last_activity_ns >=
+		    (uint64_t)a->p.spin_us * 1000)
+			agent_sleep(a);
+		else
+			caa_cpu_relax();
+	}
+}
+
+/* ---------------------------------------------------------- startup */
+
+static int parse_args(struct agent *a, int argc, char **argv, int *fg,
+		      int *use_pmix, const char **show)
+{
+	static const struct option opts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "session", required_argument, NULL, 's' },
+		{ "vnodes", required_argument, NULL, 'k' },
+		{ "pmix", no_argument, NULL, 'p' },
+		{ "embedded", no_argument, NULL, 'e' },
+		{ "set", required_argument, NULL, 'S' },
+		{ "show-config", optional_argument, NULL, 'C' },
+		{ "print-run-dir", no_argument, NULL, 'D' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, vnodes = 0;
+
+	while ((c = getopt_long(argc, argv, "fc:s:Vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			*fg = 1;
+			break;
+		case 'c':
+			snprintf(a->conf_path, sizeof(a->conf_path), "%s",
+				 optarg);
+			break;
+		case 's':
+			snprintf(a->session, sizeof(a->session), "%s", optarg);
+			break;
+		case 'k':
+			vnodes = atoi(optarg);
+			if (vnodes < 1) {
+				fprintf(stderr, "rmad: bad --vnodes '%s'\n",
+					optarg);
+				return 2;
+			}
+			a->vnode = 0;	/* real index from the bootstrap */
+			*use_pmix = 1;
+			break;
+		case 'p':
+			*use_pmix = 1;
+			break;
+		case 'e':
+			a->embedded = 1;
+			break;
+		case 'S':
+			/* applied after the file and environment */
+			if (set_args)
+				set_args[nset_args++] = optarg;
+			break;
+		case 'C':
+			*show = optarg ? optarg : "text";
+			break;
+		case 'D':
+			*show = "run-dir";
+			break;
+		case 'V':
+			printf("rmad %s (ABI %d)\n", PACKAGE_VERSION,
+			       RMAD_ABI_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rmad: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+static int show_config(struct agent *a, const char *fmt)
+{
+	static const struct {
+		const char *name;
+		enum rmad_params_fmt f;
+	} fmts[] = {
+		{ "text", RMAD_PARAMS_FMT_TEXT },
+		{ "conf", RMAD_PARAMS_FMT_CONF },
+		{ "man", RMAD_PARAMS_FMT_MAN },
+		{ "json", RMAD_PARAMS_FMT_JSON },
+	};
+
+	if (!strcmp(fmt, "run-dir")) {
+		char sdir[PATH_MAX];
+
+		if (rmad_session_dir(a->p.rundir, a->session, sdir,
+				     sizeof(sdir)))
+			return 2;
+		printf("%s\n", sdir);
+		return 0;
+	}
+	if (!strcmp(fmt, "names")) {
+		for (int i = 0; i < rmad_params_count(); i++)
+			printf("%s\n", rmad_params_name(i));
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
+		if (!strcmp(fmt, fmts[i].name)) {
+			rmad_params_print(&a->p, stdout, fmts[i].f);
+			return 0;
+		}
+	fprintf(stderr, "rmad: unknown --show-config format '%s'\n", fmt);
+	return 2;
+}
+
+static int load_config(struct agent *a, int argc, char **argv, int *fg,
+		       int *use_pmix, const char **show)
+{
+	char err[256];
+	const char *env = getenv("RMAD_CONF");
+	int r;
+
+	rmad_params_defaults(&a->p);
+	snprintf(a->conf_path, sizeof(a->conf_path), "%s",
+		 env && *env ? env : RMAD_SYSCONFDIR "/rmad/rmad.conf");
+	/* a first pass only to learn --config; --set is applied below */
+	{
+		struct agent tmp = *a;
+		int fgx = 0, px = 0;
+		const char *sx = NULL;
+
+		opterr = 0;
+		r = parse_args(&tmp, argc, argv, &fgx, &px, &sx);
+		opterr = 1;
+		if (r)
+			return r;
+		memcpy(a->conf_path, tmp.conf_path, sizeof(a->conf_path));
+		optind = 1;
+	}
+	r = rmad_params_load_file(&a->p, a->conf_path, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "rmad: %s\n", err);
+		return 2;
+	}
+	if (rmad_params_load_env(&a->p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rmad: %s\n", err);
+		return 2;
+	}
+	set_args = calloc((size_t)argc, sizeof(*set_args));
+	if (!set_args)
+		return 1;
+	r = parse_args(a, argc, argv, fg, use_pmix, show);
+	if (r)
+		return r;
+	if (apply_sets(&a->p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rmad: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+static void daemonize(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return;
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	pid = fork();
+	if (pid > 0)
+		_exit(0);
+	if (chdir("/") < 0) {
+		/* stay where we are */
+	}
+	{
+		int fd = open("/dev/null", O_RDWR);
+
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			dup2(fd, STDOUT_FILENO);
+			if (fd > STDERR_FILENO)
+				close(fd);
+		}
+	}
+}
+
+static void agent_cleanup(struct agent *a)
+{
+	if (a->hdr)
+		uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_STOPPING);
+	agent_unlisten(a);
+	agent_drop_all_clients(a);
+	if (a->fab) {
+		struct rmad_fabric_stats fs;
+
+		rmad_fabric_get_stats(a->fab, &fs);
+		rmad_info("fabric: sent %llu, received %llu, queued %llu, "
+			  "cq errors %llu", (unsigned long long)fs.sent,
+			  (unsigned long long)fs.received,
+			  (unsigned long long)fs.queued,
+			  (unsigned long long)fs.cq_errors);
+	}
+	rmad_fabric_close(a->fab);
+	a->fab = NULL;
+	rmad_boot_free(&a->boot);
+	agent_segment_destroy(a);
+	if (a->doorbell_ev)
+		event_free(a->doorbell_ev);
+	if (a->doorbell >= 0)
+		close(a->doorbell);
+	for (int i = 0; i < 3; i++)
+		if (a->sig_ev[i])
+			event_free(a->sig_ev[i]);
+	if (a->tick_ev)
+		event_free(a->tick_ev);
+	if (a->base)
+		event_base_free(a->base);
+	if (a->sdir[0])
+		rmdir(a->sdir);	/* only if empty: other agents may share it */
+	if (lock_fd >= 0)
+		close(lock_fd);
+	free(a->cl);
+	free(a->jobs);
+}
+
+int main(int argc, char **argv)
+{
+	struct agent *a = &agent;
+	const char *show = NULL;
+	int fg = 0, use_pmix = 0, err;
+	sigset_t ss;
+
+	memset(a, 0, sizeof(*a));
+	a->vnode = -1;
+	a->memfd = -1;
+	a->doorbell = -1;
+	a->listen_fd = -1;
+	snprintf(a->session, sizeof(a->session), "default");
+	err = load_config(a, argc, argv, &fg, &use_pmix, &show);
+	if (err)
+		return err;
+	if (show)
+		return show_config(a, show);
+	rmad_log_init("rmad", (int)a->p.log_level);
+	if (!fg && !a->embedded)
+		daemonize();
+
+	/* libevent delivers these; block their default actions meanwhile */
+	sigemptyset(&ss);
+	a->base = event_base_new();
+	if (!a->base) {
+		rmad_err("libevent: cannot create the event base");
+		return 1;
+	}
+	gethostname(a->hostname, sizeof(a->hostname) - 1);
+	a->cl = calloc((size_t)a->p.max_clients, sizeof(*a->cl));
+	a->jobs = calloc((size_t)a->p.max_jobs, sizeof(*a->jobs));
+	if (!a->cl || !a->jobs) {
+		rmad_err("out of memory");
+		goto fail;
+	}
+	for (int c = 0; c < a->p.max_clients; c++)
+		a->cl[c].fd = -1;
+	if (setup_events(a))
+		goto fail;
+	if (setup_mesh(a, use_pmix))
+		goto fail;
+	if (a->vnode >= 0)
+		a->vnode = a->node;
+	agent_pin(a);
+	if (rmad_session_dir(a->p.rundir, a->session, a->sdir,
+			     sizeof(a->sdir)) ||
+	    rmad_mkdir_p(a->sdir) < 0 ||
+	    rmad_agent_sock_path(a->sdir, a->vnode, a->sock_path,
+				 sizeof(a->sock_path))) {
+		rmad_err("cannot create run directory %s", a->sdir);
+		a->sdir[0] = '\0';
+		goto fail;
+	}
+	err = take_agent_lock(a);
+	if (err == 1) {
+		rmad_info("an agent already serves %s; leaving", a->sock_path);
+		a->sdir[0] = '\0';
+		agent_cleanup(a);
+		return 0;
+	}
+	if (err)
+		goto fail;
+	if (agent_segment_create(a))
+		goto fail;
+	if (a->nnodes > 1 && rmad_boot_fence(&a->boot)) {
+		rmad_err("startup fence of the agent mesh failed");
+		goto fail;
+	}
+	if (agent_listen(a))
+		goto fail;
+	a->idle_since_ns = rmad_now_ns();
+	rmad_info("agent ready: session %s, node %d/%d, core %d, pid %d",
+		  a->session, a->node, a->nnodes, a->core, (int)getpid());
+	sd_notify_ready();
+	agent_run(a);
+	rmad_info("stopping");
+	agent_cleanup(a);
+	return 0;
+fail:
+	agent_cleanup(a);
+	return 1;
+}

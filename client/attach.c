@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * attach.c - finding, starting and attaching to the node's agent, and
+ * the client half of the submission path.
+ *
+ * Finding the agent: rmad-run names the session (RMAD_SESSION) and, for
+ * virtual nodes, which agent serves each rank.  Without it, a system
+ * agent (session "default", as systemd runs it) serves the node.  Without
+ * that either, a single-node job starts its own agent ("embedded"): every
+ * local rank may try at once; the agent's abstract-socket lock lets one
+ * win, and the others' extra agents leave at once.  Clients just keep
+ * connecting until the winner listens.
+ *
+ * Submitting: pop an op element from this client's list, fill it, push
+ * its index on the ring, and kick the doorbell only if the agent said it
+ * sleeps (NEED_WAKEUP).  Waiting: on the completion counters, with a
+ * futex, waking every 50 ms to check that the agent still lives.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomics.h"
+#include "counter.h"
+#include "internal.h"
+#include "log.h"
+#include "pool.h"
+#include "ring.h"
+#include "util.h"
+
+#ifndef RMAD_BINDIR
+#define RMAD_BINDIR "/usr/local/bin"
+#endif
+
+#define RESPAWN_EVERY_MS	1000
+
+extern char **environ;
+
+static int try_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* The environment for an embedded agent: none of the launcher's. */
+static char **agent_env(void)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 1, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *e = environ[i];
+
+		if (!strncmp(e, "PMIX_", 5) || !strncmp(e, "OMPI_", 5) ||
+		    !strncmp(e, "PMI_", 4) || !strncmp(e, "PRTE_", 5) ||
+		    !strncmp(e, "RMAD_VNODES=", 12))
+			continue;
+		env[k++] = (char *)e;
+	}
+	return env;
+}
+
+/*
+ * Start an embedded agent, detached from us (double fork + setsid), so it
+ * outlives this rank and is reaped by init, not by the application.
+ */
+static void spawn_agent(const char *session)
+{
+	const char *path = getenv("RMAD_AGENT_PATH");
+	char bin[4096];
+	pid_t pid;
+
+	if (!path || !*path) {
+		snprintf(bin, sizeof(bin), "%s/rmad", RMAD_BINDIR);
+		path = bin;
+	}
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		char **env;
+		int fd;
+
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			dup2(fd, STDOUT_FILENO);
+		}
+		for (int k = 3; k < 1024; k++)
+			if (k != fd)
+				close(k);
+		env = agent_env();
+		execle(path, "rmad", "--embedded", "--foreground", "--session",
+		       session, (char *)NULL, env ? env : environ);
+		_exit(127);
+	}
+	waitpid(pid, NULL, 0);
+}
+
+static int pick_agent(struct rmad_client *c, char *sock, size_t len,
+		      int *may_spawn)
+{
+	struct rmad_bootinfo *b = &c->b;
+	char sdir[4096];
+
+	*may_spawn = 0;
+	if (!b->session_given) {
+		/* a system agent serves the node? */
+		if (!rmad_session_dir(c->p.rundir, "default", sdir,
+				      sizeof(sdir)) &&
+		    !rmad_agent_sock_path(sdir, -1, sock, len) &&
+		    access(sock, F_OK) == 0)
+			return 0;
+		if (b->local_size < b->size) {
+			rmad_err("this job spans nodes but no agent serves "
+				 "it: start it with rmad-run");
+			return RMAD_ERR_AGENT;
+		}
+		if (b->singleton)
+			snprintf(b->session, sizeof(b->session), "s%d",
+				 (int)getpid());
+		else {
+			char ns[64];
+
+			rmad_sanitize(b->nspace, ns, sizeof(ns) - 4);
+			memcpy(b->session, "job-", 4);
+			rmad_strlcpy(b->session + 4, ns, sizeof(b->session) - 4);
+		}
+		*may_spawn = 1;
+	}
+	if (rmad_session_dir(c->p.rundir, b->session, sdir, sizeof(sdir)) ||
+	    rmad_agent_sock_path(sdir, b->vnode, sock, len))
+		return RMAD_ERR_ARG;
+	if (*may_spawn && rmad_mkdir_p(sdir) < 0)
+		return RMAD_ERR_AGENT;
+	return 0;
+}
+
+static int connect_agent(struct rmad_client *c, int *fd_out)
+{
+	char sock[108];
+	int may_spawn, err, fd;
+	uint64_t t0 = rmad_now_ns(), last_spawn = 0;
+
+	err = pick_agent(c, sock, sizeof(sock), &may_spawn);
+	if (err)
+		return err;
+	for (;;) {
+		uint64_t now;
+
+		fd = try_connect(sock);
+		if (fd >= 0) {
+			*fd_out = fd;
+			return 0;
+		}
+		now = rmad_now_ns();
+		if (now - t0 > (uint64_t)c->p.connect_timeout_ms * 1000000ull) {
+			rmad_err("no agent at %s", sock);
+			return RMAD_ERR_AGENT;
+		}
+		if (may_spawn && (!last_spawn || now - last_spawn >
+				  (uint64_t)RESPAWN_EVERY_MS * 1000000ull)) {
+			last_spawn = now;
+			spawn_agent(c->b.session);
+		}
+		usleep(2000);
+	}
+}
+
+/* Wait for one message with a timeout: the agent may be wedged. */
+static long recv_timeout(int fd, void *buf, size_t len, int *fds, int *nfds,
+			 int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+
+	do {
+		r = poll(&p, 1, ms);
+	} while (r < 0 && errno == EINTR);
+	if (r <= 0)
+		return -ETIMEDOUT;
+	return rmad_recv_msg(fd, buf, len, fds, nfds);
+}
+
+static int do_register(struct rmad_client *c, int fd)
+{
+	struct rmad_ctl_register m = { 0 };
+	struct rmad_ctl_register_reply *r = &c->reg;
+	int fds[2], nfds = 2;
+	long n;
+	void *seg;
+	struct rmad_shm_hdr *h;
+
+	m.h.magic = RMAD_CTL_MAGIC;
+	m.h.abi_version = RMAD_ABI_VERSION;
+	m.h.type = RMAD_CTL_REGISTER;
+	m.pid = getpid();
+	m.rank = c->b.rank;
+	m.size = c->b.size;
+	m.local_rank = c->b.local_rank;
+	m.local_size = c->b.local_size;
+	snprintf(m.nspace, sizeof(m.nspace), "%s", c->b.nspace);
+	if (rmad_send_msg(fd, &m, sizeof(m), NULL, 0) < 0)
+		return -EAGAIN;
+	n = recv_timeout(fd, r, sizeof(*r), fds, &nfds,
+			 (int)c->p.connect_timeout_ms);
+	if (n == 0 || n == -ECONNRESET)
+		return -EAGAIN;	/* the agent was leaving: try again */
+	if (n != (long)sizeof(*r) || r->h.magic != RMAD_CTL_MAGIC) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return n < 0 ? RMAD_ERR_AGENT : RMAD_ERR_VERSION;
+	}
+	if (r->status) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		r->message[sizeof(r->message) - 1] = '\0';
+		rmad_err("agent refused us: %s", r->message);
+		return r->status < 0 && r->status >= RMAD_ERR_LAST ?
+			r->status : RMAD_ERR_AGENT;
+	}
+	if (r->h.abi_version != RMAD_ABI_VERSION) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return RMAD_ERR_VERSION;
+	}
+	if (nfds != 2 || r->seg_size < sizeof(*h)) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		return RMAD_ERR_AGENT;
+	}
+	seg = mmap(NULL, r->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fds[0], 0);
+	close(fds[0]);
+	if (seg == MAP_FAILED) {
+		close(fds[1]);
+		return RMAD_ERR_NOMEM;
+	}
+	h = seg;
+	if (h->version != RMAD_SHM_VERSION || h->magic != RMAD_SHM_MAGIC ||
+	    h->abi_version != RMAD_ABI_VERSION || h->seg_size != r->seg_size ||
+	    r->client >= h->max_clients) {
+		munmap(seg, r->seg_size);
+		close(fds[1]);
+		return RMAD_ERR_VERSION;
+	}
+	c->seg = seg;
+	c->seg_size = r->seg_size;
+	c->hdr = h;
+	c->slot = r->client;
+	c->me = rmad_shm_client_at(seg, h, r->client);
+	c->doorbell = fds[1];
+	r->hostname[sizeof(r->hostname) - 1] = '\0';
+	r->provider[sizeof(r->provider) - 1] = '\0';
+	r->session[sizeof(r->session) - 1] = '\0';
+	return 0;
+}
+
+int rmad_attach(struct rmad_client *c)
+{
+	uint64_t t0 = rmad_now_ns();
+
+	for (;;) {
+		int fd, err = connect_agent(c, &fd);
+
+		if (err)
+			return err;
+		err = do_register(c, fd);
+		if (err == 0) {
+			c->sock = fd;
+			return 0;
+		}
+		close(fd);
+		if (err != -EAGAIN)
+			return err;
+		if (rmad_now_ns() - t0 >
+		    (uint64_t)c->p.connect_timeout_ms * 1000000ull)
+			return RMAD_ERR_AGENT;
+		usleep(5000);
+	}
+}
+
+void rmad_detach(struct rmad_client *c)
+{
+	if (c->sock >= 0) {
+		struct rmad_ctl_hdr h = {
+			.magic = RMAD_CTL_MAGIC,
+			.abi_version = RMAD_ABI_VERSION,
+			.type = RMAD_CTL_DEREGISTER,
+		};
+
+		if (!c->dead)
+			rmad_send_msg(c->sock, &h, sizeof(h), NULL, 0);
+		close(c->sock);
+	}
+	c->sock = -1;
+	if (c->seg)
+		munmap(c->seg, c->seg_size);
+	c->seg = NULL;
+	c->hdr = NULL;
+	c->me = NULL;
+	if (c->doorbell >= 0)
+		close(c->doorbell);
+	c->doorbell = -1;
+}
+
+int rmad_agent_alive(void *arg)
+{
+	struct rmad_client *c = arg;
+	struct pollfd p = { .fd = c->sock, .events = POLLIN | POLLRDHUP };
+
+	if (c->dead)
+		return RMAD_ERR_AGENT;
+	if (poll(&p, 1, 0) > 0 &&
+	    (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLIN))) {
+		char buf[64];
+		long n = recv(c->sock, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN)) {
+			rmad_err("the agent is gone");
+			c->dead = 1;
+			return RMAD_ERR_AGENT;
+		}
+	}
+	/* acquire: a stopping agent's flag */
+	if (load_acquire(&c->hdr->agent_flags) & RMAD_AGENT_STOPPING) {
+		c->dead = 1;
+		return RMAD_ERR_AGENT;
+	}
+	return 0;
+}
+
+static void kick(struct rmad_client *c)
+{
+	uint64_t one = 1;
+
+	if (write(c->doorbell, &one, sizeof(one)) < 0) {
+		/* a full eventfd counter still wakes the agent */
+	}
+}
+
+static struct rmad_pool_view my_view(struct rmad_client *c)
+{
+	struct rmad_pool_view v = {
+		.base = (char *)c->seg + c->hdr->off_ops,
+		.stride = sizeof(struct rmad_op_elem),
+		.first = 0,
+		.n = rmad_shm_nops(c->hdr),
+	};
+	return v;
+}
+
+int rmad_op_alloc(struct rmad_client *c, uint32_t *idx)
+{
+	struct rmad_pool_view v = my_view(c);
+
+	for (;;) {
+		uint64_t seen = rmad_counter_read(c->me, RMAD_CNT_FREED);
+		uint32_t i = rmad_pool_get(&c->me->op_free, &v);
+		int err;
+
+		if (i != RMAD_NIL) {
+			*idx = i;
+			return 0;
+		}
+		/* our list is dry: ask the agent to lend from the global one */
+		store_release(&c->me->want_ops, 1);
+		cmm_smp_mb();
+		kick(c);
+		err = rmad_counter_wait(c->me, RMAD_CNT_FREED, seen + 1,
+					c->p.client_spin_us, rmad_agent_alive,
+					c);
+		if (err)
+			return err;
+	}
+}
+
+void rmad_op_free(struct rmad_client *c, uint32_t idx)
+{
+	struct rmad_pool_view v = my_view(c);
+
+	rmad_pool_put(&c->me->op_free, &v, idx);
+}
+
+int rmad_op_submit(struct rmad_client *c, uint32_t idx)
+{
+	uint32_t mask = c->hdr->ring_entries - 1;
+
+	while (rmad_ring_push(c->me->ring, mask, &c->me->sq_tail, idx) < 0) {
+		int err = rmad_agent_alive(c);
+
+		if (err)
+			return err;
+		kick(c);
+		sched_yield();
+	}
+	/*
+	 * Full fence: our push before the read of NEED_WAKEUP, pairing with
+	 * the agent's fence between setting it and its last look at the
+	 * rings.
+	 */
+	cmm_smp_mb();
+	if (load_relaxed(&c->hdr->agent_flags) & RMAD_AGENT_NEED_WAKEUP)
+		kick(c);
+	return 0;
+}
+
+int rmad_sync_op(struct rmad_client *c, uint16_t opcode, int32_t target,
+		 uint64_t ticket)
+{
+	struct rmad_op_elem *e;
+	uint32_t idx;
+	uint64_t want;
+	int err, st;
+
+	if (c->dead)
+		return RMAD_ERR_AGENT;
+	pthread_mutex_lock(&c->sync_lock);
+	err = rmad_op_alloc(c, &idx);
+	if (err)
+		goto out;
+	e = rmad_shm_op_at(c->seg, c->hdr, idx);
+	memset(e, 0, sizeof(*e));
+	e->next = RMAD_NIL;
+	e->opcode = opcode;
+	e->flags = RMAD_OPF_KEEP | RMAD_OPF_SYNC;
+	e->owner = c->slot;
+	e->owner_gen = c->reg.gen;
+	e->target = target;
+	e->ticket = ticket;
+	e->status = RMAD_ERR_INTERNAL;
+	want = ++c->sync_issued;
+	err = rmad_op_submit(c, idx);
+	if (err)
+		goto out;
+	err = rmad_counter_wait(c->me, RMAD_CNT_SYNC, want,
+				c->p.client_spin_us, rmad_agent_alive, c);
+	if (err)
+		goto out;
+	st = load_relaxed(&e->status);
+	rmad_op_free(c, idx);
+	err = st <= 0 && st >= RMAD_ERR_LAST ? st : RMAD_ERR_INTERNAL;
+out:
+	pthread_mutex_unlock(&c->sync_lock);
+	return err;
+}

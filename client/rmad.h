@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rmad.h - the public C API of librmad.
+ *
+ * librmad gives an application MPI-3 RMA semantics while all progress
+ * (lock granting, applying incoming operations, sending acks) is made by
+ * the per-node agent, rmad(8).  The names and signatures below are a
+ * contract: programs are written against them, so they never change.
+ * See rmad(7) for the overview and one man page per function.
+ */
+#ifndef RMAD_H
+#define RMAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RMAD_VERSION_MAJOR 0
+#define RMAD_VERSION_MINOR 1
+
+/* Error codes: every function returns 0 or one of these (negative). */
+#define RMAD_SUCCESS		0
+#define RMAD_ERR_ARG		(-1)
+#define RMAD_ERR_RANK		(-2)
+#define RMAD_ERR_DISP		(-3)
+#define RMAD_ERR_TYPE		(-4)
+#define RMAD_ERR_OP		(-5)
+#define RMAD_ERR_SYNC		(-6)
+#define RMAD_ERR_NOMEM		(-7)
+#define RMAD_ERR_AGENT		(-8)
+#define RMAD_ERR_PROC_FAILED	(-9)
+#define RMAD_ERR_BOOTSTRAP	(-10)
+#define RMAD_ERR_FABRIC		(-11)
+#define RMAD_ERR_VERSION	(-12)
+#define RMAD_ERR_NOT_LOCAL	(-13)
+#define RMAD_ERR_PERM		(-14)
+#define RMAD_ERR_HINT		(-15)
+#define RMAD_ERR_INTERNAL	(-16)
+#define RMAD_ERR_LAST		(-16)
+
+/* Opaque handles. */
+typedef struct rmad_win_s *rmad_win_t;
+typedef struct rmad_group_s *rmad_group_t;
+typedef struct rmad_request_s *rmad_request_t;
+typedef intptr_t rmad_datatype_t;
+typedef int rmad_op_t;
+
+#define RMAD_WIN_NULL		((rmad_win_t)0)
+#define RMAD_GROUP_NULL		((rmad_group_t)0)
+#define RMAD_REQUEST_NULL	((rmad_request_t)0)
+#define RMAD_DATATYPE_NULL	((rmad_datatype_t)0)
+
+/* Every rank of the job. */
+#define RMAD_GROUP_ALL		((rmad_group_t)1)
+
+/* Predefined datatypes (small integers; derived types are pointers). */
+#define RMAD_BYTE	((rmad_datatype_t)1)
+#define RMAD_CHAR	((rmad_datatype_t)2)
+#define RMAD_INT	((rmad_datatype_t)3)
+#define RMAD_LONG	((rmad_datatype_t)4)
+#define RMAD_INT8	((rmad_datatype_t)5)
+#define RMAD_INT16	((rmad_datatype_t)6)
+#define RMAD_INT32	((rmad_datatype_t)7)
+#define RMAD_INT64	((rmad_datatype_t)8)
+#define RMAD_UINT8	((rmad_datatype_t)9)
+#define RMAD_UINT16	((rmad_datatype_t)10)
+#define RMAD_UINT32	((rmad_datatype_t)11)
+#define RMAD_UINT64	((rmad_datatype_t)12)
+#define RMAD_FLOAT	((rmad_datatype_t)13)
+#define RMAD_DOUBLE	((rmad_datatype_t)14)
+
+/* Reduction ops. */
+#define RMAD_SUM	1
+#define RMAD_PROD	2
+#define RMAD_MIN	3
+#define RMAD_MAX	4
+#define RMAD_BAND	5
+#define RMAD_BOR	6
+#define RMAD_BXOR	7
+#define RMAD_LAND	8
+#define RMAD_LOR	9
+#define RMAD_LXOR	10
+#define RMAD_REPLACE	11
+#define RMAD_NO_OP	12
+
+/* Lock types and assert flags. */
+#define RMAD_LOCK_SHARED	1
+#define RMAD_LOCK_EXCLUSIVE	2
+
+#define RMAD_MODE_NOCHECK	0x01
+#define RMAD_MODE_NOSTORE	0x02
+#define RMAD_MODE_NOPUT		0x04
+#define RMAD_MODE_NOPRECEDE	0x08
+#define RMAD_MODE_NOSUCCEED	0x10
+
+/* Lifecycle. */
+int rmad_init(int *argc, char ***argv);
+int rmad_finalize(void);
+int rmad_rank(int *rank);
+int rmad_size(int *size);
+int rmad_barrier(void);
+double rmad_wtime(void);
+const char *rmad_strerror(int err);
+
+/*
+ * Extensions beyond the API contract: where this process runs, and a
+ * round trip through the agents (used by examples/hello and rmad-bench).
+ */
+struct rmad_info {
+	int rank;		/* rank in the job */
+	int size;		/* ranks in the job */
+	int node;		/* node (agent) index serving this rank */
+	int nnodes;		/* agents in the mesh */
+	int local_rank;		/* rank among this node's ranks of the job */
+	int local_size;		/* ranks of the job on this node */
+	int agent_pid;		/* pid of the serving agent */
+	int agent_core;		/* core the agent is pinned to, -1 if none */
+	char hostname[64];	/* host of the serving agent */
+	char provider[32];	/* libfabric provider of the mesh */
+	char session[64];	/* session the agent serves */
+};
+int rmad_get_info(struct rmad_info *info);
+int rmad_ping(int rank);
+
+/*
+ * Windows, communication, synchronization and datatypes (API.md) are
+ * declared here as they are delivered; see rmad(7) for what this release
+ * implements.
+ */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RMAD_H */

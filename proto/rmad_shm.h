@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rmad_shm.h - the shared-memory ABI between librmad and the node's agent.
+ *
+ * The agent creates one segment (a memfd) per node and session and hands
+ * it to every client that attaches.  Everything in it is addressed by
+ * offsets and indices, never pointers, because each process maps it at a
+ * different address.  The agent trusts nothing a client can write here:
+ * every index, offset, length and enum read from the segment is checked
+ * before use (see agent/clients.c).  The static_asserts at the end pin
+ * every size and offset; changing any of them means bumping
+ * RMAD_ABI_VERSION.
+ *
+ * Layout (each region starts on a 4 KiB boundary):
+ *
+ *   header                      struct rmad_shm_hdr
+ *   client blocks               max_clients x client_stride
+ *                               (struct rmad_shm_client, then its ring)
+ *   op elements                 op_pool_size global elements, then
+ *                               client_op_pool elements for each client
+ *
+ * Op elements come from two levels: each client pops from its own list
+ * (its reserved elements plus any the agent lent it), and only the agent
+ * touches the global list, lending elements to a client whose list ran
+ * dry (want_ops) up to a fair share.  The agent keeps the owner of every
+ * element privately, so it can take back all a dead client held.
+ *   target elements             target_pool_size
+ *   window blocks               max_windows x window_stride
+ *   staging                     max_clients x staging_size
+ */
+#ifndef RMAD_SHM_H
+#define RMAD_SHM_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RMAD_SHM_VERSION	1	/* first byte of the segment */
+#define RMAD_ABI_VERSION	1	/* client<->agent ABI (segment + ctl) */
+#define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
+#define RMAD_CACHELINE		64
+#define RMAD_SHM_ALIGN		4096
+#define RMAD_NIL		0xffffffffu	/* "no element" index */
+
+/* hdr->agent_flags bits */
+#define RMAD_AGENT_NEED_WAKEUP	0x1u	/* agent sleeps: kick the doorbell */
+#define RMAD_AGENT_STOPPING	0x2u	/* agent is shutting down */
+
+/*
+ * A free list of pool elements: a Treiber stack whose head packs the
+ * top index (low 32 bits) with a tag (high 32 bits) bumped on every
+ * update, so a pop that raced with pop+push of the same element (ABA)
+ * fails its compare-and-swap.
+ */
+struct rmad_shm_freelist {
+	uint64_t head;			/* (tag << 32) | index, RMAD_NIL if empty */
+	uint32_t count;			/* approximate: for stats only */
+	uint32_t pad[13];
+};
+static_assert(sizeof(struct rmad_shm_freelist) == RMAD_CACHELINE,
+	      "freelist is one cache line");
+
+struct rmad_shm_hdr {
+	/* 0: identity, written once by the agent before any client maps it */
+	uint8_t version;		/* RMAD_SHM_VERSION */
+	uint8_t pad0[3];
+	uint32_t abi_version;		/* RMAD_ABI_VERSION */
+	uint64_t magic;			/* RMAD_SHM_MAGIC */
+	uint64_t seg_size;
+	uint32_t max_clients;
+	uint32_t ring_entries;		/* power of two */
+	uint32_t op_pool_size;		/* global op elements */
+	uint32_t client_op_pool;	/* op elements reserved per client */
+	uint32_t target_pool_size;
+	uint32_t max_windows;
+	uint64_t staging_size;		/* bytes per client */
+	uint64_t off_clients;
+	uint64_t client_stride;
+	uint64_t off_ops;
+	uint64_t off_targets;
+	uint64_t off_windows;
+	uint64_t window_stride;
+	uint64_t off_staging;
+	uint32_t node;			/* this agent's node index */
+	uint32_t nnodes;		/* agents in the mesh */
+	int32_t agent_pid;
+	int32_t agent_core;		/* -1 when not pinned */
+	/* 128: agent state that clients poll, on its own line */
+	uint32_t agent_flags;		/* RMAD_AGENT_* */
+	uint32_t pad2[15];
+	/* 192: the global pools */
+	struct rmad_shm_freelist op_free;
+	struct rmad_shm_freelist target_free;
+};
+
+/* rmad_shm_client.state */
+enum {
+	RMAD_CLIENT_FREE = 0,
+	RMAD_CLIENT_ACTIVE = 1,
+	RMAD_CLIENT_DEAD = 2,
+};
+
+/* Completion counters: they only ever grow. */
+enum {
+	RMAD_CNT_LOCAL = 0,		/* ops complete at the origin */
+	RMAD_CNT_REMOTE = 1,		/* ops complete at the target */
+	RMAD_CNT_SYNC = 2,		/* sync tickets done (barrier, ping) */
+	RMAD_CNT_FREED = 3,		/* op elements returned to the pools */
+	RMAD_NCNT = 4,
+};
+
+/* One submission ring slot (Vyukov's bounded MPMC queue cell). */
+struct rmad_ring_slot {
+	uint32_t seq;			/* producer/consumer handshake */
+	uint32_t op;			/* op element index */
+};
+static_assert(sizeof(struct rmad_ring_slot) == 8, "ring slot size");
+
+/*
+ * A client's block.  The agent writes identity and counters; producers
+ * (any client thread) write sq_tail and the ring; the agent keeps its own
+ * copy of the consumer head and only publishes it in sq_head.
+ */
+struct rmad_shm_client {
+	/* line 0: identity, written by the agent at attach */
+	uint32_t state;			/* RMAD_CLIENT_* */
+	uint32_t gen;			/* bumped at every attach of the slot */
+	int32_t pid;
+	int32_t rank;
+	uint32_t job;			/* agent's job slot */
+	uint32_t pad0[11];
+	/* line 1: producers' reservation counter */
+	uint32_t sq_tail;
+	uint32_t pad1[15];
+	/* line 2: consumer position, published by the agent */
+	uint32_t sq_head;
+	uint32_t pad2[15];
+	/* line 3: completion counters, written by the agent */
+	uint64_t cnt[RMAD_NCNT];
+	uint32_t futex;			/* bumped after counters move */
+	uint32_t waiters;		/* >0: a client thread sleeps on futex */
+	uint32_t want_ops;		/* client's list ran dry: refill it */
+	uint32_t pad3[5];
+	/* line 4: this client's reserved op elements */
+	struct rmad_shm_freelist op_free;
+	/* line 5..: ring_entries x struct rmad_ring_slot */
+	struct rmad_ring_slot ring[];
+};
+
+/* Op element opcodes. */
+enum {
+	RMAD_OPC_NOOP = 1,		/* completed by the agent at once */
+	RMAD_OPC_PING = 2,		/* round trip to the agent of `target` */
+	RMAD_OPC_BARRIER = 3,		/* job-wide barrier, `ticket` = epoch */
+	RMAD_OPC_MAX
+};
+
+/* Op element flags. */
+#define RMAD_OPF_KEEP	0x1		/* the client frees it after reading
+					 * status; otherwise the agent does */
+#define RMAD_OPF_SYNC	0x2		/* completion bumps RMAD_CNT_SYNC */
+
+#define RMAD_OP_INLINE	56
+
+/*
+ * An operation element.  The client fills it, then pushes its index;
+ * from then on only the agent writes it until completion (status, then
+ * the counter with release ordering).
+ */
+struct rmad_op_elem {
+	uint32_t next;			/* free-list / op-list link */
+	uint16_t opcode;		/* RMAD_OPC_* */
+	uint16_t flags;			/* RMAD_OPF_* */
+	uint32_t owner;			/* client slot that posted it */
+	uint32_t owner_gen;		/* that slot's generation */
+	uint32_t win;
+	int32_t target;			/* rank */
+	uint32_t dtype;
+	uint32_t op;
+	uint64_t count;
+	uint64_t tdisp;
+	uint64_t origin_off;		/* staging offset, when not inline */
+	uint64_t ticket;
+	int32_t status;			/* 0 or RMAD_ERR_*, written by the agent */
+	uint32_t inline_len;
+	uint8_t data[RMAD_OP_INLINE];
+};
+
+/* A target element (agent-side op table; next issue fills it in). */
+struct rmad_target_elem {
+	uint32_t next;
+	int32_t rank;
+	uint32_t op_head, op_tail, next_to_issue;
+	uint32_t op_count;
+	uint32_t ack_counter;
+	uint16_t sync_flag, lock_state, lock_type, lock_mode;
+	uint32_t pad[7];
+};
+
+/*
+ * A window block: lock word and epoch state for one window of this node.
+ * The operation table (slots), local pools and metadata that the
+ * passive-target release adds live after this fixed header, inside
+ * window_stride.
+ */
+struct rmad_shm_win {
+	uint32_t in_use;
+	uint32_t id;
+	uint64_t lock_word;
+	uint64_t reserved[6];
+};
+
+/* The pieces the agent and the client both need to find their way. */
+static inline struct rmad_shm_client *
+rmad_shm_client_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
+{
+	return (struct rmad_shm_client *)((char *)seg + h->off_clients +
+					  (uint64_t)i * h->client_stride);
+}
+
+static inline struct rmad_op_elem *
+rmad_shm_op_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
+{
+	return (struct rmad_op_elem *)((char *)seg + h->off_ops) + i;
+}
+
+static inline uint32_t rmad_shm_nops(const struct rmad_shm_hdr *h)
+{
+	return h->op_pool_size + h->max_clients * h->client_op_pool;
+}
+
+static_assert(offsetof(struct rmad_shm_hdr, version) == 0, "hdr.version");
+static_assert(offsetof(struct rmad_shm_hdr, abi_version) == 4, "hdr.abi");
+static_assert(offsetof(struct rmad_shm_hdr, magic) == 8, "hdr.magic");
+static_assert(offsetof(struct rmad_shm_hdr, seg_size) == 16, "hdr.seg_size");
+static_assert(offsetof(struct rmad_shm_hdr, staging_size) == 48, "hdr.stg");
+static_assert(offsetof(struct rmad_shm_hdr, off_clients) == 56, "hdr.offc");
+static_assert(offsetof(struct rmad_shm_hdr, off_staging) == 104, "hdr.offs");
+static_assert(offsetof(struct rmad_shm_hdr, node) == 112, "hdr.node");
+static_assert(offsetof(struct rmad_shm_hdr, agent_flags) == 128, "hdr.flags");
+static_assert(offsetof(struct rmad_shm_hdr, op_free) == 192, "hdr.op_free");
+static_assert(offsetof(struct rmad_shm_hdr, target_free) == 256, "hdr.tfree");
+static_assert(sizeof(struct rmad_shm_hdr) == 320, "hdr size");
+static_assert(offsetof(struct rmad_shm_client, sq_tail) == 64, "cl.tail");
+static_assert(offsetof(struct rmad_shm_client, sq_head) == 128, "cl.head");
+static_assert(offsetof(struct rmad_shm_client, cnt) == 192, "cl.cnt");
+static_assert(offsetof(struct rmad_shm_client, futex) == 224, "cl.futex");
+static_assert(offsetof(struct rmad_shm_client, op_free) == 256, "cl.op_free");
+static_assert(offsetof(struct rmad_shm_client, ring) == 320, "cl.ring");
+static_assert(sizeof(struct rmad_shm_client) == 320, "client size");
+static_assert(offsetof(struct rmad_op_elem, tdisp) == 40, "op.tdisp");
+static_assert(offsetof(struct rmad_op_elem, status) == 64, "op.status");
+static_assert(offsetof(struct rmad_op_elem, data) == 72, "op.data");
+static_assert(sizeof(struct rmad_op_elem) == 128, "op size");
+static_assert(sizeof(struct rmad_target_elem) == 64, "target size");
+static_assert(sizeof(struct rmad_shm_win) == 64, "win size");
+
+#endif /* RMAD_SHM_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rmad_wire.h - the agent-to-agent active-message format on libfabric.
+ *
+ * Every message starts with this fixed header; a payload may follow.
+ * Receivers check version, type, lengths, node and rank ranges before
+ * acting, and drop (and log) anything that does not add up.
+ */
+#ifndef RMAD_WIRE_H
+#define RMAD_WIRE_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RMAD_WIRE_VERSION 1
+
+enum {
+	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
+	RMAD_AM_PONG = 2,
+	RMAD_AM_JOB_JOIN = 3,		/* agent -> root: my ranks of a job */
+	RMAD_AM_JOB_MAP = 4,		/* root -> agents: rank -> node map */
+	RMAD_AM_BARRIER_ARRIVE = 5,	/* agent -> root */
+	RMAD_AM_BARRIER_RELEASE = 6,	/* root -> agents */
+	RMAD_AM_JOB_FAIL = 7,		/* a rank of the job died */
+	RMAD_AM_TYPE_MAX
+};
+
+/* flags: piggybacked synchronization (used from the RMA release on) */
+#define RMAD_AMF_LOCK_SHARED	0x0001
+#define RMAD_AMF_LOCK_EXCL	0x0002
+#define RMAD_AMF_UNLOCK		0x0004
+#define RMAD_AMF_FLUSH		0x0008
+#define RMAD_AMF_ACK_REQ	0x0010
+
+struct rmad_am_hdr {
+	uint8_t version;		/* RMAD_WIRE_VERSION */
+	uint8_t type;			/* RMAD_AM_* */
+	uint16_t flags;			/* RMAD_AMF_* */
+	uint32_t src_node;		/* sending agent */
+	uint64_t job;			/* job key (hash of the namespace) */
+	uint32_t win;			/* window id */
+	int32_t origin;			/* origin rank */
+	int32_t target;			/* target rank */
+	uint16_t dtype;
+	uint8_t op;
+	uint8_t pad;
+	uint64_t disp;			/* target displacement (bytes) */
+	uint64_t count;			/* elements, or the barrier epoch */
+	uint64_t seq;			/* origin-agent cookie echoed back */
+	uint32_t payload_len;		/* bytes after the header */
+	uint32_t pad2;
+};
+static_assert(sizeof(struct rmad_am_hdr) == 64, "am hdr");
+static_assert(offsetof(struct rmad_am_hdr, job) == 8, "am job");
+static_assert(offsetof(struct rmad_am_hdr, disp) == 32, "am disp");
+static_assert(offsetof(struct rmad_am_hdr, payload_len) == 56, "am plen");
+
+/* JOB_JOIN / JOB_MAP payload: runs of consecutive ranks on one node. */
+struct rmad_am_rank_run {
+	int32_t first;
+	int32_t count;
+	int32_t node;
+	int32_t pad;
+};
+static_assert(sizeof(struct rmad_am_rank_run) == 16, "rank run");
+
+/*
+ * JOB_JOIN and JOB_MAP carry, before their runs, the job's size and the
+ * namespace (so an agent that has no rank of the job can still name it
+ * in logs).  hdr.count is the number of runs that follow.
+ */
+struct rmad_am_job {
+	int32_t size;			/* ranks in the job */
+	int32_t total_runs;		/* JOB_MAP: runs in the whole map */
+	int32_t first_run;		/* JOB_MAP: index of the first run here */
+	int32_t pad;
+	char nspace[256];
+};
+static_assert(sizeof(struct rmad_am_job) == 272, "am job");
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * counter.c - completion counters and the futex calls behind them.
+ *
+ * The futexes are shared (no FUTEX_PRIVATE_FLAG): the word lives in a
+ * memfd that the agent and every client map.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomics.h"
+#include "counter.h"
+#include "util.h"
+
+int rmad_futex_wait(uint32_t *addr, uint32_t val, long timeout_ns)
+{
+	struct timespec ts = {
+		.tv_sec = timeout_ns / 1000000000L,
+		.tv_nsec = timeout_ns % 1000000000L,
+	};
+
+	if (syscall(SYS_futex, addr, FUTEX_WAIT, val,
+		    timeout_ns >= 0 ? &ts : NULL, NULL, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int rmad_futex_wake(uint32_t *addr, int n)
+{
+	long r = syscall(SYS_futex, addr, FUTEX_WAKE, n, NULL, NULL, 0);
+
+	return r < 0 ? -errno : (int)r;
+}
+
+void rmad_counter_advance(struct rmad_shm_client *c, int which, uint64_t n)
+{
+	/* release: status words and data written before are visible first */
+	store_release(&c->cnt[which], load_relaxed(&c->cnt[which]) + n);
+}
+
+void rmad_counter_wake(struct rmad_shm_client *c)
+{
+	uatomic_inc(&c->futex);
+	/*
+	 * Full fence: orders the counter/futex stores before the read of
+	 * waiters, pairing with the fence in rmad_counter_wait, so either the
+	 * waiter sees the new counter or we see its waiters announcement.
+	 */
+	cmm_smp_mb();
+	if (load_relaxed(&c->waiters))
+		rmad_futex_wake(&c->futex, 0x7fffffff);
+}
+
+int rmad_counter_wait(struct rmad_shm_client *c, int which, uint64_t target,
+		      long spin_us, int (*alive)(void *), void *arg)
+{
+	uint64_t t0;
+	int err;
+
+	if (rmad_counter_read(c, which) >= target)
+		return 0;
+	t0 = rmad_now_ns();
+	while ((long)((rmad_now_ns() - t0) / 1000) < spin_us) {
+		for (int i = 0; i < 64; i++) {
+			if (rmad_counter_read(c, which) >= target)
+				return 0;
+			caa_cpu_relax();
+		}
+	}
+	for (;;) {
+		uint32_t seen;
+
+		uatomic_inc(&c->waiters);
+		/* acquire: a new futex value implies the new counters */
+		seen = load_acquire(&c->futex);
+		/* Full fence: pairs with the one in rmad_counter_wake. */
+		cmm_smp_mb();
+		if (rmad_counter_read(c, which) >= target) {
+			uatomic_dec(&c->waiters);
+			return 0;
+		}
+		rmad_futex_wait(&c->futex, seen, 50 * 1000000L);
+		uatomic_dec(&c->waiters);
+		if (rmad_counter_read(c, which) >= target)
+			return 0;
+		if (alive && (err = alive(arg)) != 0)
+			return err;
+	}
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * log.c - leveled logging to stderr or the journal.
+ *
+ * One formatted write per line keeps lines whole when several processes
+ * share a terminal.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static char log_who[48] = "rmad";
+static int log_level = RMAD_LOG_WARN;
+static int log_journal;
+
+static int stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%lu:%lu", &dev, &ino) != 2)
+		return 0;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return 0;
+	return st.st_dev == dev && st.st_ino == ino;
+}
+
+void rmad_log_init(const char *who, int level)
+{
+	if (who)
+		snprintf(log_who, sizeof(log_who), "%s", who);
+	rmad_log_set_level(level);
+	log_journal = stderr_is_journal();
+}
+
+void rmad_log_set_level(int level)
+{
+	if (level < RMAD_LOG_ERROR)
+		level = RMAD_LOG_ERROR;
+	if (level > RMAD_LOG_DEBUG)
+		level = RMAD_LOG_DEBUG;
+	log_level = level;
+}
+
+int rmad_log_get_level(void)
+{
+	return log_level;
+}
+
+int rmad_log_parse_level(const char *s)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+
+	if (!s)
+		return -1;
+	for (int i = 0; i < 4; i++)
+		if (!strcasecmp(s, names[i]))
+			return i;
+	if (s[0] >= '0' && s[0] <= '3' && s[1] == '\0')
+		return s[0] - '0';
+	return -1;
+}
+
+void rmad_log(int level, const char *fmt, ...)
+{
+	/* syslog priorities for the journal: err, warning, info, debug */
+	static const int prio[] = { 3, 4, 6, 7 };
+	static const char *const tag[] = { "error", "warn", "info", "debug" };
+	char line[1024];
+	va_list ap;
+	int n;
+
+	if (level > log_level || level < 0)
+		return;
+	if (log_journal)
+		n = snprintf(line, sizeof(line), "<%d>%s: ", prio[level],
+			     log_who);
+	else
+		n = snprintf(line, sizeof(line), "%s[%d]: %s: ", log_who,
+			     (int)getpid(), tag[level]);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* nowhere left to report it */
+	}
+}

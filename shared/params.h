@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * params.h - the one parameter table of the agent and of librmad.
+ *
+ * Every tunable lives in RMAD_PARAMS below and nowhere else: the struct,
+ * the parser, the RMAD_<KEY> environment overrides, `rmad --show-config`,
+ * etc/rmad.conf and the KEYS section of rmad.conf(5) are all generated
+ * from it, so a key cannot exist in the code and be missing from the
+ * documentation (t/params-docs.sh checks the shipped files).
+ *
+ * X(name, TYPE, "default", flags, min, max, "help")
+ *   TYPE	BOOL, INT (long), SIZE (uint64_t, suffix k/m/g = 1024^n),
+ *		STRING (at most RMAD_PARAM_STRMAX - 1 bytes) or LEVEL (log
+ *		level name, stored as int).
+ *   default	written as a user would write it, and parsed by the same
+ *		code, so what the docs show is exactly what is applied.
+ *   flags	RMAD_P_RELOAD: may change on SIGHUP; RMAD_P_POW2: the value
+ *		must be a power of two.
+ *   min, max	inclusive range for INT and SIZE; 0, 0 for other types.
+ */
+#ifndef RMAD_PARAMS_H
+#define RMAD_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RMAD_P_RELOAD	0x1
+#define RMAD_P_POW2	0x2
+
+#define RMAD_PARAM_STRMAX	256
+
+#define RMAD_PARAMS(X)							\
+	X(rundir, STRING, "", 0, 0, 0,					\
+	  "Directory for the session's run files (sockets, lock files). " \
+	  "Empty means $XDG_RUNTIME_DIR/rmad when XDG_RUNTIME_DIR is "	\
+	  "set, else /tmp/rmad-<uid>.")					\
+	X(provider, STRING, "shm", 0, 0, 0,				\
+	  "Libfabric provider(s) for agent-to-agent traffic: shm for "	\
+	  "virtual nodes on one host, \"tcp;ofi_rxm\" between hosts, or " \
+	  "verbs;ofi_rxm, efa or cxi on fast fabrics.")			\
+	X(core, STRING, "auto", 0, 0, 0,				\
+	  "Core the agent pins itself to: auto (the node's last core "	\
+	  "not already used by another rmad agent of this session), a "	\
+	  "core number, or none to leave it unpinned.")			\
+	X(spin_us, INT, "20000", RMAD_P_RELOAD, 0, 60000000,		\
+	  "Microseconds the agent keeps polling its rings and the "	\
+	  "fabric after its last activity before it sleeps. Longer "	\
+	  "spins cut wake-up latency but keep a core busy.")		\
+	X(busy_poll, BOOL, "false", RMAD_P_RELOAD, 0, 0,		\
+	  "Never sleep: the agent polls its rings and the fabric "	\
+	  "continuously. Use it only when the agent has a core of its "	\
+	  "own.")							\
+	X(idle_poll_us, INT, "1000", RMAD_P_RELOAD, 10, 1000000,	\
+	  "While asleep, the longest time in microseconds the agent "	\
+	  "waits before it polls the fabric again (shm has no wait "	\
+	  "object, and tcp;ofi_rxm connection setup does not wake it).") \
+	X(client_spin_us, INT, "50", RMAD_P_RELOAD, 0, 1000000,	\
+	  "Microseconds a waiting client spins on a completion counter " \
+	  "before it sleeps on the futex.")				\
+	X(log_level, LEVEL, "warn", RMAD_P_RELOAD, 0, 0,		\
+	  "Log verbosity of the agent and of librmad: error, warn, "	\
+	  "info or debug.")						\
+	X(max_clients, INT, "64", 0, 1, 4096,				\
+	  "Client slots in the node's shared segment, that is the most " \
+	  "client processes one agent serves at once.")			\
+	X(ring_entries, INT, "1024", RMAD_P_POW2, 16, 65536,		\
+	  "Entries in each client's submission ring; a power of two. "	\
+	  "A client that finds its ring full waits for the agent to "	\
+	  "drain it.")							\
+	X(op_pool, INT, "4096", 0, 1, 1048576,				\
+	  "Op elements in the node's global pool, used once a client's " \
+	  "reserved elements are all in flight.")			\
+	X(client_op_pool, INT, "64", 0, 0, 65536,			\
+	  "Op elements reserved to each client, the first level of the " \
+	  "pool; windows add their own in a later release.")		\
+	X(target_pool, INT, "1024", 0, 1, 1048576,			\
+	  "Target elements in the node's global pool.")			\
+	X(max_windows, INT, "64", 0, 1, 65536,				\
+	  "Window blocks in the shared segment, that is the most "	\
+	  "windows that exist at once on the node.")			\
+	X(staging_size, SIZE, "1m", 0, 4096, 1073741824,		\
+	  "Bytes of each client's data staging area in the shared "	\
+	  "segment.")							\
+	X(max_jobs, INT, "16", 0, 1, 4096,				\
+	  "Jobs one agent serves at once.")				\
+	X(idle_exit_ms, INT, "2000", RMAD_P_RELOAD, 0, 86400000,	\
+	  "An agent started by a client (embedded mode) exits after "	\
+	  "this many milliseconds without clients; 0 means never.")	\
+	X(am_buf_size, SIZE, "8k", 0, 1024, 1048576,			\
+	  "Bytes of each active-message buffer on the fabric, which "	\
+	  "bounds the size of one agent-to-agent message.")		\
+	X(am_recv_bufs, INT, "64", 0, 4, 65536,				\
+	  "Receive buffers the agent keeps posted to the fabric.")	\
+	X(am_send_bufs, INT, "256", 0, 4, 65536,			\
+	  "Send buffers; messages queued beyond them wait for send "	\
+	  "completions.")						\
+	X(allow_users, STRING, "", 0, 0, 0,				\
+	  "Systemd mode: comma-separated user names or uids, besides "	\
+	  "the agent's own uid, whose clients may attach. Empty means "	\
+	  "only the agent's own uid; \"*\" means everyone.")		\
+	X(connect_timeout_ms, INT, "20000", 0, 100, 3600000,		\
+	  "How long a client keeps trying to reach (or start) its "	\
+	  "agent before rmad_init fails with RMAD_ERR_AGENT.")		\
+	X(stats_interval_ms, INT, "0", RMAD_P_RELOAD, 0, 3600000,	\
+	  "Log agent statistics this often, in milliseconds; 0 means "	\
+	  "never.")
+
+/* Field types, by TYPE token. */
+#define RMAD_P_CTYPE_BOOL(n)	int n
+#define RMAD_P_CTYPE_INT(n)	long n
+#define RMAD_P_CTYPE_SIZE(n)	uint64_t n
+#define RMAD_P_CTYPE_STRING(n)	char n[RMAD_PARAM_STRMAX]
+#define RMAD_P_CTYPE_LEVEL(n)	int n
+
+#define RMAD_P_FIELD(n, t, d, fl, mn, mx, h)	RMAD_P_CTYPE_##t(n);
+#define RMAD_P_INDEX(n, t, d, fl, mn, mx, h)	RMAD_PI_##n,
+
+/* RMAD_PI_<name> is the index of a key in the table. */
+enum {
+	RMAD_PARAMS(RMAD_P_INDEX)
+	RMAD_NPARAMS
+};
+
+/* Where a value came from, for `rmad --show-config`. */
+enum rmad_param_src {
+	RMAD_PSRC_DEFAULT = 0,
+	RMAD_PSRC_FILE,
+	RMAD_PSRC_ENV,
+	RMAD_PSRC_SET,
+};
+
+struct rmad_params {
+	RMAD_PARAMS(RMAD_P_FIELD)
+	unsigned char src[RMAD_NPARAMS];	/* enum rmad_param_src */
+};
+
+/* Every key at its default. */
+void rmad_params_defaults(struct rmad_params *p);
+
+/*
+ * Read "key = value" lines.  '#' starts a comment at the start of a line
+ * or after whitespace; blank lines are skipped; the value may be wrapped
+ * in double quotes.  The file applies as a whole or not at all.
+ * Returns 0, 1 when the file does not exist (the caller decides whether
+ * that matters), or RMAD_ERR_ARG with "FILE:LINE: ..." in err.
+ */
+int rmad_params_load_file(struct rmad_params *p, const char *path,
+			  char *err, size_t errlen);
+
+/* RMAD_<KEY> (key upper-cased) overrides; all or nothing, like a file. */
+int rmad_params_load_env(struct rmad_params *p, char *err, size_t errlen);
+
+/* Set one key; on failure *p is unchanged and err says why. */
+int rmad_params_set(struct rmad_params *p, const char *key, const char *val,
+		    char *err, size_t errlen);
+
+/* Copy the RMAD_P_RELOAD keys from fresh; returns how many changed. */
+int rmad_params_apply_reload(struct rmad_params *cur,
+			     const struct rmad_params *fresh);
+
+enum rmad_params_fmt {
+	RMAD_PARAMS_FMT_TEXT,	/* "key = value  # source" */
+	RMAD_PARAMS_FMT_CONF,	/* a complete commented etc/rmad.conf */
+	RMAD_PARAMS_FMT_MAN,	/* .TP entries for rmad.conf(5) KEYS */
+	RMAD_PARAMS_FMT_JSON,	/* {"key": value, ...} */
+};
+
+/*
+ * TEXT is what `rmad --show-config` prints and reads back as a config
+ * file.  CONF and MAN show the defaults whatever p holds; p may be NULL
+ * for them (and means the defaults for TEXT and JSON).
+ */
+void rmad_params_print(const struct rmad_params *p, FILE *f,
+		       enum rmad_params_fmt fmt);
+
+/* Number of keys and the name of the i-th (NULL when out of range). */
+int rmad_params_count(void);
+const char *rmad_params_name(int i);
+
+#endif

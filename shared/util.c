@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * util.c - clocks, run-directory paths and fd passing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rmad.h"
+#include "util.h"
+
+uint64_t rmad_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void rmad_strlcpy(char *dst, const char *src, size_t n)
+{
+	size_t k = strnlen(src, n - 1);
+
+	memcpy(dst, src, k);
+	dst[k] = '\0';
+}
+
+int rmad_session_dir(const char *rundir, const char *session, char *out,
+		     size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char sess[128];
+	int n;
+
+	rmad_sanitize(session, sess, sizeof(sess));
+	if (rundir && *rundir)
+		n = snprintf(out, len, "%s/%s", rundir, sess);
+	else if (xdg && *xdg)
+		n = snprintf(out, len, "%s/rmad/%s", xdg, sess);
+	else
+		n = snprintf(out, len, "/tmp/rmad-%u/%s", (unsigned)getuid(),
+			     sess);
+	return n < 0 || (size_t)n >= len ? RMAD_ERR_ARG : 0;
+}
+
+int rmad_mkdir_p(const char *dir)
+{
+	char tmp[4096];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, dir, n + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+void rmad_sanitize(const char *in, char *out, size_t len)
+{
+	size_t i;
+
+	if (!len)
+		return;
+	for (i = 0; in && in[i] && i + 1 < len; i++) {
+		char c = in[i];
+		int okc = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+			  c == '-';
+
+		out[i] = okc ? c : '_';
+	}
+	out[i] = '\0';
+	if (i == 0 || (out[0] == '.' && (i == 1 || out[1] == '.')))
+		snprintf(out, len, "default");
+}
+
+int rmad_agent_sock_path(const char *sdir, int vnode, char *out, size_t len)
+{
+	int n;
+
+	if (vnode >= 0)
+		n = snprintf(out, len, "%s/agent-%d.sock", sdir, vnode);
+	else
+		n = snprintf(out, len, "%s/agent.sock", sdir);
+	/* sun_path holds 108 bytes */
+	return n < 0 || (size_t)n >= len || n >= 108 ? RMAD_ERR_ARG : 0;
+}
+
+int rmad_send_msg(int sock, const void *buf, size_t len, const int *fds,
+		  int nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t r;
+
+	if (nfds < 0 || nfds > 4)
+		return -EINVAL;
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	do {
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == len ? 0 : -EIO;
+}
+
+long rmad_recv_msg(int sock, void *buf, size_t len, int *fds, int *nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	int cap = nfds ? *nfds : 0, got = 0;
+	ssize_t r;
+
+	do {
+		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm;
+	     cm = CMSG_NXTHDR(&mh, cm)) {
+		int n, *p;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		p = (int *)CMSG_DATA(cm);
+		for (int i = 0; i < n; i++) {
+			if (got < cap)
+				fds[got++] = p[i];
+			else
+				close(p[i]);
+		}
+	}
+	if (nfds)
+		*nfds = got;
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		if (nfds)
+			*nfds = 0;
+		return -EMSGSIZE;
+	}
+	return (long)r;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * util.h - small helpers shared by the agent and librmad: clocks, run
+ * directory paths, and Unix-socket messages with file descriptors.
+ */
+#ifndef RMAD_UTIL_H
+#define RMAD_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint64_t rmad_now_ns(void);
+
+/* Copy with truncation, always NUL-terminated (n > 0). */
+void rmad_strlcpy(char *dst, const char *src, size_t n);
+
+/*
+ * The directory that holds a session's files:
+ * <rundir>/<session>/.  rundir is the configured one, else
+ * $XDG_RUNTIME_DIR/rmad, else /tmp/rmad-<uid>.  Returns 0 or RMAD_ERR_ARG
+ * when it does not fit.
+ */
+int rmad_session_dir(const char *rundir, const char *session, char *out,
+		     size_t len);
+/* Create dir and its parents with mode 0700 (an existing dir is fine). */
+int rmad_mkdir_p(const char *dir);
+/* Keep [A-Za-z0-9._-] and map everything else to '_'. */
+void rmad_sanitize(const char *in, char *out, size_t len);
+/* Socket of agent `vnode` (-1: the node's only agent) in session dir. */
+int rmad_agent_sock_path(const char *sdir, int vnode, char *out, size_t len);
+
+/* SOCK_SEQPACKET message with up to nfds descriptors (SCM_RIGHTS). */
+int rmad_send_msg(int sock, const void *buf, size_t len, const int *fds,
+		  int nfds);
+/*
+ * Receive one message; *nfds in: capacity, out: received.  Returns bytes
+ * (0 on hang-up) or a negative errno.  Extra descriptors beyond capacity
+ * are closed; truncated messages are refused with -EMSGSIZE.
+ */
+long rmad_recv_msg(int sock, void *buf, size_t len, int *fds, int *nfds);
+
+#endif

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# t/lib.sh - shared by the shell tests: TAP output, bounded commands, a
+# private run directory per test, and cleanup of every process and file
+# a test started, whatever way it ends.
+
+set -u
+
+: "${top_builddir:=$(pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${RMAD:=$top_builddir/rmad}"
+: "${RMAD_RUN:=$top_builddir/rmad-run}"
+export RMAD_AGENT_PATH="$RMAD"
+export RMAD_CONF=/nonexistent
+
+# Open MPI as root, on loopback, with more ranks than cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
+export OMPI_MCA_btl=self,tcp
+export PMIX_MCA_gds=hash
+
+# Tests on 2 shared cores: idle agents must sleep soon.
+export RMAD_SPIN_US=${RMAD_SPIN_US:-2000}
+export RMAD_CONNECT_TIMEOUT_MS=${RMAD_CONNECT_TIMEOUT_MS:-15000}
+
+T_RUNDIR=$(mktemp -d /tmp/rmad-t.XXXXXX)
+export RMAD_RUNDIR="$T_RUNDIR"
+T_TMP="$T_RUNDIR/tmp"
+mkdir -p "$T_TMP"
+T_N=0
+T_FAIL=0
+T_PIDS=()
+
+plan() { echo "1..$1"; }
+ok() {
+	# ok CONDITION-STATUS DESCRIPTION
+	local st=$1
+	shift
+	T_N=$((T_N + 1))
+	if [ "$st" -eq 0 ]; then
+		echo "ok $T_N - $*"
+	else
+		echo "not ok $T_N - $*"
+		T_FAIL=$((T_FAIL + 1))
+	fi
+}
+diag() { echo "# $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+bail() { echo "Bail out! $*"; exit 1; }
+done_testing() { exit $((T_FAIL > 0)); }
+
+# run_bounded SECONDS CMD...: a hang is a failure, never a stuck run
+run_bounded() {
+	local s=$1
+	shift
+	timeout --kill-after=5 "$s" "$@"
+}
+
+# start_agent SESSION LOGFILE [ARGS...]: an agent in the background
+start_agent() {
+	local session=$1 log=$2
+	shift 2
+	"$RMAD" --foreground --session "$session" "$@" >"$log" 2>&1 &
+	T_PIDS+=($!)
+	AGENT_PID=$!
+}
+
+# wait_for COND-COMMAND SECONDS
+wait_for() {
+	local cmd=$1 s=$2 i
+	for ((i = 0; i < s * 20; i++)); do
+		eval "$cmd" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+sock_of() { echo "$T_RUNDIR/$1/agent${2:+-$2}.sock"; }
+
+t_cleanup() {
+	local p
+	for p in "${T_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${T_PIDS[@]}"; do
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null
+	done
+	# agents started by clients (embedded) or left by rmad-run
+	pkill -KILL -f -- "$T_RUNDIR" 2>/dev/null
+	for f in /proc/[0-9]*/environ; do
+		if grep -qs "RMAD_RUNDIR=$T_RUNDIR" "$f" 2>/dev/null; then
+			p=${f#/proc/}
+			p=${p%/environ}
+			[ "$p" != "$$" ] && kill -KILL "$p" 2>/dev/null
+		fi
+	done
+	rm -rf "$T_RUNDIR"
+}
+trap t_cleanup EXIT

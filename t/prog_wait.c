@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * prog_wait.c - test program for failure cases.
+ *
+ * usage: prog_wait barrier FILE   init, write "ready" to FILE.RANK, wait
+ *                                 until FILE.go exists, then barrier
+ *        prog_wait ping FILE      init, write FILE.RANK, ping own agent
+ *                                 in a loop (up to 60 s)
+ * Prints "rank R: result CODE NAME" with the first error (or 0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rmad.h>
+
+int main(int argc, char **argv)
+{
+	int rank = -1, err;
+	char path[4096];
+	FILE *f;
+	struct rmad_info in;
+	double t0;
+
+	if (argc < 3)
+		return 2;
+	err = rmad_init(&argc, &argv);
+	if (err) {
+		printf("rank ?: result %d %s\n", err, rmad_strerror(err));
+		return 1;
+	}
+	rmad_rank(&rank);
+	rmad_get_info(&in);
+	snprintf(path, sizeof(path), "%s.%d", argv[2], rank);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d %d\n", (int)getpid(), in.agent_pid);
+		fclose(f);
+	}
+	t0 = rmad_wtime();
+	if (!strcmp(argv[1], "barrier")) {
+		snprintf(path, sizeof(path), "%s.go", argv[2]);
+		while (access(path, F_OK) && rmad_wtime() - t0 < 60)
+			usleep(10000);
+		err = rmad_barrier();
+	} else {
+		do {
+			err = rmad_ping(rank);
+		} while (!err && rmad_wtime() - t0 < 60);
+	}
+	printf("rank %d: result %d %s\n", rank, err, rmad_strerror(err));
+	fflush(stdout);
+	rmad_finalize();
+	return 0;
+}
