@@ -600,6 +600,17 @@ drop:
 	client_release(a, c, 0);
 }
 
+/* Only the agent's own user (or root) may stop or reload it. */
+static int ctl_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0)
+		return 0;
+	return cred.uid == geteuid() || cred.uid == 0;
+}
+
 static void on_client(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
@@ -651,12 +662,20 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		client_release(a, c, 0);
 		break;
 	case RMAD_CTL_STOP:
+	case RMAD_CTL_RELOAD:
+		if (!ctl_allowed(fd)) {
+			rmad_warn("client %u: stop/reload refused: not the "
+				  "agent's user", c);
+			client_release(a, c, a->cl[c].registered);
+			return;
+		}
+		if (m.h.type == RMAD_CTL_RELOAD) {
+			a->reload = 1;
+			break;
+		}
 		rmad_info("stop requested over the socket");
 		a->stopping = 1;
 		event_base_loopbreak(a->base);
-		break;
-	case RMAD_CTL_RELOAD:
-		a->reload = 1;
 		break;
 	default:
 		rmad_warn("client %u: unknown request %u", c, m.h.type);

@@ -266,10 +266,8 @@ static int setup_mesh(struct agent *a, int use_pmix)
 		a->nnodes = 1;
 		return 0;
 	}
-	if (strstr(a->p.provider, "tcp") || strstr(a->p.provider, "verbs"))
-		fc.node = "127.0.0.1";
-	if (getenv("RMAD_FABRIC_NODE"))
-		fc.node = getenv("RMAD_FABRIC_NODE");
+	if (a->p.fabric_node[0])
+		fc.node = a->p.fabric_node;
 	err = rmad_fabric_open(&fc, agent_am_recv, a, &a->fab);
 	if (err) {
 		rmad_err("cannot open libfabric provider '%s'", a->p.provider);
@@ -628,7 +626,6 @@ int main(int argc, char **argv)
 	struct agent *a = &agent;
 	const char *show = NULL;
 	int fg = 0, use_pmix = 0, err;
-	sigset_t ss;
 
 	memset(a, 0, sizeof(*a));
 	a->vnode = -1;
@@ -645,8 +642,6 @@ int main(int argc, char **argv)
 	if (!fg && !a->embedded)
 		daemonize();
 
-	/* libevent delivers these; block their default actions meanwhile */
-	sigemptyset(&ss);
 	a->base = event_base_new();
 	if (!a->base) {
 		rmad_err("libevent: cannot create the event base");

@@ -463,8 +463,12 @@ int rmad_sync_op(struct rmad_client *c, uint16_t opcode, int32_t target,
 	e->status = RMAD_ERR_INTERNAL;
 	want = ++c->sync_issued;
 	err = rmad_op_submit(c, idx);
-	if (err)
+	if (err) {
+		/* never reached the ring: it is still ours to free */
+		c->sync_issued--;
+		rmad_op_free(c, idx);
 		goto out;
+	}
 	err = rmad_counter_wait(c->me, RMAD_CNT_SYNC, want,
 				c->p.client_spin_us, rmad_agent_alive, c);
 	if (err)

@@ -40,9 +40,14 @@
 	  "virtual nodes on one host, \"tcp;ofi_rxm\" between hosts, or " \
 	  "verbs;ofi_rxm, efa or cxi on fast fabrics.")			\
 	X(core, STRING, "auto", 0, 0, 0,				\
-	  "Core the agent pins itself to: auto (the node's last core "	\
-	  "not already used by another rmad agent of this session), a "	\
-	  "core number, or none to leave it unpinned.")			\
+	  "Core the agent pins itself to: auto (the node's last core; "	\
+	  "with virtual nodes, agent v takes the v-th core from the "	\
+	  "end), a core number, or none to leave it unpinned.")	\
+	X(fabric_node, STRING, "", 0, 0, 0,				\
+	  "Address the agent's libfabric endpoint binds to (with "	\
+	  "FI_SOURCE), e.g. 127.0.0.1 for virtual nodes over "		\
+	  "tcp;ofi_rxm, or this host's address on the cluster network. " \
+	  "Empty lets the provider choose; shm ignores it.")		\
 	X(spin_us, INT, "20000", RMAD_P_RELOAD, 0, 60000000,		\
 	  "Microseconds the agent keeps polling its rings and the "	\
 	  "fabric after its last activity before it sleeps. Longer "	\

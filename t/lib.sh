@@ -22,6 +22,7 @@ export PMIX_MCA_gds=hash
 # Tests on 2 shared cores: idle agents must sleep soon.
 export RMAD_SPIN_US=${RMAD_SPIN_US:-2000}
 export RMAD_CONNECT_TIMEOUT_MS=${RMAD_CONNECT_TIMEOUT_MS:-15000}
+export RMAD_FABRIC_NODE=127.0.0.1
 
 T_RUNDIR=$(mktemp -d /tmp/rmad-t.XXXXXX)
 export RMAD_RUNDIR="$T_RUNDIR"
