@@ -36,8 +36,12 @@
 #define RMAD_SYSCONFDIR "/etc"
 #endif
 
-/* Poll sockets and timers once per this many busy iterations. */
-#define EVENT_POLL_EVERY 64
+/*
+ * Look at sockets, signals and timers at least this often (ns), even
+ * while the rings keep the agent busy: attaches, hang-ups and SIGTERM
+ * must not wait for a quiet moment.
+ */
+#define EVENT_POLL_NS 200000
 
 static struct agent agent;
 
@@ -365,11 +369,12 @@ static void agent_sleep(struct agent *a)
 
 static void agent_run(struct agent *a)
 {
-	unsigned iter = 0;
+	uint64_t last_events = 0;
 
 	a->last_activity_ns = rmad_now_ns();
 	while (!a->stopping) {
 		int n = agent_poll_rings(a);
+		uint64_t now;
 
 		if (a->fab) {
 			int f = rmad_fabric_progress(a->fab);
@@ -378,16 +383,16 @@ static void agent_run(struct agent *a)
 				n += f;
 		}
 		agent_flush_wakeups(a);
-		if (n) {
-			agent_note_activity(a);
-			iter = 0;
-		}
-		if (++iter % EVENT_POLL_EVERY == 0)
+		now = rmad_now_ns();
+		if (n)
+			a->last_activity_ns = now;
+		if (now - last_events >= EVENT_POLL_NS) {
+			last_events = now;
 			event_base_loop(a->base, EVLOOP_NONBLOCK);
+		}
 		if (n || a->p.busy_poll)
 			continue;
-		if (rmad_now_ns() - a->last_activity_ns >=
-		    (uint64_t)a->p.spin_us * 1000)
+		if (now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000)
 			agent_sleep(a);
 		else
 			caa_cpu_relax();
