@@ -163,8 +163,13 @@ int agent_am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 int agent_rank_node(struct agent_job *j, int32_t rank);
 void agent_job_retry_barriers(struct agent *a, struct agent_job *j);
 
+/* ctl.c: answer rmadctl's status request on fd (text or JSON) */
+void agent_ctl_status(struct agent *a, int fd, int json);
+
 /* pin.c */
 int agent_pin(struct agent *a);
+int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
+		    size_t len);
 
 /* main.c */
 void agent_note_activity(struct agent *a);

@@ -677,6 +677,19 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		a->stopping = 1;
 		event_base_loopbreak(a->base);
 		break;
+	case RMAD_CTL_STATUS: {
+		/* read-only, so any permitted user may ask */
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+		    !uid_allowed(a, cred.uid)) {
+			client_release(a, c, a->cl[c].registered);
+			return;
+		}
+		agent_ctl_status(a, fd, !!(m.h.flags & RMAD_CTL_FLAG_JSON));
+		break;
+	}
 	default:
 		rmad_warn("client %u: unknown request %u", c, m.h.type);
 		break;

@@ -45,6 +45,9 @@
 
 static struct agent agent;
 
+/* --print-rank-cpus K: how many agents share this host */
+static int rank_cpus_agents;
+
 /* --set KEY=VALUE arguments, applied again on every reload */
 static char **set_args;
 static int nset_args;
@@ -90,6 +93,8 @@ RMAD_SYSCONFDIR "/rmad/rmad.conf,\n"
 "      --show-config[=FMT] print the configuration and exit; FMT is\n"
 "                          text (default), conf, man, json or names\n"
 "      --print-run-dir     print the session's run directory and exit\n"
+"      --print-rank-cpus K print the CPUs left for ranks when K agents of\n"
+"                          this host are pinned (\"\" if none) and exit\n"
 "  -V, --version           print the version and exit\n"
 "  -h, --help              this text\n");
 }
@@ -414,6 +419,7 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 		{ "set", required_argument, NULL, 'S' },
 		{ "show-config", optional_argument, NULL, 'C' },
 		{ "print-run-dir", no_argument, NULL, 'D' },
+		{ "print-rank-cpus", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -459,6 +465,10 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 		case 'D':
 			*show = "run-dir";
 			break;
+		case 'R':
+			rank_cpus_agents = atoi(optarg);
+			*show = "rank-cpus";
+			break;
 		case 'V':
 			printf("rmad %s (ABI %d)\n", PACKAGE_VERSION,
 			       RMAD_ABI_VERSION);
@@ -491,6 +501,16 @@ static int show_config(struct agent *a, const char *fmt)
 		{ "json", RMAD_PARAMS_FMT_JSON },
 	};
 
+	if (!strcmp(fmt, "rank-cpus")) {
+		char cpus[1024];
+
+		if (rank_cpus_agents < 1 ||
+		    agent_rank_cpus(&a->p, rank_cpus_agents, cpus,
+				    sizeof(cpus)))
+			return 2;
+		printf("%s\n", cpus);
+		return 0;
+	}
 	if (!strcmp(fmt, "run-dir")) {
 		char sdir[PATH_MAX];
 

@@ -15,6 +15,57 @@
 
 #include "agent.h"
 #include "log.h"
+#include "rmad.h"
+
+/* The core index agent v takes under core=auto: the v-th from the end. */
+static int auto_core(int v, int ncores)
+{
+	return ncores - 1 - ((v > 0 ? v : 0) % ncores);
+}
+
+/*
+ * The logical CPUs left for ranks once `nagents` agents of this host are
+ * pinned as agent_pin() pins them, as a list such as "0-5" for the
+ * launcher's --cpu-set.  Writes "" when no CPU is left (an oversubscribed
+ * host: ranks then float) or when agents are not pinned at all.
+ */
+int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
+		    size_t len)
+{
+	hwloc_topology_t topo;
+	hwloc_bitmap_t left;
+	int ncores, ret = 0;
+
+	out[0] = '\0';
+	if (!strcmp(p->core, "none") || hwloc_topology_init(&topo) < 0)
+		return 0;
+	if (hwloc_topology_load(topo) < 0)
+		goto out_topo;
+	ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+	left = hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(topo));
+	if (ncores <= 0 || !left)
+		goto out_map;
+	for (int v = 0; v < nagents; v++) {
+		char *end;
+		long n = strtol(p->core, &end, 10);
+		int idx = !strcmp(p->core, "auto") ? auto_core(v, ncores) :
+			  (*end || n < 0 || n >= ncores) ? -1 : (int)n;
+		hwloc_obj_t core = idx < 0 ? NULL :
+			hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE,
+					      (unsigned)idx);
+
+		if (core && core->cpuset)
+			hwloc_bitmap_andnot(left, left, core->cpuset);
+	}
+	if (!hwloc_bitmap_iszero(left) &&
+	    hwloc_bitmap_list_snprintf(out, len, left) >= (int)len)
+		ret = RMAD_ERR_ARG;
+out_map:
+	hwloc_bitmap_free(left);
+out_topo:
+	hwloc_topology_destroy(topo);
+	return ret;
+}
 
 int agent_pin(struct agent *a)
 {
@@ -37,9 +88,7 @@ int agent_pin(struct agent *a)
 	if (ncores <= 0)
 		goto out;
 	if (!strcmp(want, "auto")) {
-		int v = a->vnode > 0 ? a->vnode : 0;
-
-		idx = ncores - 1 - (v % ncores);
+		idx = auto_core(a->vnode, ncores);
 	} else {
 		long n = strtol(want, &end, 10);
 

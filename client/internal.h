@@ -47,6 +47,10 @@ struct rmad_client {
 
 extern struct rmad_client rmad_cl;
 
+/* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
+int rmad_group_members(rmad_group_t g, int *n);
+int rmad_group_rank(rmad_group_t g, int i);
+
 /* boot.c */
 int rmad_boot_client(struct rmad_bootinfo *b);
 void rmad_boot_client_fini(struct rmad_bootinfo *b);

@@ -125,6 +125,10 @@ struct rmad_info {
 int rmad_get_info(struct rmad_info *info);
 int rmad_ping(int rank);
 
+/* Groups. */
+int rmad_group_incl(const int *ranks, int n, rmad_group_t *group);
+int rmad_group_free(rmad_group_t *group);
+
 /*
  * Windows, communication, synchronization and datatypes (API.md) are
  * declared here as they are delivered; see rmad(7) for what this release

@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ctl.c - the agent's answer to `rmadctl status`.
+ *
+ * The report is built in one static buffer and sent as a single
+ * SOCK_SEQPACKET message: a struct rmad_ctl_hdr, then NUL-terminated
+ * text, either a human-readable report in sections or one JSON object.
+ * It runs on the loop thread and only reads agent state, so it needs no
+ * locking; the shared segment's free-list count is read relaxed because
+ * clients change it concurrently and it is only a statistic.
+ *
+ * The message never exceeds CTL_MSG_MAX.  Everything but the client and
+ * job lists has a small fixed bound, so those lists are written under a
+ * lower limit that keeps CTL_RESERVE bytes free: an entry that does not
+ * fit is taken back whole and the report says how many were left out,
+ * which keeps the JSON valid however many clients there are.
+ *
+ * Text layout: a section header on a line of its own in column 0 (agent,
+ * clients, jobs, stats, op pool, fabric), its lines indented.  rmadctl
+ * stats prints the report from the "stats" header on, so keep the
+ * counters last.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "atomics.h"
+#include "log.h"
+#include "rmad.h"
+#include "util.h"
+
+#define CTL_MSG_MAX	(60 * 1024)	/* whole message, header included */
+#define CTL_RESERVE	(8 * 1024)	/* for everything but the lists */
+
+static const char *const am_names[RMAD_AM_TYPE_MAX] = {
+	[RMAD_AM_PING] = "PING",
+	[RMAD_AM_PONG] = "PONG",
+	[RMAD_AM_JOB_JOIN] = "JOB_JOIN",
+	[RMAD_AM_JOB_MAP] = "JOB_MAP",
+	[RMAD_AM_BARRIER_ARRIVE] = "BARRIER_ARRIVE",
+	[RMAD_AM_BARRIER_RELEASE] = "BARRIER_RELEASE",
+	[RMAD_AM_JOB_FAIL] = "JOB_FAIL",
+};
+
+/* A bounded string builder: appends that do not fit set `over`. */
+struct sbuf {
+	char *p;
+	size_t len;	/* bytes written, without the NUL */
+	size_t lim;	/* len may not pass this (p holds lim + 1 bytes) */
+	int over;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->over)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->lim - b->len + 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n > b->lim - b->len) {
+		/* take back the partial write: entries stay whole */
+		b->p[b->len] = '\0';
+		b->over = 1;
+		return;
+	}
+	b->len += (size_t)n;
+}
+
+static void sb_putc(struct sbuf *b, char c)
+{
+	if (b->over)
+		return;
+	if (b->len >= b->lim) {
+		b->over = 1;
+		return;
+	}
+	b->p[b->len++] = c;
+	b->p[b->len] = '\0';
+}
+
+/* Undo everything after mark, e.g. a list entry that did not fit. */
+static void sb_rewind(struct sbuf *b, size_t mark)
+{
+	b->len = mark;
+	b->p[mark] = '\0';
+	b->over = 0;
+}
+
+/*
+ * Enter a list: entries may use all but CTL_RESERVE of what is left, so
+ * the sections after the list always fit.  Returns the limit to restore.
+ */
+static size_t sb_list_begin(struct sbuf *b)
+{
+	size_t full = b->lim;
+
+	b->lim = full - b->len > CTL_RESERVE ? full - CTL_RESERVE : b->len;
+	return full;
+}
+
+/*
+ * Length of the well-formed UTF-8 sequence at s (n bytes left), or 0.
+ * Names come from clients and may hold any bytes; only well-formed
+ * sequences are copied, so the JSON stays valid UTF-8.
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
+		return 0;
+	if (len == 4 && (cp < 0x10000 || cp > 0x10ffff))
+		return 0;
+	return len;
+}
+
+/* A JSON string literal of s (at most max bytes of it). */
+static void sb_json_str(struct sbuf *b, const char *str, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = str ? strnlen(str, max) : 0;
+
+	if (!str) {
+		sb_printf(b, "null");
+		return;
+	}
+	sb_putc(b, '"');
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(s + i, n - i);
+
+		if (!k) {
+			sb_printf(b, "\\ufffd");
+			i++;
+			continue;
+		}
+		if (s[i] == '"' || s[i] == '\\')
+			sb_printf(b, "\\%c", s[i]);
+		else if (s[i] < 0x20)
+			sb_printf(b, "\\u%04x", s[i]);
+		else
+			for (size_t j = 0; j < k; j++)
+				sb_putc(b, (char)s[i + j]);
+		i += k;
+	}
+	sb_putc(b, '"');
+}
+
+/*
+ * s for a terminal: control characters (C0, DEL and C1) and malformed
+ * UTF-8 become '?', so a client's job name cannot drive the terminal or
+ * break the table's lines.
+ */
+static void sb_text_str(struct sbuf *b, const char *str, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = str ? strnlen(str, max) : 0;
+
+	if (!str || !n) {
+		sb_putc(b, '-');
+		return;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(s + i, n - i);
+
+		if (!k || s[i] < 0x20 || s[i] == 0x7f ||
+		    (k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0)) {
+			sb_putc(b, '?');
+			i += k ? k : 1;
+			continue;
+		}
+		for (size_t j = 0; j < k; j++)
+			sb_putc(b, (char)s[i + j]);
+		i += k;
+	}
+}
+
+/*
+ * Seconds since this process started, from /proc/self/stat (field 22,
+ * in clock ticks after boot) against CLOCK_BOOTTIME: no start time has
+ * to be kept in struct agent.  Returns 0 or RMAD_ERR_INTERNAL.
+ */
+static int agent_uptime(uint64_t *secs)
+{
+	char buf[2048], *p, *end;
+	unsigned long long start;
+	struct timespec now;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return RMAD_ERR_INTERNAL;
+	do {
+		n = read(fd, buf, sizeof(buf) - 1);
+	} while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0 || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now) < 0)
+		return RMAD_ERR_INTERNAL;
+	buf[n] = '\0';
+	/* comm (field 2) may hold spaces and ')': start after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return RMAD_ERR_INTERNAL;
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p += strspn(p, " ");
+		p += strcspn(p, " ");
+	}
+	errno = 0;
+	start = strtoull(p, &end, 10);
+	if (end == p || errno)
+		return RMAD_ERR_INTERNAL;
+	start /= (unsigned long long)hz;
+	*secs = (uint64_t)now.tv_sec > start ? (uint64_t)now.tv_sec - start : 0;
+	return 0;
+}
+
+/* Registered clients only: rmadctl's own connection is not a client. */
+static int count_clients(struct agent *a)
+{
+	int n = 0;
+
+	for (int c = 0; c < a->p.max_clients; c++)
+		n += a->cl[c].fd >= 0 && a->cl[c].registered;
+	return n;
+}
+
+static uint32_t op_pool_in_use(struct agent *a)
+{
+	uint32_t size, nfree;
+
+	if (!a->hdr)
+		return 0;
+	size = a->hdr->op_pool_size;
+	/* approximate while clients pop and push: clamp, never wrap */
+	nfree = load_relaxed(&a->hdr->op_free.count);
+	return nfree < size ? size - nfree : 0;
+}
+
+static const char *provider_name(struct agent *a)
+{
+	const char *p = a->fab ? rmad_fabric_provider(a->fab) : NULL;
+
+	return p ? p : "none";
+}
+
+static const char *job_nspace(const struct agent_client *ac)
+{
+	return ac->job ? ac->job->nspace : NULL;
+}
+
+/* ------------------------------------------------------------- text */
+
+static void text_agent(struct agent *a, struct sbuf *b)
+{
+	uint64_t up;
+	int conns = 0;
+
+	for (int c = 0; c < a->p.max_clients; c++)
+		conns += a->cl[c].fd >= 0;
+	sb_printf(b, "agent\n  pid          %d\n  version      %s (ABI %d)\n",
+		  (int)getpid(), PACKAGE_VERSION, RMAD_ABI_VERSION);
+	sb_printf(b, "  session      ");
+	sb_text_str(b, a->session, sizeof(a->session));
+	sb_printf(b, "\n  node         %d of %d\n", a->node, a->nnodes);
+	if (a->core >= 0)
+		sb_printf(b, "  core         %d\n", a->core);
+	else
+		sb_printf(b, "  core         unpinned\n");
+	sb_printf(b, "  hostname     ");
+	sb_text_str(b, a->hostname, sizeof(a->hostname));
+	sb_printf(b, "\n  provider     ");
+	sb_text_str(b, provider_name(a), 64);
+	sb_putc(b, '\n');
+	if (!agent_uptime(&up)) {
+		sb_printf(b, "  uptime       ");
+		if (up >= 86400)
+			sb_printf(b, "%llud ",
+				  (unsigned long long)(up / 86400));
+		sb_printf(b, "%02u:%02u:%02u\n", (unsigned)(up / 3600 % 24),
+			  (unsigned)(up / 60 % 60), (unsigned)(up % 60));
+	}
+	sb_printf(b, "  clients      %d attached, %d connections\n",
+		  count_clients(a), conns);
+}
+
+static void text_clients(struct agent *a, struct sbuf *b)
+{
+	size_t full;
+	int omitted = 0;
+
+	sb_printf(b, "\nclients\n  %4s %8s %8s %6s %8s  %s\n", "SLOT", "PID",
+		  "RANK", "LOCAL", "BAD_OPS", "JOB");
+	full = sb_list_begin(b);
+	for (int c = 0; c < a->p.max_clients; c++) {
+		const struct agent_client *ac = &a->cl[c];
+		size_t mark = b->len;
+
+		if (ac->fd < 0 || !ac->registered)
+			continue;
+		if (omitted || b->over) {
+			omitted++;
+			continue;
+		}
+		sb_printf(b, "  %4d %8d %8d %6d %8llu  ", c, (int)ac->pid,
+			  (int)ac->rank, (int)ac->local_rank,
+			  (unsigned long long)ac->bad_ops);
+		sb_text_str(b, job_nspace(ac), RMAD_NSPACE_MAX);
+		sb_putc(b, '\n');
+		if (b->over) {
+			sb_rewind(b, mark);
+			omitted = 1;
+		}
+	}
+	b->lim = full;
+	if (omitted)
+		sb_printf(b, "  ... %d more not shown\n", omitted);
+}
+
+static void text_jobs(struct agent *a, struct sbuf *b)
+{
+	char local[32];
+	size_t full;
+	int omitted = 0;
+
+	sb_printf(b, "\njobs\n  %8s %11s %5s %6s %8s  %s\n", "SIZE",
+		  "LOCAL", "MAP", "FAILED", "EPOCH", "NSPACE");
+	full = sb_list_begin(b);
+	for (int i = 0; i < a->p.max_jobs; i++) {
+		const struct agent_job *j = &a->jobs[i];
+		size_t mark = b->len;
+
+		if (!j->in_use)
+			continue;
+		if (omitted || b->over) {
+			omitted++;
+			continue;
+		}
+		snprintf(local, sizeof(local), "%d/%d", (int)j->nlocal,
+			 (int)j->local_size);
+		sb_printf(b, "  %8d %11s %5s %6s %8llu  ", (int)j->size, local,
+			  j->map_ready ? "ready" : "no",
+			  j->failed ? "yes" : "no",
+			  (unsigned long long)j->bar_epoch);
+		sb_text_str(b, j->nspace, sizeof(j->nspace));
+		sb_putc(b, '\n');
+		if (b->over) {
+			sb_rewind(b, mark);
+			omitted = 1;
+		}
+	}
+	b->lim = full;
+	if (omitted)
+		sb_printf(b, "  ... %d more not shown\n", omitted);
+}
+
+static void text_stats(struct agent *a, struct sbuf *b)
+{
+	const struct agent_stats *st = &a->st;
+
+	sb_printf(b, "\nstats\n");
+	sb_printf(b, "  ops done           %llu\n",
+		  (unsigned long long)st->ops_done);
+	sb_printf(b, "  bad ops            %llu\n",
+		  (unsigned long long)st->ops_bad);
+	sb_printf(b, "  wakeups            %llu\n",
+		  (unsigned long long)st->wakeups);
+	sb_printf(b, "  sleeps             %llu\n",
+		  (unsigned long long)st->sleeps);
+	sb_printf(b, "  clients attached   %llu since start\n",
+		  (unsigned long long)st->clients_attached);
+	sb_printf(b, "  clients died       %llu since start\n",
+		  (unsigned long long)st->clients_died);
+	sb_printf(b, "  packets dropped    %llu\n",
+		  (unsigned long long)st->pkts_dropped);
+	sb_printf(b, "  %-17s  %12s %12s\n", "packets", "SENT", "RECEIVED");
+	for (int t = 1; t < RMAD_AM_TYPE_MAX; t++)
+		sb_printf(b, "    %-15s  %12llu %12llu\n", am_names[t],
+			  (unsigned long long)st->pkts_sent[t],
+			  (unsigned long long)st->pkts_recv[t]);
+	sb_printf(b, "\nop pool\n");
+	sb_printf(b, "  global in use      %u of %u\n", op_pool_in_use(a),
+		  a->hdr ? a->hdr->op_pool_size : 0);
+	sb_printf(b, "  high-water mark    %u\n", st->op_pool_hwm);
+	if (a->fab) {
+		struct rmad_fabric_stats fs;
+
+		rmad_fabric_get_stats(a->fab, &fs);
+		sb_printf(b, "\nfabric\n");
+		sb_printf(b, "  sent               %llu (%llu bytes)\n",
+			  (unsigned long long)fs.sent,
+			  (unsigned long long)fs.send_bytes);
+		sb_printf(b, "  received           %llu (%llu bytes)\n",
+			  (unsigned long long)fs.received,
+			  (unsigned long long)fs.recv_bytes);
+		sb_printf(b, "  queued             %llu\n",
+			  (unsigned long long)fs.queued);
+		sb_printf(b, "  pending now        %d\n",
+			  rmad_fabric_pending(a->fab));
+		sb_printf(b, "  cq errors          %llu\n",
+			  (unsigned long long)fs.cq_errors);
+	}
+}
+
+/* ------------------------------------------------------------- JSON */
+
+static void json_agent(struct agent *a, struct sbuf *b)
+{
+	uint64_t up;
+
+	sb_printf(b, "{\"agent\":{\"pid\":%d,\"version\":", (int)getpid());
+	sb_json_str(b, PACKAGE_VERSION, 64);
+	sb_printf(b, ",\"abi_version\":%d,\"session\":", RMAD_ABI_VERSION);
+	sb_json_str(b, a->session, sizeof(a->session));
+	sb_printf(b, ",\"node\":%d,\"nnodes\":%d,\"core\":%d,\"hostname\":",
+		  a->node, a->nnodes, a->core);
+	sb_json_str(b, a->hostname, sizeof(a->hostname));
+	sb_printf(b, ",\"provider\":");
+	sb_json_str(b, provider_name(a), 64);
+	if (!agent_uptime(&up))
+		sb_printf(b, ",\"uptime_s\":%llu", (unsigned long long)up);
+	else
+		sb_printf(b, ",\"uptime_s\":null");
+	sb_printf(b, ",\"clients\":%d}", count_clients(a));
+}
+
+static void json_clients(struct agent *a, struct sbuf *b)
+{
+	size_t full;
+	int omitted = 0, first = 1;
+
+	sb_printf(b, ",\"clients\":[");
+	full = sb_list_begin(b);
+	for (int c = 0; c < a->p.max_clients; c++) {
+		const struct agent_client *ac = &a->cl[c];
+		size_t mark = b->len;
+
+		if (ac->fd < 0 || !ac->registered)
+			continue;
+		if (omitted || b->over) {
+			omitted++;
+			continue;
+		}
+		sb_printf(b, "%s{\"slot\":%d,\"pid\":%d,\"rank\":%d,"
+			  "\"local_rank\":%d,\"bad_ops\":%llu,\"job\":",
+			  first ? "" : ",", c, (int)ac->pid, (int)ac->rank,
+			  (int)ac->local_rank, (unsigned long long)ac->bad_ops);
+		sb_json_str(b, job_nspace(ac), RMAD_NSPACE_MAX);
+		sb_putc(b, '}');
+		if (b->over) {
+			sb_rewind(b, mark);
+			omitted = 1;
+			continue;
+		}
+		first = 0;
+	}
+	b->lim = full;
+	sb_printf(b, "],\"clients_omitted\":%d", omitted);
+}
+
+static void json_jobs(struct agent *a, struct sbuf *b)
+{
+	size_t full;
+	int omitted = 0, first = 1;
+
+	sb_printf(b, ",\"jobs\":[");
+	full = sb_list_begin(b);
+	for (int i = 0; i < a->p.max_jobs; i++) {
+		const struct agent_job *j = &a->jobs[i];
+		size_t mark = b->len;
+
+		if (!j->in_use)
+			continue;
+		if (omitted || b->over) {
+			omitted++;
+			continue;
+		}
+		sb_printf(b, "%s{\"nspace\":", first ? "" : ",");
+		sb_json_str(b, j->nspace, sizeof(j->nspace));
+		sb_printf(b, ",\"size\":%d,\"local_size\":%d,"
+			  "\"local_ranks\":%d,\"map_ready\":%s,\"failed\":%s,"
+			  "\"barrier_epoch\":%llu}",
+			  (int)j->size, (int)j->local_size, (int)j->nlocal,
+			  j->map_ready ? "true" : "false",
+			  j->failed ? "true" : "false",
+			  (unsigned long long)j->bar_epoch);
+		if (b->over) {
+			sb_rewind(b, mark);
+			omitted = 1;
+			continue;
+		}
+		first = 0;
+	}
+	b->lim = full;
+	sb_printf(b, "],\"jobs_omitted\":%d", omitted);
+}
+
+static void json_pkts(struct sbuf *b, const char *key, const uint64_t *v)
+{
+	sb_printf(b, ",\"%s\":{", key);
+	for (int t = 1; t < RMAD_AM_TYPE_MAX; t++)
+		sb_printf(b, "%s\"%s\":%llu", t > 1 ? "," : "", am_names[t],
+			  (unsigned long long)v[t]);
+	sb_putc(b, '}');
+}
+
+static void json_stats(struct agent *a, struct sbuf *b)
+{
+	const struct agent_stats *st = &a->st;
+
+	sb_printf(b, ",\"stats\":{\"ops_done\":%llu,\"bad_ops\":%llu,"
+		  "\"wakeups\":%llu,\"sleeps\":%llu,\"clients_attached\":%llu,"
+		  "\"clients_died\":%llu,\"pkts_dropped\":%llu",
+		  (unsigned long long)st->ops_done,
+		  (unsigned long long)st->ops_bad,
+		  (unsigned long long)st->wakeups,
+		  (unsigned long long)st->sleeps,
+		  (unsigned long long)st->clients_attached,
+		  (unsigned long long)st->clients_died,
+		  (unsigned long long)st->pkts_dropped);
+	json_pkts(b, "pkts_sent", st->pkts_sent);
+	json_pkts(b, "pkts_recv", st->pkts_recv);
+	sb_printf(b, "},\"op_pool\":{\"size\":%u,\"in_use\":%u,\"hwm\":%u}",
+		  a->hdr ? a->hdr->op_pool_size : 0, op_pool_in_use(a),
+		  st->op_pool_hwm);
+	if (a->fab) {
+		struct rmad_fabric_stats fs;
+
+		rmad_fabric_get_stats(a->fab, &fs);
+		sb_printf(b, ",\"fabric\":{\"sent\":%llu,\"received\":%llu,"
+			  "\"queued\":%llu,\"pending\":%d,\"cq_errors\":%llu,"
+			  "\"send_bytes\":%llu,\"recv_bytes\":%llu}",
+			  (unsigned long long)fs.sent,
+			  (unsigned long long)fs.received,
+			  (unsigned long long)fs.queued,
+			  rmad_fabric_pending(a->fab),
+			  (unsigned long long)fs.cq_errors,
+			  (unsigned long long)fs.send_bytes,
+			  (unsigned long long)fs.recv_bytes);
+	} else {
+		sb_printf(b, ",\"fabric\":null");
+	}
+	sb_printf(b, "}\n");
+}
+
+/* ------------------------------------------------------------ reply */
+
+void agent_ctl_status(struct agent *a, int fd, int json)
+{
+	/* static: 60 KiB is too much for the loop thread's stack */
+	static char msg[CTL_MSG_MAX];
+	struct rmad_ctl_hdr *h = (struct rmad_ctl_hdr *)msg;
+	struct sbuf b = {
+		.p = msg + sizeof(*h),
+		.lim = CTL_MSG_MAX - sizeof(*h) - 1,
+	};
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = RMAD_CTL_MAGIC;
+	h->abi_version = RMAD_ABI_VERSION;
+	h->type = RMAD_CTL_TEXT_REPLY;
+	h->flags = json ? RMAD_CTL_FLAG_JSON : 0;
+	b.p[0] = '\0';
+
+	/* the lists are cut to fit; everything else has a small bound */
+	if (json) {
+		json_agent(a, &b);
+		json_clients(a, &b);
+		json_jobs(a, &b);
+		json_stats(a, &b);
+	} else {
+		text_agent(a, &b);
+		text_clients(a, &b);
+		text_jobs(a, &b);
+		text_stats(a, &b);
+	}
+	if (b.over) {
+		/* cannot happen with CTL_RESERVE; still answer something
+		 * that parses rather than a cut JSON object */
+		rmad_warn("status report too large, sending a stub");
+		sb_rewind(&b, 0);
+		sb_printf(&b, "%s", json ?
+			  "{\"error\":\"status report too large\"}\n" :
+			  "status report too large\n");
+	}
+	err = rmad_send_msg(fd, msg, sizeof(*h) + b.len + 1, NULL, 0);
+	if (err < 0)
+		rmad_warn("status reply not sent: %s", strerror(-err));
+}

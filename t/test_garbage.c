@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_garbage.c - a hostile client: attaches through the control socket
+ * like librmad, then writes garbage where the agent reads.
+ *
+ *  - op indices out of the pool, of another client's elements, and of
+ *    the global pool it was never lent;
+ *  - a valid element with a bad opcode (must complete with RMAD_ERR_ARG);
+ *  - a corrupt free-list head and scribbled ring sequence numbers;
+ *  - a barrier op although the job has one rank (must still complete).
+ *
+ * The agent must drop or fail each one, stay up, and keep the completion
+ * counters consistent.  The shell test then checks that a well-behaved
+ * client still works.
+ *
+ * usage: test_garbage SOCKET
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "atomics.h"
+#include "counter.h"
+#include "pool.h"
+#include "ring.h"
+#include "rmad.h"
+#include "rmad_ctl.h"
+#include "rmad_shm.h"
+#include "tap.h"
+#include "util.h"
+
+static int sock = -1, bell = -1;
+static void *seg;
+static struct rmad_shm_hdr *h;
+static struct rmad_shm_client *me;
+static struct rmad_ctl_register_reply reg;
+
+static int attach(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct rmad_ctl_register m;
+	int fds[2], nfds = 2;
+
+	sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	memset(&m, 0, sizeof(m));
+	m.h.magic = RMAD_CTL_MAGIC;
+	m.h.abi_version = RMAD_ABI_VERSION;
+	m.h.type = RMAD_CTL_REGISTER;
+	m.size = 1;
+	m.local_size = 1;
+	snprintf(m.nspace, sizeof(m.nspace), "garbage-%d", (int)getpid());
+	if (rmad_send_msg(sock, &m, sizeof(m), NULL, 0) < 0 ||
+	    rmad_recv_msg(sock, &reg, sizeof(reg), fds, &nfds) !=
+		    (long)sizeof(reg) || reg.status || nfds != 2)
+		return -1;
+	seg = mmap(NULL, reg.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fds[0], 0);
+	if (seg == MAP_FAILED)
+		return -1;
+	h = seg;
+	me = rmad_shm_client_at(seg, h, reg.client);
+	bell = fds[1];
+	return 0;
+}
+
+static void push(uint32_t v)
+{
+	uint64_t one = 1;
+
+	while (rmad_ring_push(me->ring, h->ring_entries - 1, &me->sq_tail,
+			      v) < 0)
+		usleep(1000);
+	if (write(bell, &one, sizeof(one)) < 0) {
+		/* the agent polls anyway */
+	}
+}
+
+static int wait_cnt(int which, uint64_t target)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (rmad_counter_read(me, which) >= target)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static struct rmad_pool_view view(void)
+{
+	struct rmad_pool_view v = {
+		.base = (char *)seg + h->off_ops,
+		.stride = sizeof(struct rmad_op_elem),
+		.first = 0,
+		.n = rmad_shm_nops(h),
+	};
+	return v;
+}
+
+static uint32_t take(void)
+{
+	struct rmad_pool_view v = view();
+
+	return rmad_pool_get(&me->op_free, &v);
+}
+
+static void fill(uint32_t i, uint16_t opc, uint16_t flags)
+{
+	struct rmad_op_elem *e = rmad_shm_op_at(seg, h, i);
+
+	memset(e, 0, sizeof(*e));
+	e->opcode = opc;
+	e->flags = flags;
+	e->owner = reg.client;
+	e->status = 12345;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t mine, other, nops;
+	uint64_t sync0, local0;
+
+	alarm_after(60);
+	plan(8);
+	if (argc < 2 || attach(argv[1]) < 0) {
+		diag("cannot attach to %s", argc > 1 ? argv[1] : "(none)");
+		return 1;
+	}
+	nops = rmad_shm_nops(h);
+	ok(1, "attached as client %u (%u op elements on the node)",
+	   reg.client, nops);
+
+	/* indices that are not ours: all must be dropped */
+	push(nops);
+	push(0xfffffff0u);
+	push(RMAD_NIL);
+	push(0);	/* a global element never lent to us */
+	other = h->op_pool_size + ((reg.client + 1) % h->max_clients) *
+		h->client_op_pool;
+	push(other);	/* another client's reserved element */
+	/* a good no-op then proves the agent went past all of them */
+	local0 = rmad_counter_read(me, RMAD_CNT_LOCAL);
+	mine = take();
+	fill(mine, RMAD_OPC_NOOP, 0);
+	push(mine);
+	ok(wait_cnt(RMAD_CNT_LOCAL, local0 + 1),
+	   "foreign and out-of-range indices dropped; a good op completes");
+
+	/* a barrier of a one-rank job completes at once */
+	mine = take();
+	fill(mine, RMAD_OPC_BARRIER, RMAD_OPF_KEEP | RMAD_OPF_SYNC);
+	sync0 = rmad_counter_read(me, RMAD_CNT_SYNC);
+	push(mine);
+	ok(wait_cnt(RMAD_CNT_SYNC, sync0 + 1) &&
+	   rmad_shm_op_at(seg, h, mine)->status == 0,
+	   "a one-rank barrier completes with status 0");
+
+	/* a bad opcode fails that op, with RMAD_ERR_ARG */
+	sync0 = rmad_counter_read(me, RMAD_CNT_SYNC);
+	fill(mine, 999, RMAD_OPF_KEEP | RMAD_OPF_SYNC);
+	push(mine);
+	{
+		int done = wait_cnt(RMAD_CNT_SYNC, sync0 + 1);
+		int st = load_acquire(&rmad_shm_op_at(seg, h, mine)->status);
+
+		ok(done && st == RMAD_ERR_ARG,
+		   "a bad opcode completes with RMAD_ERR_ARG (%d)", st);
+	}
+
+	/* a ping to a rank outside the job */
+	sync0 = rmad_counter_read(me, RMAD_CNT_SYNC);
+	fill(mine, RMAD_OPC_PING, RMAD_OPF_KEEP | RMAD_OPF_SYNC);
+	rmad_shm_op_at(seg, h, mine)->target = 77;
+	push(mine);
+	ok(wait_cnt(RMAD_CNT_SYNC, sync0 + 1) &&
+	   rmad_shm_op_at(seg, h, mine)->status == RMAD_ERR_RANK,
+	   "a ping to rank 77 of 1 completes with RMAD_ERR_RANK");
+
+	/* our own free list and ring turned to garbage: only we suffer */
+	me->op_free.head = 0x123456789abcull;
+	store_release(&me->want_ops, 1);
+	for (uint32_t i = 0; i < h->ring_entries; i++)
+		me->ring[i].seq = 0xdeadbeef + i;
+	me->sq_tail = 0x7777;
+	{
+		uint64_t one = 1;
+
+		if (write(bell, &one, sizeof(one)) < 0) {
+			/* polled anyway */
+		}
+	}
+	usleep(200000);
+	ok(1, "scribbled on our ring and free list");
+	ok(load_acquire(&h->agent_flags) != 0xffffffffu &&
+	   !(load_acquire(&h->agent_flags) & RMAD_AGENT_STOPPING),
+	   "the agent did not stop");
+	{
+		char c;
+		long n = recv(sock, &c, 1, MSG_DONTWAIT);
+
+		ok(n < 0 && errno == EAGAIN,
+		   "and our socket is still open (the agent lives)");
+	}
+	return done_testing();
+}
