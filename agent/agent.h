@@ -47,6 +47,7 @@ struct agent_ping {
 	uint32_t gen;
 	uint32_t op;
 	uint64_t cookie;
+	uint64_t t0;			/* sent at, for the timeout */
 	struct agent_ping *next;
 };
 
@@ -110,7 +111,11 @@ struct agent {
 	int memfd;
 	void *seg;
 	size_t seg_size;
-	struct rmad_shm_hdr *hdr;
+	struct rmad_shm_hdr *hdr;	/* shared: only agent_flags is read */
+	struct rmad_shm_hdr lay;	/* private copy of the layout: clients
+					 * can write the shared header */
+	uint32_t *gfree;		/* the global op pool, private */
+	uint32_t ngfree;
 	int doorbell;			/* eventfd */
 	struct event *doorbell_ev;
 
@@ -147,6 +152,8 @@ int agent_rings_empty(struct agent *a);
 void agent_complete_op(struct agent *a, uint32_t client, uint32_t op,
 		       int status);
 void agent_flush_wakeups(struct agent *a);
+void agent_op_abandon(struct agent *a, uint32_t op);
+uint32_t agent_global_free(struct agent *a);
 void agent_drop_all_clients(struct agent *a);
 
 /* jobs.c */
@@ -162,6 +169,19 @@ int agent_am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 		  const void *payload, size_t plen);
 int agent_rank_node(struct agent_job *j, int32_t rank);
 void agent_job_retry_barriers(struct agent *a, struct agent_job *j);
+void agent_jobs_tick(struct agent *a);
+
+/* windows.c */
+int agent_win_init(struct agent *a);
+void agent_win_fini(struct agent *a);
+void agent_win_create(struct agent *a, uint32_t c,
+		      const struct rmad_ctl_win_create *m, size_t len, int fd);
+void agent_win_free(struct agent *a, uint32_t c,
+		    const struct rmad_ctl_win_free *m);
+void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
+		  const void *payload, struct agent_job *j);
+void agent_win_job_failed(struct agent *a, struct agent_job *j);
+void agent_win_job_freed(struct agent *a, struct agent_job *j);
 
 /* ctl.c: answer rmadctl's status request on fd (text or JSON) */
 void agent_ctl_status(struct agent *a, int fd, int json);

@@ -49,7 +49,7 @@ static struct rmad_pool_view ops_view(struct agent *a, uint32_t first,
 				      uint32_t n)
 {
 	struct rmad_pool_view v = {
-		.base = (char *)a->seg + a->hdr->off_ops,
+		.base = (char *)a->seg + a->lay.off_ops,
 		.stride = sizeof(struct rmad_op_elem),
 		.first = first,
 		.n = n,
@@ -60,12 +60,12 @@ static struct rmad_pool_view ops_view(struct agent *a, uint32_t first,
 /* Every op element the agent may see: the whole array. */
 static struct rmad_pool_view all_ops(struct agent *a)
 {
-	return ops_view(a, 0, rmad_shm_nops(a->hdr));
+	return ops_view(a, 0, rmad_shm_nops(&a->lay));
 }
 
 static uint32_t client_first_op(struct agent *a, uint32_t c)
 {
-	return a->hdr->op_pool_size + c * a->hdr->client_op_pool;
+	return a->lay.op_pool_size + c * a->lay.client_op_pool;
 }
 
 int agent_segment_create(struct agent *a)
@@ -135,6 +135,7 @@ int agent_segment_create(struct agent *a)
 	a->seg_size = h.seg_size;
 	a->hdr = a->seg;
 	memcpy(a->hdr, &h, sizeof(h));
+	a->lay = h;
 
 	op_owner = calloc(nops, sizeof(*op_owner));
 	op_inflight = calloc(nops, 1);
@@ -146,8 +147,18 @@ int agent_segment_create(struct agent *a)
 			NO_OWNER : (uint16_t)((i - h.op_pool_size) /
 					      (h.client_op_pool ?
 					       h.client_op_pool : 1));
-	v = ops_view(a, 0, h.op_pool_size);
-	rmad_pool_init(&a->hdr->op_free, &v);
+	/*
+	 * The global pool is a private stack: only the agent lends from it,
+	 * and a client must not be able to reach it through the segment.
+	 */
+	a->gfree = malloc(sizeof(*a->gfree) *
+			  (h.op_pool_size ? h.op_pool_size : 1));
+	if (!a->gfree)
+		goto fail_map;
+	for (uint32_t i = 0; i < h.op_pool_size; i++)
+		a->gfree[i] = h.op_pool_size - 1 - i;
+	a->ngfree = h.op_pool_size;
+	a->hdr->op_free.head = RMAD_NIL;
 	v = (struct rmad_pool_view){
 		.base = (char *)a->seg + h.off_targets,
 		.stride = sizeof(struct rmad_target_elem),
@@ -183,6 +194,8 @@ void agent_segment_destroy(struct agent *a)
 	free(op_owner);
 	free(op_inflight);
 	free(borrowed);
+	free(a->gfree);
+	a->gfree = NULL;
 	op_owner = NULL;
 	op_inflight = NULL;
 	borrowed = NULL;
@@ -190,13 +203,24 @@ void agent_segment_destroy(struct agent *a)
 
 static struct rmad_shm_client *shm_client(struct agent *a, uint32_t c)
 {
-	return rmad_shm_client_at(a->seg, a->hdr, c);
+	return rmad_shm_client_at(a->seg, &a->lay, c);
 }
 
 /* The client's own list: its reserved range plus what it borrowed. */
 static struct rmad_pool_view client_list_view(struct agent *a)
 {
 	return all_ops(a);
+}
+
+static void global_put(struct agent *a, uint32_t i)
+{
+	if (i < a->lay.op_pool_size && a->ngfree < a->lay.op_pool_size)
+		a->gfree[a->ngfree++] = i;
+}
+
+uint32_t agent_global_free(struct agent *a)
+{
+	return a->ngfree;
 }
 
 /*
@@ -206,7 +230,7 @@ static struct rmad_pool_view client_list_view(struct agent *a)
  */
 static void release_op(struct agent *a, uint32_t c, uint32_t i)
 {
-	struct rmad_shm_hdr *h = a->hdr;
+	const struct rmad_shm_hdr *h = &a->lay;
 	struct rmad_pool_view v = client_list_view(a);
 	int own = i >= h->op_pool_size;
 
@@ -217,8 +241,11 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 
 		if (own || load_relaxed(&sc->op_free.count) <
 			   h->client_op_pool) {
-			if (rmad_pool_put(&sc->op_free, &v, i) == 0)
+			if (rmad_pool_put(&sc->op_free, &v, i) == 0) {
+				rmad_counter_advance(sc, RMAD_CNT_FREED, 1);
+				a->cl[c].moved = 1;
 				return;
+			}
 		}
 	}
 	if (own)
@@ -227,55 +254,69 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 	    borrowed[op_owner[i]])
 		borrowed[op_owner[i]]--;
 	op_owner[i] = NO_OWNER;
-	v = ops_view(a, 0, h->op_pool_size);
-	rmad_pool_put(&h->op_free, &v, i);
+	global_put(a, i);
 }
 
 /* Lend global elements to a client whose list ran dry. */
 static void refill_client(struct agent *a, uint32_t c)
 {
-	struct rmad_shm_hdr *h = a->hdr;
+	const struct rmad_shm_hdr *h = &a->lay;
 	struct rmad_shm_client *sc = shm_client(a, c);
-	struct rmad_pool_view g = ops_view(a, 0, h->op_pool_size);
 	struct rmad_pool_view v = client_list_view(a);
 	uint32_t share, batch, n = 0;
 
-	/* exchange: clear the request before looking, so a new one sticks */
-	if (!uatomic_xchg(&sc->want_ops, 0))
-		return;
 	share = h->op_pool_size / (uint32_t)(a->nclients ? a->nclients : 1);
 	if (share < 1)
 		share = 1;
+	if (borrowed[c] >= share) {
+		/* at its fair share: its own completions refill its list */
+		store_relaxed(&sc->want_ops, 0);
+		return;
+	}
 	batch = h->client_op_pool ? h->client_op_pool : 16;
-	while (n < batch && borrowed[c] < share) {
-		uint32_t i = rmad_pool_get(&h->op_free, &g);
+	while (n < batch && borrowed[c] < share && a->ngfree) {
+		uint32_t i = a->gfree[--a->ngfree];
 
-		if (i == RMAD_NIL)
-			break;
+		if (op_owner[i] != NO_OWNER || op_inflight[i])
+			continue;	/* cannot happen; never lend it twice */
 		op_owner[i] = (uint16_t)c;
 		borrowed[c]++;
 		rmad_pool_put(&sc->op_free, &v, i);
 		n++;
 	}
-	{
-		uint32_t used = h->op_pool_size - load_relaxed(&h->op_free.count);
-
-		if (used > a->st.op_pool_hwm)
-			a->st.op_pool_hwm = used;
-	}
-	/* Counter FREED tells a waiting client to look again. */
+	if (h->op_pool_size - a->ngfree > a->st.op_pool_hwm)
+		a->st.op_pool_hwm = h->op_pool_size - a->ngfree;
+	if (!n)
+		return;	/* global pool empty: keep the request, look again */
+	store_relaxed(&sc->want_ops, 0);
+	/* FREED tells the waiting client to look at its list again */
 	rmad_counter_advance(sc, RMAD_CNT_FREED, 1);
 	a->cl[c].moved = 1;
-	if (!n)
-		rmad_dbg("client %u: global op pool empty", c);
+}
+
+/*
+ * The operation on element i ended but the client that posted it is gone
+ * (dead, or its slot reused): a lent global element goes home.  A reserved
+ * one was handed to the slot's next client already, so it is left alone.
+ */
+void agent_op_abandon(struct agent *a, uint32_t i)
+{
+	if (i >= a->lay.op_pool_size)
+		return;
+	op_inflight[i] = 0;
+	if (op_owner[i] != NO_OWNER && op_owner[i] < a->lay.max_clients &&
+	    borrowed[op_owner[i]] && !a->cl[op_owner[i]].registered)
+		borrowed[op_owner[i]]--;
+	op_owner[i] = NO_OWNER;
+	global_put(a, i);
 }
 
 void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
 {
-	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, a->hdr, i);
+	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, &a->lay, i);
 	struct rmad_shm_client *sc;
 	uint16_t flags = load_relaxed(&e->flags);
-	int alive = c < a->hdr->max_clients && a->cl[c].registered &&
+	int alive = c < a->lay.max_clients && a->cl[c].registered &&
 		    op_owner[i] == c;
 
 	a->st.ops_done++;
@@ -312,7 +353,7 @@ void agent_flush_wakeups(struct agent *a)
 /* One submitted op: checks, then dispatch. */
 static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 {
-	struct rmad_shm_hdr *h = a->hdr;
+	const struct rmad_shm_hdr *h = &a->lay;
 	struct rmad_op_elem *e;
 	uint16_t opc;
 
@@ -347,7 +388,7 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 
 int agent_poll_rings(struct agent *a)
 {
-	struct rmad_shm_hdr *h = a->hdr;
+	const struct rmad_shm_hdr *h = &a->lay;
 	uint32_t mask = h->ring_entries - 1;
 	int total = 0;
 
@@ -379,7 +420,7 @@ int agent_poll_rings(struct agent *a)
 
 int agent_rings_empty(struct agent *a)
 {
-	struct rmad_shm_hdr *h = a->hdr;
+	const struct rmad_shm_hdr *h = &a->lay;
 
 	for (uint32_t c = 0; c < h->max_clients; c++) {
 		struct rmad_shm_client *sc;
@@ -429,11 +470,12 @@ static int uid_allowed(struct agent *a, uid_t uid)
 
 static void client_reset_shm(struct agent *a, uint32_t c)
 {
-	struct rmad_shm_hdr *h = a->hdr;
+	const struct rmad_shm_hdr *h = &a->lay;
 	struct rmad_shm_client *sc = shm_client(a, c);
 	struct rmad_pool_view v = ops_view(a, client_first_op(a, c),
 					   h->client_op_pool);
-	uint32_t gen = sc->gen + 1;
+	/* the generation is ours: the client could rewind the shared copy */
+	uint32_t gen = ++a->cl[c].gen;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->gen = gen;
@@ -447,11 +489,10 @@ static void client_reset_shm(struct agent *a, uint32_t c)
 static void client_release(struct agent *a, uint32_t c, int died)
 {
 	struct agent_client *ac = &a->cl[c];
-	struct rmad_shm_hdr *h = a->hdr;
+	const struct rmad_shm_hdr *h = &a->lay;
 	struct rmad_shm_client *sc = shm_client(a, c);
 	struct agent_job *j = ac->job;
 	uint32_t nops = rmad_shm_nops(h);
-	struct rmad_pool_view g = ops_view(a, 0, h->op_pool_size);
 	uint32_t back = 0;
 
 	if (ac->ev)
@@ -467,12 +508,12 @@ static void client_release(struct agent *a, uint32_t c, int died)
 	ac->registered = 0;
 	store_release(&sc->state, died ? RMAD_CLIENT_DEAD : RMAD_CLIENT_FREE);
 	/* Borrowed global elements not in flight go home now; in-flight
-	 * ones go home when they complete (owner is no longer registered). */
+	 * ones when their operation ends (agent_op_abandon). */
 	for (uint32_t i = 0; i < h->op_pool_size && i < nops; i++) {
 		if (op_owner[i] != c || op_inflight[i])
 			continue;
 		op_owner[i] = NO_OWNER;
-		rmad_pool_put(&h->op_free, &g, i);
+		global_put(a, i);
 		back++;
 	}
 	borrowed[c] = 0;
@@ -533,21 +574,21 @@ static void handle_register(struct agent *a, uint32_t c,
 		reply_error(ac->fd, RMAD_ERR_ARG, "bad register message");
 		goto drop;
 	}
+	for (int k = 0; k < a->p.max_clients; k++) {
+		if (a->cl[k].registered && a->cl[k].job &&
+		    a->cl[k].rank == m->rank &&
+		    !strcmp(a->cl[k].job->nspace, ns)) {
+			reply_error(ac->fd, RMAD_ERR_ARG,
+				    "rank already attached");
+			goto drop;
+		}
+	}
 	j = agent_job_get(a, ns, m->size, m->local_size, &err);
 	if (!j) {
 		reply_error(ac->fd, err, err == RMAD_ERR_NOMEM ?
 			    "agent serves too many jobs (max_jobs)" :
 			    "job size or local size disagrees with its peers");
 		goto drop;
-	}
-	for (int k = 0; k < a->p.max_clients; k++) {
-		if (a->cl[k].registered && a->cl[k].job == j &&
-		    a->cl[k].rank == m->rank) {
-			agent_job_put(a, j);
-			reply_error(ac->fd, RMAD_ERR_ARG,
-				    "rank already attached");
-			goto drop;
-		}
 	}
 	client_reset_shm(a, c);
 	ac->pid = cred.pid;
@@ -558,7 +599,7 @@ static void handle_register(struct agent *a, uint32_t c,
 	ac->head = 0;
 	ac->bad_ops = 0;
 	ac->moved = 0;
-	ac->gen = shm_client(a, c)->gen;
+	/* ac->gen was advanced by client_reset_shm */
 	{
 		struct rmad_shm_client *sc = shm_client(a, c);
 
@@ -615,12 +656,16 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
 	uint32_t c;
-	union {
+	/* big enough for a window create naming RMAD_WIN_GROUP_MAX ranks */
+	static union {
 		struct rmad_ctl_hdr h;
 		struct rmad_ctl_register reg;
-		char raw[512];
+		struct rmad_ctl_win_create wc;
+		struct rmad_ctl_win_free wf;
+		char raw[sizeof(struct rmad_ctl_win_create) +
+			 RMAD_WIN_GROUP_MAX * sizeof(int32_t)];
 	} m;
-	int nfds = 0;
+	int nfds = 1, rfd = -1;
 	long n;
 
 	for (c = 0; c < (uint32_t)a->p.max_clients; c++)
@@ -628,9 +673,15 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 			break;
 	if (c == (uint32_t)a->p.max_clients)
 		return;
-	n = rmad_recv_msg(fd, &m, sizeof(m), NULL, &nfds);
+	n = rmad_recv_msg(fd, &m, sizeof(m), &rfd, &nfds);
 	if (n == -EAGAIN || n == -EWOULDBLOCK)
 		return;
+	/* only a window create carries a descriptor */
+	if (nfds == 1 && (n < (long)sizeof(m.h) ||
+			  m.h.type != RMAD_CTL_WIN_CREATE)) {
+		close(rfd);
+		rfd = -1;
+	}
 	if (n <= 0) {
 		/* hang-up: the client died or left without saying goodbye */
 		client_release(a, c, a->cl[c].registered);
@@ -638,11 +689,15 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 	}
 	agent_note_activity(a);
 	if ((size_t)n < sizeof(m.h) || m.h.magic != RMAD_CTL_MAGIC) {
+		if (rfd >= 0)
+			close(rfd);
 		rmad_warn("client %u: garbage on the socket, dropping it", c);
 		client_release(a, c, a->cl[c].registered);
 		return;
 	}
 	if (m.h.abi_version != RMAD_ABI_VERSION) {
+		if (rfd >= 0)
+			close(rfd);
 		rmad_warn("client %u: ABI version %u, agent speaks %u", c,
 			  m.h.abi_version, RMAD_ABI_VERSION);
 		reply_error(fd, RMAD_ERR_VERSION, "ABI version mismatch");
@@ -660,6 +715,23 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		break;
 	case RMAD_CTL_DEREGISTER:
 		client_release(a, c, 0);
+		break;
+	case RMAD_CTL_WIN_CREATE:
+		if ((size_t)n < sizeof(m.wc) || !a->cl[c].registered) {
+			if (rfd >= 0)
+				close(rfd);
+			rmad_warn("client %u: bad window create", c);
+			client_release(a, c, a->cl[c].registered);
+			return;
+		}
+		agent_win_create(a, c, &m.wc, (size_t)n, rfd);
+		break;
+	case RMAD_CTL_WIN_FREE:
+		if ((size_t)n != sizeof(m.wf) || !a->cl[c].registered) {
+			client_release(a, c, a->cl[c].registered);
+			return;
+		}
+		agent_win_free(a, c, &m.wf);
 		break;
 	case RMAD_CTL_STOP:
 	case RMAD_CTL_RELOAD:

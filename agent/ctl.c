@@ -46,6 +46,10 @@ static const char *const am_names[RMAD_AM_TYPE_MAX] = {
 	[RMAD_AM_BARRIER_ARRIVE] = "BARRIER_ARRIVE",
 	[RMAD_AM_BARRIER_RELEASE] = "BARRIER_RELEASE",
 	[RMAD_AM_JOB_FAIL] = "JOB_FAIL",
+	[RMAD_AM_WIN_JOIN] = "WIN_JOIN",
+	[RMAD_AM_WIN_READY] = "WIN_READY",
+	[RMAD_AM_WIN_FREE_ARRIVE] = "WIN_FREE_ARRIVE",
+	[RMAD_AM_WIN_FREE_DONE] = "WIN_FREE_DONE",
 };
 
 /* A bounded string builder: appends that do not fit set `over`. */
@@ -266,9 +270,8 @@ static uint32_t op_pool_in_use(struct agent *a)
 
 	if (!a->hdr)
 		return 0;
-	size = a->hdr->op_pool_size;
-	/* approximate while clients pop and push: clamp, never wrap */
-	nfree = load_relaxed(&a->hdr->op_free.count);
+	size = a->lay.op_pool_size;
+	nfree = agent_global_free(a);
 	return nfree < size ? size - nfree : 0;
 }
 
@@ -415,7 +418,7 @@ static void text_stats(struct agent *a, struct sbuf *b)
 			  (unsigned long long)st->pkts_recv[t]);
 	sb_printf(b, "\nop pool\n");
 	sb_printf(b, "  global in use      %u of %u\n", op_pool_in_use(a),
-		  a->hdr ? a->hdr->op_pool_size : 0);
+		  a->hdr ? a->lay.op_pool_size : 0);
 	sb_printf(b, "  high-water mark    %u\n", st->op_pool_hwm);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;
@@ -556,7 +559,7 @@ static void json_stats(struct agent *a, struct sbuf *b)
 	json_pkts(b, "pkts_sent", st->pkts_sent);
 	json_pkts(b, "pkts_recv", st->pkts_recv);
 	sb_printf(b, "},\"op_pool\":{\"size\":%u,\"in_use\":%u,\"hwm\":%u}",
-		  a->hdr ? a->hdr->op_pool_size : 0, op_pool_in_use(a),
+		  a->hdr ? a->lay.op_pool_size : 0, op_pool_in_use(a),
 		  st->op_pool_hwm);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;

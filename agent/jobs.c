@@ -24,6 +24,10 @@
 #include "agent.h"
 #include "log.h"
 #include "rmad.h"
+#include "util.h"
+
+/* A pong that has not come back by then is not coming (agent lost). */
+#define PING_TIMEOUT_NS	(10ull * 1000000000ull)
 
 struct pending_bar {
 	uint32_t client, gen, op;
@@ -92,6 +96,9 @@ static void job_free(struct agent *a, struct agent_job *j)
 {
 	int k = (int)(j - a->jobs);
 
+	agent_win_job_freed(a, j);
+	for (int x = 0; x < bar_nwait[k]; x++)
+		agent_op_abandon(a, bar_wait[k][x].op);
 	free(j->map);
 	free(j->jruns);
 	free(bar_wait[k]);
@@ -290,6 +297,18 @@ void agent_job_client_joined(struct agent *a, struct agent_job *j)
 
 static void fail_barriers(struct agent *a, struct agent_job *j, int status);
 
+/* The map cannot be made: tell every agent, so no barrier waits on it. */
+static void root_fail(struct agent *a, struct agent_job *j)
+{
+	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_FAIL, .job = j->key };
+
+	j->failed = 1;
+	for (int node = 0; node < a->nnodes; node++)
+		if (node != a->node)
+			agent_am_send(a, node, &h, NULL, 0);
+	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+}
+
 /* Agent 0: collect JOINs until every rank is covered once. */
 static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		      const struct rmad_am_job *jp,
@@ -343,7 +362,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 			rmad_err("job %s: rank map has a gap or overlap at %d",
 				 j->nspace, r->first);
 			free(merged);
-			j->failed = 1;
+			root_fail(a, j);
 			return;
 		}
 		if (m && merged[m - 1].node == r->node)
@@ -355,7 +374,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		rmad_err("job %s: %d ranks joined, job has %d", j->nspace,
 			 j->jranks, j->size);
 		free(merged);
-		j->failed = 1;
+		root_fail(a, j);
 		return;
 	}
 	/* send the map to every node that holds ranks, once each */
@@ -407,6 +426,19 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 	j->map_filled += n;
 	if (j->map_filled < j->map_runs)
 		return;
+	/* a chunk sent twice leaves holes: the runs must tile the job */
+	for (int32_t k = 0, next = 0; k <= j->map_runs; k++) {
+		if (k == j->map_runs ? next != j->size :
+		    j->map[k].first != next || j->map[k].count < 1) {
+			rmad_err("job %s: the rank map does not cover the job",
+				 j->nspace);
+			j->failed = 1;
+			fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+			return;
+		}
+		if (k < j->map_runs)
+			next += j->map[k].count;
+	}
 	j->map_ready = 1;
 	j->job_nodes = 0;
 	for (int node = 0; node < a->nnodes; node++)
@@ -445,6 +477,8 @@ static void complete_pending(struct agent *a, struct agent_job *j,
 		if (a->cl[pb->client].registered &&
 		    a->cl[pb->client].gen == pb->gen)
 			agent_complete_op(a, pb->client, pb->op, status);
+		else
+			agent_op_abandon(a, pb->op);
 	}
 	agent_flush_wakeups(a);
 }
@@ -548,6 +582,7 @@ void agent_job_client_died(struct agent *a, struct agent_job *j)
 			agent_am_send(a, node, &h, NULL, 0);
 	j->failed = 1;
 	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+	agent_win_job_failed(a, j);
 }
 
 /* ------------------------------------------------------------ ping */
@@ -555,7 +590,7 @@ void agent_job_client_died(struct agent *a, struct agent_job *j)
 void agent_op_ping(struct agent *a, uint32_t c, uint32_t op)
 {
 	struct agent_job *j = a->cl[c].job;
-	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, a->hdr, op);
+	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, &a->lay, op);
 	int32_t target = e->target;
 	struct agent_ping *p;
 	struct rmad_am_hdr h = { .type = RMAD_AM_PING };
@@ -583,6 +618,7 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op)
 	p->gen = a->cl[c].gen;
 	p->op = op;
 	p->cookie = ++a->next_cookie;
+	p->t0 = rmad_now_ns();
 	p->next = a->pings;
 	a->pings = p;
 	h.job = j->key;
@@ -593,6 +629,34 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op)
 		free(p);
 		agent_complete_op(a, c, op, RMAD_ERR_FABRIC);
 	}
+}
+
+/* Called from the agent's tick: fail pings whose answer never came. */
+void agent_jobs_tick(struct agent *a)
+{
+	uint64_t now = rmad_now_ns();
+	int done = 0;
+
+	for (struct agent_ping **pp = &a->pings; *pp;) {
+		struct agent_ping *p = *pp;
+
+		if (now - p->t0 < PING_TIMEOUT_NS) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		rmad_warn("ping to a remote agent unanswered for 10 s");
+		if (a->cl[p->client].registered &&
+		    a->cl[p->client].gen == p->gen)
+			agent_complete_op(a, p->client, p->op,
+					  RMAD_ERR_FABRIC);
+		else
+			agent_op_abandon(a, p->op);
+		free(p);
+		done = 1;
+	}
+	if (done)
+		agent_flush_wakeups(a);
 }
 
 static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
@@ -606,6 +670,8 @@ static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
 		if (a->cl[p->client].registered &&
 		    a->cl[p->client].gen == p->gen)
 			agent_complete_op(a, p->client, p->op, 0);
+		else
+			agent_op_abandon(a, p->op);
 		free(p);
 		agent_flush_wakeups(a);
 		return;
@@ -719,6 +785,25 @@ void agent_am_recv(void *arg, const void *msg, size_t len)
 				  h.src_node);
 			j->failed = 1;
 			fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+			agent_win_job_failed(a, j);
+		}
+		break;
+	case RMAD_AM_WIN_JOIN:
+	case RMAD_AM_WIN_READY:
+	case RMAD_AM_WIN_FREE_ARRIVE:
+	case RMAD_AM_WIN_FREE_DONE:
+		j = job_find(a, h.job);
+		if (!j || !j->map_ready ||
+		    h.payload_len > 16384) {
+			a->st.pkts_dropped++;
+			return;
+		}
+		{
+			/* aligned copy: the entries hold 64-bit fields */
+			static uint64_t pl[16384 / 8];
+
+			memcpy(pl, payload, h.payload_len);
+			agent_win_am(a, &h, pl, j);
 		}
 		break;
 	default:

@@ -188,6 +188,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 	if (a->reload)
 		do_reload(a);
+	agent_jobs_tick(a);
 	check_idle_exit(a);
 	if (a->p.stats_interval_ms > 0 &&
 	    now - last_stats >= (uint64_t)a->p.stats_interval_ms * 1000000ull) {
@@ -613,6 +614,7 @@ static void agent_cleanup(struct agent *a)
 		uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_STOPPING);
 	agent_unlisten(a);
 	agent_drop_all_clients(a);
+	agent_win_fini(a);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;
 
@@ -706,7 +708,7 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto fail;
-	if (agent_segment_create(a))
+	if (agent_segment_create(a) || agent_win_init(a))
 		goto fail;
 	if (a->nnodes > 1 && rmad_boot_fence(&a->boot)) {
 		rmad_err("startup fence of the agent mesh failed");

@@ -354,11 +354,10 @@ int rmad_agent_alive(void *arg)
 			return RMAD_ERR_AGENT;
 		}
 	}
-	/* acquire: a stopping agent's flag */
-	if (load_acquire(&c->hdr->agent_flags) & RMAD_AGENT_STOPPING) {
-		c->dead = 1;
-		return RMAD_ERR_AGENT;
-	}
+	/*
+	 * Only the socket says the agent is gone: the shared header's flags
+	 * could be written by any client of the node.
+	 */
 	return 0;
 }
 

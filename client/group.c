@@ -127,6 +127,11 @@ int rmad_group_members(rmad_group_t g, int *n)
 	return 0;
 }
 
+uint64_t rmad_group_hash(rmad_group_t g)
+{
+	return g->hash;
+}
+
 int rmad_group_rank(rmad_group_t g, int i)
 {
 	return g == RMAD_GROUP_ALL ? i : g->ranks[i];

@@ -50,6 +50,7 @@ extern struct rmad_client rmad_cl;
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
 int rmad_group_members(rmad_group_t g, int *n);
 int rmad_group_rank(rmad_group_t g, int i);
+uint64_t rmad_group_hash(rmad_group_t g);
 
 /* boot.c */
 int rmad_boot_client(struct rmad_bootinfo *b);

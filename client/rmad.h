@@ -129,8 +129,15 @@ int rmad_ping(int rank);
 int rmad_group_incl(const int *ranks, int n, rmad_group_t *group);
 int rmad_group_free(rmad_group_t *group);
 
+/* Windows. */
+int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
+		      rmad_group_t group, void *base_out, rmad_win_t *win);
+int rmad_win_free(rmad_win_t *win);
+int rmad_win_shared_query(rmad_win_t win, int rank, size_t *size,
+			  int *disp_unit, void *base_out);
+
 /*
- * Windows, communication, synchronization and datatypes (API.md) are
+ * Communication, synchronization and datatypes (API.md) are
  * declared here as they are delivered; see rmad(7) for what this release
  * implements.
  */

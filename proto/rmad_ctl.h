@@ -20,6 +20,10 @@ enum {
 	RMAD_CTL_REGISTER = 1,		/* client -> agent */
 	RMAD_CTL_REGISTER_REPLY = 2,	/* agent -> client, + 2 fds */
 	RMAD_CTL_DEREGISTER = 3,	/* client -> agent, clean goodbye */
+	RMAD_CTL_WIN_CREATE = 4,	/* client -> agent, + window memfd */
+	RMAD_CTL_WIN_REPLY = 5,		/* agent -> client */
+	RMAD_CTL_WIN_PEERS = 6,		/* agent -> client, + memfds */
+	RMAD_CTL_WIN_FREE = 7,		/* client -> agent */
 	RMAD_CTL_STATUS = 10,		/* rmadctl -> agent */
 	RMAD_CTL_STOP = 11,		/* rmadctl -> agent */
 	RMAD_CTL_RELOAD = 12,		/* rmadctl -> agent */
@@ -68,5 +72,57 @@ static_assert(sizeof(struct rmad_ctl_register_reply) ==
 	      16 + 32 + 8 + 64 + 32 + 64 + 128, "reg reply");
 
 #define RMAD_CTL_FLAG_JSON 0x1
+
+/*
+ * Window creation (collective over a group).  The key names the window
+ * in the job: the group's hash and how many windows this group made
+ * before, so every member computes the same key.  ranks[] lists the
+ * group in group order, unless flags has RMAD_WINF_ALL.
+ */
+#define RMAD_WINF_ALL		0x1	/* group is every rank of the job */
+#define RMAD_WIN_GROUP_MAX	16384	/* ranks in one create message */
+
+struct rmad_ctl_win_create {
+	struct rmad_ctl_hdr h;
+	uint64_t key;
+	uint64_t size;			/* bytes of this rank's window */
+	int32_t disp_unit;
+	uint32_t flags;			/* RMAD_WINF_* */
+	int32_t gsize;			/* members */
+	int32_t grank;			/* this rank's index in the group */
+	int32_t ranks[];		/* gsize job ranks, or none */
+};
+static_assert(sizeof(struct rmad_ctl_win_create) == 48, "win create");
+
+struct rmad_ctl_win_reply {
+	struct rmad_ctl_hdr h;
+	uint64_t key;
+	int32_t status;			/* 0 or RMAD_ERR_* */
+	uint32_t block;			/* window block in the segment */
+	int32_t nlocal;			/* members on this node (peers sent) */
+	int32_t uniform;		/* every member has the same size/unit */
+};
+static_assert(sizeof(struct rmad_ctl_win_reply) == 40, "win reply");
+
+/* Same-node members, up to 8 per message, each with its memfd. */
+#define RMAD_WIN_PEERS_PER_MSG	8
+struct rmad_ctl_win_peer {
+	int32_t rank;			/* job rank */
+	int32_t disp_unit;
+	uint64_t size;
+};
+struct rmad_ctl_win_peers {
+	struct rmad_ctl_hdr h;
+	uint64_t key;
+	int32_t count;
+	int32_t pad;
+	struct rmad_ctl_win_peer p[RMAD_WIN_PEERS_PER_MSG];
+};
+static_assert(sizeof(struct rmad_ctl_win_peers) == 32 + 8 * 16, "peers");
+
+struct rmad_ctl_win_free {
+	struct rmad_ctl_hdr h;
+	uint64_t key;
+};
 
 #endif

@@ -23,6 +23,10 @@ enum {
 	RMAD_AM_BARRIER_ARRIVE = 5,	/* agent -> root */
 	RMAD_AM_BARRIER_RELEASE = 6,	/* root -> agents */
 	RMAD_AM_JOB_FAIL = 7,		/* a rank of the job died */
+	RMAD_AM_WIN_JOIN = 8,		/* agent -> root: local members */
+	RMAD_AM_WIN_READY = 9,		/* root -> members: all members */
+	RMAD_AM_WIN_FREE_ARRIVE = 10,	/* agent -> root: local frees done */
+	RMAD_AM_WIN_FREE_DONE = 11,	/* root -> members */
 	RMAD_AM_TYPE_MAX
 };
 
@@ -78,5 +82,21 @@ struct rmad_am_job {
 	char nspace[256];
 };
 static_assert(sizeof(struct rmad_am_job) == 272, "am job");
+
+/*
+ * WIN_JOIN / WIN_READY payload: hdr.seq is the window key, hdr.count the
+ * entries that follow this header.
+ */
+struct rmad_am_win {
+	int32_t gsize;			/* members of the window */
+	int32_t first;			/* WIN_READY: index of the first entry */
+};
+struct rmad_am_win_member {
+	int32_t grank;			/* index in the group */
+	int32_t disp_unit;
+	uint64_t size;
+};
+static_assert(sizeof(struct rmad_am_win) == 8, "am win");
+static_assert(sizeof(struct rmad_am_win_member) == 16, "am win member");
 
 #endif

@@ -143,6 +143,8 @@ long rmad_recv_msg(int sock, void *buf, size_t len, int *fds, int *nfds)
 	int cap = nfds ? *nfds : 0, got = 0;
 	ssize_t r;
 
+	if (nfds)
+		*nfds = 0;	/* callers may close what they got on error */
 	do {
 		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	} while (r < 0 && errno == EINTR);

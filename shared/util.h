@@ -33,7 +33,8 @@ int rmad_agent_sock_path(const char *sdir, int vnode, char *out, size_t len);
 int rmad_send_msg(int sock, const void *buf, size_t len, const int *fds,
 		  int nfds);
 /*
- * Receive one message; *nfds in: capacity, out: received.  Returns bytes
+ * Receive one message; *nfds in: capacity, out: received (0 on every
+ * error, so a caller may always close fds[0 .. *nfds)).  Returns bytes
  * (0 on hang-up) or a negative errno.  Extra descriptors beyond capacity
  * are closed; truncated messages are refused with -EMSGSIZE.
  */

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * win.c - windows: allocation, freeing and the shared-memory query.
+ *
+ * A window's memory is a memfd this rank creates and maps; the agent
+ * maps it too (it applies remote operations there) and hands back the
+ * memfds of the window's other members on this node, which this rank
+ * maps for rmad_win_shared_query and direct access.  Per-window state in
+ * the client is O(members on this node); the table of every member's
+ * size and unit is kept once per node, by the agent.
+ *
+ * Creation and freeing are collective over the group, and go through the
+ * control socket (one request at a time, under ctl_lock).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "hints.h"
+#include "internal.h"
+#include "log.h"
+#include "util.h"
+
+#define WIN_MAGIC	0x77696e64u	/* "wind" */
+
+struct win_peer {
+	int rank;
+	int disp_unit;
+	size_t size;
+	void *base;			/* our mapping of its memory */
+};
+
+struct rmad_win_s {
+	uint32_t magic;
+	struct rmad_win_s *next;
+	uint64_t key;
+	uint32_t block;
+	int gsize;
+	int uniform;
+	void *base;
+	size_t size, map_size;
+	int disp_unit;
+	struct rmad_hints hints;
+	int npeers;
+	struct win_peer *peers;
+};
+
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rmad_win_s *windows;
+
+/* How many windows each group has made: the key's second half. */
+static struct group_seq {
+	uint64_t hash;
+	uint64_t seq;
+} *seqs;
+static int nseqs;
+
+static uint64_t next_key(rmad_group_t g)
+{
+	uint64_t h = g == RMAD_GROUP_ALL ? 0x616c6cull : rmad_group_hash(g);
+	int i;
+
+	for (i = 0; i < nseqs && seqs[i].hash != h; i++)
+		;
+	if (i == nseqs) {
+		struct group_seq *p = realloc(seqs, sizeof(*p) *
+					      (size_t)(nseqs + 1));
+
+		if (!p)
+			return 0;
+		seqs = p;
+		seqs[nseqs].hash = h;
+		seqs[nseqs].seq = 0;
+		nseqs++;
+	}
+	return (h * 1099511628211ull) ^ ++seqs[i].seq;
+}
+
+static int win_live(rmad_win_t w)
+{
+	int live = 0;
+
+	pthread_mutex_lock(&ctl_lock);
+	for (struct rmad_win_s *p = windows; p; p = p->next)
+		if (p == w) {
+			live = w->magic == WIN_MAGIC;
+			break;
+		}
+	pthread_mutex_unlock(&ctl_lock);
+	return live;
+}
+
+/* Wait for the agent's answer; a dead agent ends the wait. */
+static long ctl_recv(struct rmad_client *c, void *buf, size_t len, int *fds,
+		     int *nfds)
+{
+	for (;;) {
+		struct pollfd p = { .fd = c->sock, .events = POLLIN };
+		int r = poll(&p, 1, 100);
+
+		if (r > 0) {
+			long n = rmad_recv_msg(c->sock, buf, len, fds, nfds);
+
+			if (n <= 0) {
+				c->dead = 1;
+				return RMAD_ERR_AGENT;
+			}
+			return n;
+		}
+		if (r < 0 && errno != EINTR)
+			return RMAD_ERR_AGENT;
+		if (c->dead)
+			return RMAD_ERR_AGENT;
+	}
+}
+
+static int ctl_reply(struct rmad_client *c, uint64_t key,
+		     struct rmad_ctl_win_reply *r)
+{
+	int nfds = 0;
+	long n = ctl_recv(c, r, sizeof(*r), NULL, &nfds);
+
+	if (n < 0)
+		return (int)n;
+	if (n != (long)sizeof(*r) || r->h.magic != RMAD_CTL_MAGIC ||
+	    r->h.type != RMAD_CTL_WIN_REPLY || r->key != key)
+		return RMAD_ERR_AGENT;
+	if (r->status > 0 || r->status < RMAD_ERR_LAST)
+		return RMAD_ERR_AGENT;
+	return r->status;
+}
+
+static void unmap_peers(struct rmad_win_s *w)
+{
+	for (int i = 0; i < w->npeers; i++)
+		if (w->peers[i].base && w->peers[i].base != w->base &&
+		    w->peers[i].size)
+			munmap(w->peers[i].base, w->peers[i].size);
+	free(w->peers);
+	w->peers = NULL;
+	w->npeers = 0;
+}
+
+/* Map the same-node members' memory that the agent sent. */
+static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
+{
+	w->peers = calloc((size_t)(n ? n : 1), sizeof(*w->peers));
+	if (!w->peers)
+		return RMAD_ERR_NOMEM;
+	while (w->npeers < n) {
+		struct rmad_ctl_win_peers m;
+		int fds[RMAD_WIN_PEERS_PER_MSG], nfds = RMAD_WIN_PEERS_PER_MSG;
+		long r = ctl_recv(c, &m, sizeof(m), fds, &nfds);
+		int err = 0;
+
+		if (r < 0)
+			return (int)r;
+		if (r != (long)sizeof(m) || m.h.type != RMAD_CTL_WIN_PEERS ||
+		    m.key != w->key || m.count < 1 || m.count != nfds ||
+		    m.count > n - w->npeers)
+			err = RMAD_ERR_AGENT;
+		for (int i = 0; i < nfds; i++) {
+			struct win_peer *p = &w->peers[w->npeers];
+
+			if (!err) {
+				p->rank = m.p[i].rank;
+				p->disp_unit = m.p[i].disp_unit;
+				p->size = m.p[i].size;
+				p->base = NULL;
+				if (p->rank == c->b.rank)
+					p->base = w->base;
+				else if (p->size) {
+					p->base = mmap(NULL, p->size,
+						       PROT_READ | PROT_WRITE,
+						       MAP_SHARED, fds[i], 0);
+					if (p->base == MAP_FAILED) {
+						p->base = NULL;
+						err = RMAD_ERR_NOMEM;
+					}
+				}
+				if (!err)
+					w->npeers++;
+			}
+			close(fds[i]);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
+		      rmad_group_t group, void *base_out, rmad_win_t *win)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_ctl_win_create *m = NULL;
+	struct rmad_ctl_win_reply r;
+	struct rmad_win_s *w;
+	int gsize, grank = -1, err, fd = -1;
+	size_t mlen, psz = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!base_out || !win || disp_unit < 1 || size > (1ull << 40))
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	if (c->dead)
+		return RMAD_ERR_AGENT;
+	err = rmad_group_members(group, &gsize);
+	if (err)
+		return err;
+	for (int i = 0; i < gsize; i++)
+		if (rmad_group_rank(group, i) == c->b.rank)
+			grank = i;
+	if (grank < 0 || gsize > RMAD_WIN_GROUP_MAX)
+		return RMAD_ERR_ARG;	/* not a member, or too large */
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return RMAD_ERR_NOMEM;
+	if (rmad_hints_parse(hints, &w->hints)) {
+		free(w);
+		return RMAD_ERR_HINT;
+	}
+	w->size = size;
+	w->disp_unit = disp_unit;
+	w->gsize = gsize;
+	w->map_size = (size + psz - 1) / psz * psz;
+	fd = memfd_create("rmad-window", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)w->map_size) < 0) {
+		err = RMAD_ERR_NOMEM;
+		goto fail;
+	}
+	if (w->map_size) {
+		w->base = mmap(NULL, w->map_size, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, fd, 0);
+		if (w->base == MAP_FAILED) {
+			w->base = NULL;
+			err = RMAD_ERR_NOMEM;
+			goto fail;
+		}
+	}
+	mlen = sizeof(*m) + (group == RMAD_GROUP_ALL ? 0 :
+			     sizeof(int32_t) * (size_t)gsize);
+	m = calloc(1, mlen);
+	if (!m) {
+		err = RMAD_ERR_NOMEM;
+		goto fail;
+	}
+	pthread_mutex_lock(&ctl_lock);
+	w->key = next_key(group);
+	m->h.magic = RMAD_CTL_MAGIC;
+	m->h.abi_version = RMAD_ABI_VERSION;
+	m->h.type = RMAD_CTL_WIN_CREATE;
+	m->key = w->key;
+	m->size = size;
+	m->disp_unit = disp_unit;
+	m->gsize = gsize;
+	m->grank = grank;
+	if (group == RMAD_GROUP_ALL)
+		m->flags = RMAD_WINF_ALL;
+	else
+		for (int i = 0; i < gsize; i++)
+			m->ranks[i] = rmad_group_rank(group, i);
+	if (rmad_send_msg(c->sock, m, mlen, &fd, 1) < 0) {
+		pthread_mutex_unlock(&ctl_lock);
+		err = RMAD_ERR_AGENT;
+		goto fail;
+	}
+	err = ctl_reply(c, w->key, &r);
+	if (!err) {
+		w->block = r.block;
+		w->uniform = r.uniform;
+		err = get_peers(c, w, r.nlocal);
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	if (err)
+		goto fail;
+	free(m);
+	close(fd);
+	w->magic = WIN_MAGIC;
+	pthread_mutex_lock(&ctl_lock);
+	w->next = windows;
+	windows = w;
+	pthread_mutex_unlock(&ctl_lock);
+	*(void **)base_out = w->base;
+	*win = w;
+	return 0;
+fail:
+	free(m);
+	unmap_peers(w);
+	if (w->base)
+		munmap(w->base, w->map_size);
+	if (fd >= 0)
+		close(fd);
+	free(w);
+	return err;
+}
+
+int rmad_win_free(rmad_win_t *win)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_ctl_win_free m = { 0 };
+	struct rmad_ctl_win_reply r;
+	struct rmad_win_s *w;
+	int err;
+
+	if (!win || !*win || !win_live(*win))
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	w = *win;
+	m.h.magic = RMAD_CTL_MAGIC;
+	m.h.abi_version = RMAD_ABI_VERSION;
+	m.h.type = RMAD_CTL_WIN_FREE;
+	m.key = w->key;
+	pthread_mutex_lock(&ctl_lock);
+	err = c->dead ? RMAD_ERR_AGENT :
+	      rmad_send_msg(c->sock, &m, sizeof(m), NULL, 0) < 0 ?
+	      RMAD_ERR_AGENT : ctl_reply(c, w->key, &r);
+	if (err == RMAD_ERR_ARG) {
+		pthread_mutex_unlock(&ctl_lock);
+		return err;	/* the agent refused: nothing changed */
+	}
+	/* freed, or the job/agent failed: the memory goes either way */
+	for (struct rmad_win_s **pp = &windows; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	pthread_mutex_unlock(&ctl_lock);
+	unmap_peers(w);
+	if (w->base)
+		munmap(w->base, w->map_size);
+	w->magic = 0;
+	free(w);
+	*win = RMAD_WIN_NULL;
+	return err;
+}
+
+int rmad_win_shared_query(rmad_win_t win, int rank, size_t *size,
+			  int *disp_unit, void *base_out)
+{
+	struct rmad_client *c = &rmad_cl;
+
+	if (!win || !win_live(win) || !size || !disp_unit || !base_out)
+		return RMAD_ERR_ARG;
+	if (rank < 0 || rank >= c->b.size)
+		return RMAD_ERR_RANK;
+	for (int i = 0; i < win->npeers; i++) {
+		struct win_peer *p = &win->peers[i];
+
+		if (p->rank != rank)
+			continue;
+		*size = p->rank == c->b.rank ? win->size : p->size;
+		*disp_unit = p->disp_unit;
+		*(void **)base_out = p->base;
+		return 0;
+	}
+	return RMAD_ERR_NOT_LOCAL;
+}

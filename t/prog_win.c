@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * prog_win.c - windows: collective allocation over all ranks and over a
+ * subgroup, several at once, the shared-memory query (same-node memory
+ * is really shared, other nodes answer RMAD_ERR_NOT_LOCAL), and bad
+ * input.  Every rank checks; each prints "rank R: ok ..." or
+ * "rank R: FAIL ..." and exits non-zero on failure.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rmad.h>
+
+static int rank, size, fails;
+
+#define CHECK(cond, ...)					\
+	do {							\
+		if (!(cond)) {					\
+			printf("rank %d: FAIL ", rank);		\
+			printf(__VA_ARGS__);			\
+			printf("\n");				\
+			fails++;				\
+		}						\
+	} while (0)
+
+static size_t size_of(int r)
+{
+	return 4096 + 8 * (size_t)r;	/* every rank differs */
+}
+
+int main(int argc, char **argv)
+{
+	struct rmad_info in;
+	rmad_win_t w = RMAD_WIN_NULL, ws[3], stale;
+	rmad_group_t even = RMAD_GROUP_NULL;
+	uint64_t *base = NULL, *b2;
+	int err, local = 0, remote = 0, *ranks;
+
+	if (rmad_init(&argc, &argv))
+		return 1;
+	rmad_rank(&rank);
+	rmad_size(&size);
+	rmad_get_info(&in);
+
+	/* 1. all ranks, sizes differ */
+	err = rmad_win_allocate(size_of(rank), 8, NULL, RMAD_GROUP_ALL, &base,
+				&w);
+	CHECK(err == 0 && base && w, "allocate: %s", rmad_strerror(err));
+	if (err)
+		goto out;
+	for (size_t i = 0; i < size_of(rank) / 8; i++)
+		base[i] = (uint64_t)rank * 1000000 + i;
+	rmad_barrier();
+	for (int r = 0; r < size; r++) {
+		size_t sz = 0;
+		int du = 0;
+		uint64_t *pb = NULL;
+
+		err = rmad_win_shared_query(w, r, &sz, &du, &pb);
+		if (err == RMAD_ERR_NOT_LOCAL) {
+			remote++;
+			continue;
+		}
+		CHECK(err == 0, "shared_query(%d): %s", r, rmad_strerror(err));
+		if (err)
+			continue;
+		local++;
+		CHECK(sz == size_of(r) && du == 8 && pb,
+		      "shared_query(%d): size %zu unit %d", r, sz, du);
+		if (pb && sz == size_of(r))
+			CHECK(pb[0] == (uint64_t)r * 1000000 &&
+			      pb[sz / 8 - 1] == (uint64_t)r * 1000000 + sz / 8 - 1,
+			      "rank %d's memory is not shared with us", r);
+	}
+	CHECK(local == in.local_size && remote == size - in.local_size,
+	      "%d same-node and %d other-node ranks, expected %d and %d",
+	      local, remote, in.local_size, size - in.local_size);
+	rmad_barrier();
+
+	/* 2. bad input changes nothing */
+	{
+		size_t sz;
+		int du;
+		void *pb;
+		rmad_win_t x = RMAD_WIN_NULL;
+
+		CHECK(rmad_win_shared_query(w, size, &sz, &du, &pb) ==
+		      RMAD_ERR_RANK, "query rank == size");
+		CHECK(rmad_win_shared_query(w, -1, &sz, &du, &pb) ==
+		      RMAD_ERR_RANK, "query rank -1");
+		CHECK(rmad_win_shared_query(w, rank, NULL, &du, &pb) ==
+		      RMAD_ERR_ARG, "query NULL size");
+		CHECK(rmad_win_shared_query(RMAD_WIN_NULL, rank, &sz, &du,
+					    &pb) == RMAD_ERR_ARG,
+		      "query null window");
+		CHECK(rmad_win_allocate(64, 0, NULL, RMAD_GROUP_ALL, &pb,
+					&x) == RMAD_ERR_ARG && !x,
+		      "disp_unit 0");
+		CHECK(rmad_win_allocate(64, 8, "no_locks=maybe",
+					RMAD_GROUP_ALL, &pb, &x) ==
+		      RMAD_ERR_HINT && !x, "malformed hint");
+		CHECK(rmad_win_allocate(64, 8, NULL, RMAD_GROUP_ALL, NULL,
+					&x) == RMAD_ERR_ARG, "NULL base_out");
+		CHECK(rmad_win_free(NULL) == RMAD_ERR_ARG &&
+		      rmad_win_free(&x) == RMAD_ERR_ARG, "free NULL");
+	}
+
+	/* 3. three windows at once, with hints, freed in reverse order */
+	for (int k = 0; k < 3; k++) {
+		err = rmad_win_allocate(1 << (10 + k), 1,
+					"same_size=true,accumulate_ordering=none",
+					RMAD_GROUP_ALL, &b2, &ws[k]);
+		CHECK(err == 0, "window %d: %s", k, rmad_strerror(err));
+	}
+	for (int k = 2; k >= 0; k--) {
+		err = rmad_win_free(&ws[k]);
+		CHECK(err == 0 && ws[k] == RMAD_WIN_NULL, "free %d: %s", k,
+		      rmad_strerror(err));
+	}
+
+	/* 4. a subgroup: the even ranks */
+	ranks = malloc(sizeof(int) * (size_t)size);
+	for (int r = 0; r < size; r += 2)
+		ranks[r / 2] = r;
+	err = rmad_group_incl(ranks, (size + 1) / 2, &even);
+	CHECK(err == 0, "group_incl: %s", rmad_strerror(err));
+	if (rank % 2 == 0) {
+		rmad_win_t we = RMAD_WIN_NULL;
+
+		err = rmad_win_allocate(256, 4, NULL, even, &b2, &we);
+		CHECK(err == 0, "even window: %s", rmad_strerror(err));
+		if (!err) {
+			size_t sz;
+			int du;
+			void *pb;
+
+			err = rmad_win_shared_query(we, rank, &sz, &du, &pb);
+			CHECK(err == 0 && sz == 256 && du == 4 && pb == b2,
+			      "own entry of the even window");
+			err = rmad_win_free(&we);
+			CHECK(err == 0, "free even window: %s",
+			      rmad_strerror(err));
+		}
+	} else {
+		rmad_win_t we = RMAD_WIN_NULL;
+
+		CHECK(rmad_win_allocate(256, 4, NULL, even, &b2, &we) ==
+		      RMAD_ERR_ARG, "a non-member cannot join");
+	}
+	rmad_group_free(&even);
+	free(ranks);
+
+	/* 5. free the first window; a stale handle is refused */
+	stale = w;
+	err = rmad_win_free(&w);
+	CHECK(err == 0 && w == RMAD_WIN_NULL, "free: %s", rmad_strerror(err));
+	CHECK(rmad_win_free(&stale) == RMAD_ERR_ARG, "stale handle");
+out:
+	err = rmad_finalize();
+	CHECK(err == 0, "finalize: %s", rmad_strerror(err));
+	if (!fails)
+		printf("rank %d: ok (node %d, %d local, %d remote)\n", rank,
+		       in.node, local, remote);
+	return fails != 0;
+}
