@@ -183,6 +183,17 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 void agent_win_job_failed(struct agent *a, struct agent_job *j);
 void agent_win_job_freed(struct agent *a, struct agent_job *j);
 
+/* mem.c: rmad_alloc_mem regions, mapped here too */
+int agent_mem_init(struct agent *a);
+void agent_mem_fini(struct agent *a);
+void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
+		   int fd);
+void agent_mem_dereg(struct agent *a, uint32_t c,
+		     const struct rmad_ctl_mem *m);
+void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
+		       uint64_t len);
+void agent_mem_release(struct agent *a, uint32_t c);
+
 /* ctl.c: answer rmadctl's status request on fd (text or JSON) */
 void agent_ctl_status(struct agent *a, int fd, int json);
 

@@ -507,6 +507,7 @@ static void client_release(struct agent *a, uint32_t c, int died)
 	}
 	ac->registered = 0;
 	store_release(&sc->state, died ? RMAD_CLIENT_DEAD : RMAD_CLIENT_FREE);
+	agent_mem_release(a, c);
 	/* Borrowed global elements not in flight go home now; in-flight
 	 * ones when their operation ends (agent_op_abandon). */
 	for (uint32_t i = 0; i < h->op_pool_size && i < nops; i++) {
@@ -662,6 +663,7 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		struct rmad_ctl_register reg;
 		struct rmad_ctl_win_create wc;
 		struct rmad_ctl_win_free wf;
+		struct rmad_ctl_mem mem;
 		char raw[sizeof(struct rmad_ctl_win_create) +
 			 RMAD_WIN_GROUP_MAX * sizeof(int32_t)];
 	} m;
@@ -678,7 +680,8 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		return;
 	/* only a window create carries a descriptor */
 	if (nfds == 1 && (n < (long)sizeof(m.h) ||
-			  m.h.type != RMAD_CTL_WIN_CREATE)) {
+			  (m.h.type != RMAD_CTL_WIN_CREATE &&
+			   m.h.type != RMAD_CTL_MEM_REG))) {
 		close(rfd);
 		rfd = -1;
 	}
@@ -725,6 +728,19 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		agent_win_create(a, c, &m.wc, (size_t)n, rfd);
+		break;
+	case RMAD_CTL_MEM_REG:
+	case RMAD_CTL_MEM_DEREG:
+		if ((size_t)n != sizeof(m.mem) || !a->cl[c].registered) {
+			if (rfd >= 0)
+				close(rfd);
+			client_release(a, c, a->cl[c].registered);
+			return;
+		}
+		if (m.h.type == RMAD_CTL_MEM_REG)
+			agent_mem_reg(a, c, &m.mem, rfd);
+		else
+			agent_mem_dereg(a, c, &m.mem);
 		break;
 	case RMAD_CTL_WIN_FREE:
 		if ((size_t)n != sizeof(m.wf) || !a->cl[c].registered) {

@@ -615,6 +615,7 @@ static void agent_cleanup(struct agent *a)
 	agent_unlisten(a);
 	agent_drop_all_clients(a);
 	agent_win_fini(a);
+	agent_mem_fini(a);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;
 
@@ -708,7 +709,7 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto fail;
-	if (agent_segment_create(a) || agent_win_init(a))
+	if (agent_segment_create(a) || agent_win_init(a) || agent_mem_init(a))
 		goto fail;
 	if (a->nnodes > 1 && rmad_boot_fence(&a->boot)) {
 		rmad_err("startup fence of the agent mesh failed");

@@ -129,6 +129,10 @@ int rmad_ping(int rank);
 int rmad_group_incl(const int *ranks, int n, rmad_group_t *group);
 int rmad_group_free(rmad_group_t *group);
 
+/* Memory the agent reads and writes in place. */
+int rmad_alloc_mem(size_t size, void **ptr);
+int rmad_free_mem(void *ptr);
+
 /* Windows. */
 int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 		      rmad_group_t group, void *base_out, rmad_win_t *win);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * win.c - windows: allocation, freeing and the shared-memory query.
+ * win.c - memory and windows: rmad_alloc_mem, allocation, freeing and the
+ * shared-memory query.
  *
  * A window's memory is a memfd this rank creates and maps; the agent
  * maps it too (it applies remote operations there) and hands back the
@@ -51,6 +52,14 @@ struct rmad_win_s {
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rmad_win_s *windows;
+
+/* Regions from rmad_alloc_mem, which the agent maps too. */
+struct mem_region {
+	struct mem_region *next;
+	void *base;
+	size_t size;
+};
+static struct mem_region *mems;
 
 /* How many windows each group has made: the key's second half. */
 static struct group_seq {
@@ -360,4 +369,104 @@ int rmad_win_shared_query(rmad_win_t win, int rank, size_t *size,
 		return 0;
 	}
 	return RMAD_ERR_NOT_LOCAL;
+}
+
+/* One request on the control socket and its WIN_REPLY, under ctl_lock. */
+static int ctl_call(struct rmad_client *c, const void *m, size_t len, int fd,
+		    uint64_t key)
+{
+	struct rmad_ctl_win_reply r;
+
+	if (c->dead)
+		return RMAD_ERR_AGENT;
+	if (rmad_send_msg(c->sock, m, len, fd >= 0 ? &fd : NULL,
+			  fd >= 0) < 0)
+		return RMAD_ERR_AGENT;
+	return ctl_reply(c, key, &r);
+}
+
+int rmad_alloc_mem(size_t size, void **ptr)
+{
+	struct rmad_client *c = &rmad_cl;
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	struct rmad_ctl_mem m = { 0 };
+	struct mem_region *r;
+	int fd, err;
+
+	if (!ptr || size > (1ull << 40))
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return RMAD_ERR_NOMEM;
+	/* 0 bytes still gives a distinct pointer, as malloc may */
+	r->size = (size ? size + psz - 1 : psz) / psz * psz;
+	fd = memfd_create("rmad-mem", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)r->size) < 0)
+		goto nomem;
+	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       0);
+	if (r->base == MAP_FAILED)
+		goto nomem;
+	m.h.magic = RMAD_CTL_MAGIC;
+	m.h.abi_version = RMAD_ABI_VERSION;
+	m.h.type = RMAD_CTL_MEM_REG;
+	m.addr = (uint64_t)(uintptr_t)r->base;
+	m.size = r->size;
+	pthread_mutex_lock(&ctl_lock);
+	err = ctl_call(c, &m, sizeof(m), fd, m.addr);
+	if (!err) {
+		r->next = mems;
+		mems = r;
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	close(fd);
+	if (err) {
+		munmap(r->base, r->size);
+		free(r);
+		return err;
+	}
+	*ptr = r->base;
+	return 0;
+nomem:
+	if (fd >= 0)
+		close(fd);
+	free(r);
+	return RMAD_ERR_NOMEM;
+}
+
+int rmad_free_mem(void *ptr)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_ctl_mem m = { 0 };
+	struct mem_region **pp, *r = NULL;
+	int err;
+
+	if (!ptr)
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	pthread_mutex_lock(&ctl_lock);
+	for (pp = &mems; *pp; pp = &(*pp)->next)
+		if ((*pp)->base == ptr) {
+			r = *pp;
+			*pp = r->next;
+			break;
+		}
+	if (!r) {
+		pthread_mutex_unlock(&ctl_lock);
+		return RMAD_ERR_ARG;	/* not from rmad_alloc_mem */
+	}
+	m.h.magic = RMAD_CTL_MAGIC;
+	m.h.abi_version = RMAD_ABI_VERSION;
+	m.h.type = RMAD_CTL_MEM_DEREG;
+	m.addr = (uint64_t)(uintptr_t)r->base;
+	m.size = r->size;
+	err = ctl_call(c, &m, sizeof(m), -1, m.addr);
+	pthread_mutex_unlock(&ctl_lock);
+	/* the pages are ours to drop whatever the agent said */
+	munmap(r->base, r->size);
+	free(r);
+	return err == RMAD_ERR_AGENT ? 0 : err;
 }

@@ -24,6 +24,8 @@ enum {
 	RMAD_CTL_WIN_REPLY = 5,		/* agent -> client */
 	RMAD_CTL_WIN_PEERS = 6,		/* agent -> client, + memfds */
 	RMAD_CTL_WIN_FREE = 7,		/* client -> agent */
+	RMAD_CTL_MEM_REG = 8,		/* client -> agent, + memfd */
+	RMAD_CTL_MEM_DEREG = 9,		/* client -> agent */
 	RMAD_CTL_STATUS = 10,		/* rmadctl -> agent */
 	RMAD_CTL_STOP = 11,		/* rmadctl -> agent */
 	RMAD_CTL_RELOAD = 12,		/* rmadctl -> agent */
@@ -124,5 +126,17 @@ struct rmad_ctl_win_free {
 	struct rmad_ctl_hdr h;
 	uint64_t key;
 };
+
+/*
+ * rmad_alloc_mem: memory the agent maps too, so it reads and writes it
+ * in place.  addr is where the client mapped it (the agent's key for
+ * it); the agent answers with a WIN_REPLY whose key is addr.
+ */
+struct rmad_ctl_mem {
+	struct rmad_ctl_hdr h;
+	uint64_t addr;
+	uint64_t size;
+};
+static_assert(sizeof(struct rmad_ctl_mem) == 32, "mem reg");
 
 #endif

@@ -152,7 +152,30 @@ int main(int argc, char **argv)
 	rmad_group_free(&even);
 	free(ranks);
 
-	/* 5. free the first window; a stale handle is refused */
+	/* 5. memory the agent maps too */
+	{
+		char *p = NULL, *q = NULL;
+		int x;
+
+		err = rmad_alloc_mem(1 << 20, (void **)&p);
+		CHECK(err == 0 && p, "alloc_mem 1 MiB: %s", rmad_strerror(err));
+		if (p) {
+			memset(p, 0x5a, 1 << 20);
+			CHECK(p[(1 << 20) - 1] == 0x5a, "alloc_mem is writable");
+		}
+		err = rmad_alloc_mem(0, (void **)&q);
+		CHECK(err == 0 && q && q != p, "alloc_mem of 0 bytes");
+		CHECK(rmad_alloc_mem(64, NULL) == RMAD_ERR_ARG,
+		      "alloc_mem NULL out");
+		CHECK(rmad_free_mem(NULL) == RMAD_ERR_ARG &&
+		      rmad_free_mem(&x) == RMAD_ERR_ARG,
+		      "free_mem of memory it did not give");
+		CHECK(rmad_free_mem(p) == 0 && rmad_free_mem(q) == 0,
+		      "free_mem");
+		CHECK(rmad_free_mem(p) == RMAD_ERR_ARG, "free_mem twice");
+	}
+
+	/* 6. free the first window; a stale handle is refused */
 	stale = w;
 	err = rmad_win_free(&w);
 	CHECK(err == 0 && w == RMAD_WIN_NULL, "free: %s", rmad_strerror(err));

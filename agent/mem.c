@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mem.c - memory from rmad_alloc_mem, mapped by the agent as well.
+ *
+ * A client allocates it as a memfd and registers it (MEM_REG); the agent
+ * maps the same pages, so buffers in it need no copy through the staging
+ * area when the agent reads or writes them.  Regions are per client and
+ * go away with the client.  The agent keeps them in a small list per
+ * client: clients hold few such regions.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "log.h"
+#include "rmad.h"
+#include "util.h"
+
+#define MEM_SIZE_MAX	(1ull << 40)
+#define MEM_REGIONS_MAX	4096		/* per client */
+
+struct mem_region {
+	struct mem_region *next;
+	uint64_t addr;			/* in the client */
+	uint64_t size;
+	void *base;			/* in the agent */
+};
+
+static struct mem_region **regions;	/* per client slot */
+static int *nregions;
+
+static void answer(struct agent *a, uint32_t c, uint64_t addr, int status)
+{
+	struct rmad_ctl_win_reply r = { 0 };
+
+	r.h.magic = RMAD_CTL_MAGIC;
+	r.h.abi_version = RMAD_ABI_VERSION;
+	r.h.type = RMAD_CTL_WIN_REPLY;
+	r.key = addr;
+	r.status = status;
+	rmad_send_msg(a->cl[c].fd, &r, sizeof(r), NULL, 0);
+}
+
+int agent_mem_init(struct agent *a)
+{
+	regions = calloc((size_t)a->p.max_clients, sizeof(*regions));
+	nregions = calloc((size_t)a->p.max_clients, sizeof(*nregions));
+	return regions && nregions ? 0 : RMAD_ERR_NOMEM;
+}
+
+void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
+		   int fd)
+{
+	struct mem_region *r;
+	struct stat st;
+	int status = RMAD_ERR_ARG;
+
+	if (fd < 0 || !m->size || m->size > MEM_SIZE_MAX ||
+	    fstat(fd, &st) < 0 || (uint64_t)st.st_size < m->size ||
+	    m->addr + m->size < m->addr)
+		goto out;
+	for (r = regions[c]; r; r = r->next)
+		if (m->addr < r->addr + r->size && r->addr < m->addr + m->size)
+			goto out;	/* overlaps one it has */
+	status = RMAD_ERR_NOMEM;
+	if (nregions[c] >= MEM_REGIONS_MAX)
+		goto out;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto out;
+	r->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       0);
+	if (r->base == MAP_FAILED) {
+		free(r);
+		goto out;
+	}
+	r->addr = m->addr;
+	r->size = m->size;
+	r->next = regions[c];
+	regions[c] = r;
+	nregions[c]++;
+	status = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	answer(a, c, m->addr, status);
+}
+
+void agent_mem_dereg(struct agent *a, uint32_t c,
+		     const struct rmad_ctl_mem *m)
+{
+	for (struct mem_region **pp = &regions[c]; *pp; pp = &(*pp)->next) {
+		struct mem_region *r = *pp;
+
+		if (r->addr != m->addr)
+			continue;
+		*pp = r->next;
+		munmap(r->base, r->size);
+		free(r);
+		nregions[c]--;
+		answer(a, c, m->addr, 0);
+		return;
+	}
+	answer(a, c, m->addr, RMAD_ERR_ARG);
+}
+
+/* Where [addr, addr + len) of client c is mapped here, or NULL. */
+void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
+		       uint64_t len)
+{
+	if (!regions || c >= (uint32_t)a->p.max_clients)
+		return NULL;
+	for (struct mem_region *r = regions[c]; r; r = r->next)
+		if (addr >= r->addr && len <= r->size &&
+		    addr - r->addr <= r->size - len)
+			return (char *)r->base + (addr - r->addr);
+	return NULL;
+}
+
+/* The client is gone: its regions too. */
+void agent_mem_release(struct agent *a, uint32_t c)
+{
+	if (!regions)
+		return;
+	while (regions[c]) {
+		struct mem_region *r = regions[c];
+
+		regions[c] = r->next;
+		munmap(r->base, r->size);
+		free(r);
+	}
+	nregions[c] = 0;
+}
+
+void agent_mem_fini(struct agent *a)
+{
+	if (!regions)
+		return;
+	for (int c = 0; c < a->p.max_clients; c++)
+		agent_mem_release(a, (uint32_t)c);
+	free(regions);
+	free(nregions);
+	regions = NULL;
+	nregions = NULL;
+}
