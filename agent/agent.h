@@ -39,6 +39,8 @@ struct agent_client {
 	uint64_t bad_ops;		/* rejected submissions */
 	int moved;			/* counters advanced in this batch */
 	uint64_t barrier_wait_op;	/* op index of a pending barrier + 1 */
+	int32_t rma_err;		/* async RMA error with no epoch to
+					 * report it in: the next sync's */
 };
 
 /* Pending ping from a local client, keyed by cookie. */
@@ -136,9 +138,57 @@ struct agent {
 	/* progress */
 	uint64_t last_activity_ns;
 	uint64_t idle_since_ns;		/* no clients since (embedded exit) */
+	uint64_t shared_core_until;	/* spin by short sleeps until then */
 	struct event *tick_ev;
 	struct event *sig_ev[3];
 	struct agent_stats st;
+};
+
+struct rma_lock;
+struct rma_origin;
+
+struct win_local {
+	int32_t rank;			/* job rank */
+	int32_t grank;
+	uint32_t client, gen;
+	int fd;
+	void *base;			/* the agent's mapping */
+	uint64_t size;
+	int32_t disp_unit;
+	int waiting;			/* a reply is owed (create or free) */
+	int freeing;
+	struct rma_lock *lk;		/* remote lock requests (rma.c) */
+};
+
+struct agent_win {
+	struct agent_win *next;
+	struct agent_job *job;
+	uint64_t key;
+	int32_t gsize;
+	int32_t *granks;		/* group ranks, NULL for all or unknown */
+	int all;
+	int32_t nlocal;			/* expected members on this node */
+	int32_t nhere;			/* arrived */
+	struct win_local *local;
+	int root;			/* node collecting the table */
+	/* the table, once per node */
+	struct rmad_am_win_member *meta;
+	int32_t nmeta;			/* entries filled */
+	int uniform;
+	uint64_t usize;
+	int32_t udisp;
+	int ready;
+	int block;			/* window block, -1 until ready */
+	int failed;
+	/* root only */
+	int *nodes;			/* member nodes that joined */
+	int nnodes;
+	int free_arrived;
+	int nfreeing;
+	/* rma.c: origin state of each local client that used it */
+	struct rma_origin *origins;
+	int meta_fd;			/* memfd with the sorted table, or -1 */
+	struct rmad_win_meta *sorted;	/* that table, NULL when "all, uniform" */
 };
 
 /* clients.c */
@@ -182,6 +232,26 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j);
 void agent_win_job_failed(struct agent *a, struct agent_job *j);
 void agent_win_job_freed(struct agent *a, struct agent_job *j);
+
+struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
+				     uint64_t key);
+struct agent_win *agent_win_by_key(struct agent_job *j, uint64_t key);
+struct agent_win *agent_win_first(void);
+/* Size and unit of rank's window; RMAD_ERR_RANK if not a member. */
+int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,
+		     int32_t *disp_unit);
+struct win_local *agent_win_local(struct agent_win *w, int32_t rank);
+int agent_win_rank_of(struct agent_win *w, int32_t grank);
+
+/* rma.c: the operation table, remote operations and lock granting */
+int agent_rma_init(struct agent *a);
+void agent_rma_fini(struct agent *a);
+void agent_rma_op(struct agent *a, uint32_t c, uint32_t op);
+void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
+		  const void *payload, struct agent_job *j);
+int agent_rma_progress(struct agent *a);
+void agent_rma_client_gone(struct agent *a, uint32_t c);
+void agent_rma_win_gone(struct agent *a, struct agent_win *w);
 
 /* mem.c: rmad_alloc_mem regions, mapped here too */
 int agent_mem_init(struct agent *a);

@@ -377,6 +377,19 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 	case RMAD_OPC_BARRIER:
 		agent_op_barrier(a, c, i);
 		break;
+	case RMAD_OPC_PUT:
+	case RMAD_OPC_GET:
+	case RMAD_OPC_ACC:
+	case RMAD_OPC_GACC:
+	case RMAD_OPC_CAS:
+	case RMAD_OPC_LOCK:
+	case RMAD_OPC_UNLOCK:
+	case RMAD_OPC_LOCK_ALL:
+	case RMAD_OPC_UNLOCK_ALL:
+	case RMAD_OPC_FLUSH:
+	case RMAD_OPC_FLUSH_LOCAL:
+		agent_rma_op(a, c, i);
+		break;
 	default:
 		a->cl[c].bad_ops++;
 		a->st.ops_bad++;
@@ -518,6 +531,8 @@ static void client_release(struct agent *a, uint32_t c, int died)
 		back++;
 	}
 	borrowed[c] = 0;
+	/* its locks here are released, its epochs elsewhere ended */
+	agent_rma_client_gone(a, c);
 	a->nclients--;
 	if (died)
 		a->st.clients_died++;
@@ -611,6 +626,7 @@ static void handle_register(struct agent *a, uint32_t c,
 		store_release(&sc->state, RMAD_CLIENT_ACTIVE);
 	}
 	ac->registered = 1;
+	ac->rma_err = 0;
 	a->st.clients_attached++;
 
 	r.h.magic = RMAD_CTL_MAGIC;

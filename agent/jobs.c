@@ -806,6 +806,35 @@ void agent_am_recv(void *arg, const void *msg, size_t len)
 			agent_win_am(a, &h, pl, j);
 		}
 		break;
+	case RMAD_AM_RMA_LOCK:
+	case RMAD_AM_RMA_LOCK_GRANTED:
+	case RMAD_AM_RMA_LOCK_RETRY:
+	case RMAD_AM_RMA_UNLOCK:
+	case RMAD_AM_RMA_UNLOCK_ACK:
+	case RMAD_AM_RMA_PUT:
+	case RMAD_AM_RMA_ACC:
+	case RMAD_AM_RMA_GET:
+	case RMAD_AM_RMA_GACC:
+	case RMAD_AM_RMA_CAS:
+	case RMAD_AM_RMA_ACK:
+	case RMAD_AM_RMA_RESP:
+		j = job_find(a, h.job);
+		if (!j || !j->map_ready || h.payload_len > 16384 ||
+		    h.origin < 0 || h.origin >= j->size || h.target < 0 ||
+		    h.target >= j->size) {
+			a->st.pkts_dropped++;
+			rmad_warn("dropped rma packet %u from node %u", h.type,
+				  h.src_node);
+			return;
+		}
+		{
+			/* aligned copy for the element-wise apply */
+			static uint64_t pl[16384 / 8];
+
+			memcpy(pl, payload, h.payload_len);
+			agent_rma_am(a, &h, pl, j);
+		}
+		break;
 	default:
 		a->st.pkts_dropped++;
 		break;

@@ -33,47 +33,8 @@
 
 #define WIN_SIZE_MAX	(1ull << 40)	/* 1 TiB per rank */
 
-struct win_local {
-	int32_t rank;			/* job rank */
-	int32_t grank;
-	uint32_t client, gen;
-	int fd;
-	void *base;			/* the agent's mapping */
-	uint64_t size;
-	int32_t disp_unit;
-	int waiting;			/* a reply is owed (create or free) */
-	int freeing;
-};
-
-struct agent_win {
-	struct agent_win *next;
-	struct agent_job *job;
-	uint64_t key;
-	int32_t gsize;
-	int32_t *granks;		/* group ranks, NULL for all or unknown */
-	int all;
-	int32_t nlocal;			/* expected members on this node */
-	int32_t nhere;			/* arrived */
-	struct win_local *local;
-	int root;			/* node collecting the table */
-	/* the table, once per node */
-	struct rmad_am_win_member *meta;
-	int32_t nmeta;			/* entries filled */
-	int uniform;
-	uint64_t usize;
-	int32_t udisp;
-	int ready;
-	int block;			/* window block, -1 until ready */
-	int failed;
-	/* root only */
-	int *nodes;			/* member nodes that joined */
-	int nnodes;
-	int free_arrived;
-	int nfreeing;
-};
-
 static struct agent_win *wins;
-static uint8_t *blocks;			/* max_windows flags */
+static struct agent_win **blocks;	/* max_windows: window of each block */
 
 static struct agent_win *win_find(struct agent_job *j, uint64_t key)
 {
@@ -102,6 +63,7 @@ static struct agent_win *win_new(struct agent_job *j, uint64_t key,
 	w->gsize = gsize;
 	w->block = -1;
 	w->root = -1;
+	w->meta_fd = -1;
 	w->next = wins;
 	wins = w;
 	return w;
@@ -114,19 +76,128 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 			*pp = w->next;
 			break;
 		}
+	agent_rma_win_gone(a, w);
 	for (int32_t i = 0; i < w->nhere; i++) {
 		if (w->local[i].base)
-			munmap(w->local[i].base, w->local[i].size);
+			munmap(w->local[i].base,
+			       w->local[i].size + RMAD_WIN_CTL_SIZE);
 		if (w->local[i].fd >= 0)
 			close(w->local[i].fd);
 	}
 	if (w->block >= 0 && blocks)
-		blocks[w->block] = 0;
+		blocks[w->block] = NULL;
+	if (w->meta_fd >= 0)
+		close(w->meta_fd);
+	free(w->sorted);
 	free(w->local);
 	free(w->granks);
 	free(w->meta);
 	free(w->nodes);
 	free(w);
+}
+
+static int cmp_meta(const void *x, const void *y)
+{
+	const struct rmad_win_meta *p = x, *q = y;
+
+	return (p->rank > q->rank) - (p->rank < q->rank);
+}
+
+/* The table by job rank, kept here and in a memfd for the members. */
+static int make_sorted(struct agent_win *w)
+{
+	size_t len = sizeof(*w->sorted) * (size_t)w->gsize;
+
+	w->sorted = malloc(len);
+	if (!w->sorted)
+		return -1;
+	for (int32_t g = 0; g < w->gsize; g++) {
+		w->sorted[g].rank = w->all ? g : w->granks[g];
+		w->sorted[g].disp_unit = w->meta[g].disp_unit;
+		w->sorted[g].size = w->meta[g].size;
+	}
+	qsort(w->sorted, (size_t)w->gsize, sizeof(*w->sorted), cmp_meta);
+	w->meta_fd = memfd_create("rmad-winmeta", MFD_CLOEXEC);
+	if (w->meta_fd < 0)
+		return -1;
+	for (size_t off = 0; off < len;) {
+		ssize_t n = pwrite(w->meta_fd, (char *)w->sorted + off,
+				   len - off, (off_t)off);
+
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
+				     uint64_t key)
+{
+	struct agent_win *w;
+
+	if (!blocks || block >= (uint32_t)a->p.max_windows)
+		return NULL;
+	w = blocks[block];
+	/* a ready window stays usable by the survivors of a failed job */
+	return w && w->ready && w->key == key ? w : NULL;
+}
+
+struct agent_win *agent_win_by_key(struct agent_job *j, uint64_t key)
+{
+	struct agent_win *w = win_find(j, key);
+
+	/* not yet ready is fine: every member mapped its memory already;
+	 * a ready window stays usable by the survivors of a failed job */
+	return w && (w->ready || !w->failed) ? w : NULL;
+}
+
+struct agent_win *agent_win_first(void)
+{
+	return wins;
+}
+
+int agent_win_rank_of(struct agent_win *w, int32_t grank)
+{
+	if (grank < 0 || grank >= w->gsize)
+		return -1;
+	return w->all ? grank : w->granks[grank];
+}
+
+int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,
+		     int32_t *disp_unit)
+{
+	int32_t lo = 0, hi = w->gsize - 1;
+
+	if (!w->sorted) {
+		if (rank < 0 || rank >= w->gsize)
+			return RMAD_ERR_RANK;
+		*size = w->usize;
+		*disp_unit = w->udisp;
+		return 0;
+	}
+	while (lo <= hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+
+		if (w->sorted[mid].rank == rank) {
+			*size = w->sorted[mid].size;
+			*disp_unit = w->sorted[mid].disp_unit;
+			return 0;
+		}
+		if (w->sorted[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return RMAD_ERR_RANK;
+}
+
+struct win_local *agent_win_local(struct agent_win *w, int32_t rank)
+{
+	for (int32_t i = 0; i < w->nhere; i++)
+		if (w->local[i].rank == rank)
+			return &w->local[i];
+	return NULL;
 }
 
 static int alive(struct agent *a, const struct win_local *l)
@@ -150,7 +221,11 @@ static void reply(struct agent *a, struct agent_win *w, struct win_local *l,
 	r.block = w->block < 0 ? 0 : (uint32_t)w->block;
 	r.nlocal = w->nhere;
 	r.uniform = w->uniform;
-	rmad_send_msg(a->cl[l->client].fd, &r, sizeof(r), NULL, 0);
+	r.usize = w->usize;
+	r.udisp = w->udisp;
+	r.meta = status == 0 && w->meta_fd >= 0;
+	rmad_send_msg(a->cl[l->client].fd, &r, sizeof(r), &w->meta_fd,
+		      r.meta ? 1 : 0);
 }
 
 /* Fail everything of job j that waits: a member died. */
@@ -260,6 +335,15 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		if (w->meta[i].size != w->usize ||
 		    w->meta[i].disp_unit != w->udisp)
 			w->uniform = 0;
+	if (!w->uniform || !w->all) {
+		/* the table sorted by rank, in a memfd the members map */
+		if (make_sorted(w) < 0) {
+			for (int32_t i = 0; i < w->nhere; i++)
+				reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
+			w->failed = 1;
+			return;
+		}
+	}
 	if (w->uniform) {
 		/* same_size/same_disp_unit: two numbers, not a table */
 		free(w->meta);
@@ -268,6 +352,7 @@ static void win_ready(struct agent *a, struct agent_win *w)
 	for (b = 0; b < a->p.max_windows && blocks[b]; b++)
 		;
 	if (b == a->p.max_windows) {
+		/* (make_sorted's memfd goes with the window) */
 		rmad_warn("window %llx: no free window block (max_windows)",
 			  (unsigned long long)w->key);
 		for (int32_t i = 0; i < w->nhere; i++)
@@ -275,7 +360,7 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		w->failed = 1;
 		return;
 	}
-	blocks[b] = 1;
+	blocks[b] = w;
 	w->block = b;
 	w->ready = 1;
 	for (int32_t i = 0; i < w->nhere; i++) {
@@ -353,7 +438,7 @@ void agent_win_create(struct agent *a, uint32_t c,
 	     (len != sizeof(*m) || m->gsize != j->size)) ||
 	    m->grank < 0 || m->grank >= m->gsize || m->disp_unit < 1 ||
 	    m->size > WIN_SIZE_MAX || fd < 0 || fstat(fd, &st) < 0 ||
-	    (uint64_t)st.st_size < m->size)
+	    (uint64_t)st.st_size < m->size + RMAD_WIN_CTL_SIZE)
 		goto refuse;
 	if (n && m->ranks[m->grank] != ac->rank)
 		goto refuse;
@@ -417,15 +502,14 @@ void agent_win_create(struct agent *a, uint32_t c,
 	l->client = c;
 	l->gen = ac->gen;
 	l->waiting = 1;
-	l->base = NULL;
-	if (m->size) {
-		l->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, fd, 0);
-		if (l->base == MAP_FAILED) {
-			l->base = NULL;
-			status = RMAD_ERR_NOMEM;
-			goto refuse;
-		}
+	l->lk = NULL;
+	/* the control page (lock word) first, then the window */
+	l->base = mmap(NULL, m->size + RMAD_WIN_CTL_SIZE,
+		       PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (l->base == MAP_FAILED) {
+		l->base = NULL;
+		status = RMAD_ERR_NOMEM;
+		goto refuse;
 	}
 	w->nhere++;
 	if (w->nhere == w->nlocal)
@@ -559,7 +643,7 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 
 int agent_win_init(struct agent *a)
 {
-	blocks = calloc((size_t)a->p.max_windows, 1);
+	blocks = calloc((size_t)a->p.max_windows, sizeof(*blocks));
 	return blocks ? 0 : RMAD_ERR_NOMEM;
 }
 

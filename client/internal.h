@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "hints.h"
 #include "params.h"
 #include "rmad.h"
 #include "rmad_ctl.h"
@@ -47,6 +48,61 @@ struct rmad_client {
 
 extern struct rmad_client rmad_cl;
 
+#define WIN_MAGIC	0x77696e64u	/* "wind" */
+
+/* A same-node member of a window: its memory, mapped here. */
+struct win_peer {
+	int rank;
+	int disp_unit;
+	size_t size;
+	void *base;			/* the window (after the control page) */
+	struct rmad_win_ctl *ctl;	/* its control page: the lock word */
+	size_t map_size;		/* 0: our own mapping */
+	uint8_t locked;			/* our lock on it: 0, SHARED, EXCL */
+};
+
+/* Epochs of this process on one window (rma.c). */
+enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2 };
+
+struct rmad_win_s {
+	uint32_t magic;
+	struct rmad_win_s *next;
+	uint64_t key;
+	uint32_t block;
+	int gsize;
+	int uniform;
+	void *base;
+	size_t size, map_size;
+	int disp_unit;
+	struct rmad_hints hints;
+	int npeers;
+	struct win_peer *peers;
+	int last_peer;			/* lookup cache */
+	/* the node's table: two numbers, or a sorted table (mapped) */
+	uint64_t usize;
+	int udisp;
+	const struct rmad_win_meta *meta;
+	size_t meta_len;
+	/* epochs (rma.c); O(locks held), never O(ranks) */
+	int epoch;
+	int lockall_nocheck;
+	int32_t *rlocks;		/* remote targets locked */
+	int nrlocks, caprlocks;
+	int nlocal_locks;
+	int remote_members;		/* members on other nodes exist */
+	uint64_t remote_posted;		/* remote ops since the last flush */
+	int agent_epoch;		/* the agent knows of an epoch */
+};
+
+/* win.c: a live window handle, or NULL */
+static inline int rmad_win_ok(rmad_win_t w)
+{
+	return w && __atomic_load_n(&w->magic, __ATOMIC_RELAXED) == WIN_MAGIC;
+}
+int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
+		    uint64_t *size, int *disp_unit);
+void rmad_win_kick(struct rmad_client *c);
+
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
 int rmad_group_members(rmad_group_t g, int *n);
 int rmad_group_rank(rmad_group_t g, int i);
@@ -66,5 +122,8 @@ int rmad_op_submit(struct rmad_client *c, uint32_t idx);
 /* Submit a KEEP|SYNC op and wait for its status. */
 int rmad_sync_op(struct rmad_client *c, uint16_t opcode, int32_t target,
 		 uint64_t ticket);
+/* Submit a prepared KEEP|SYNC element (fields after `owner_gen` are
+ * taken from t) and wait for its status. */
+int rmad_sync_elem(struct rmad_client *c, const struct rmad_op_elem *t);
 
 #endif

@@ -140,6 +140,36 @@ int rmad_win_free(rmad_win_t *win);
 int rmad_win_shared_query(rmad_win_t win, int rank, size_t *size,
 			  int *disp_unit, void *base_out);
 
+/* Communication (MPI-3 RMA; predefined types, contiguous counts). */
+int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
+	     int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
+	     rmad_win_t win);
+int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
+	     size_t tdisp, int tcount, rmad_datatype_t ttype, rmad_win_t win);
+int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
+		    int target, size_t tdisp, int tcount,
+		    rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win);
+int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
+			void *result, int rcount, rmad_datatype_t rtype,
+			int target, size_t tdisp, int tcount,
+			rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win);
+int rmad_fetch_and_op(const void *origin, void *result, rmad_datatype_t type,
+		      int target, size_t tdisp, rmad_op_t op, rmad_win_t win);
+int rmad_compare_and_swap(const void *origin, const void *compare,
+			  void *result, rmad_datatype_t type, int target,
+			  size_t tdisp, rmad_win_t win);
+
+/* Passive-target synchronization. */
+int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win);
+int rmad_win_unlock(int target, rmad_win_t win);
+int rmad_win_lock_all(int assert, rmad_win_t win);
+int rmad_win_unlock_all(rmad_win_t win);
+int rmad_win_flush(int target, rmad_win_t win);
+int rmad_win_flush_all(rmad_win_t win);
+int rmad_win_flush_local(int target, rmad_win_t win);
+int rmad_win_flush_local_all(rmad_win_t win);
+int rmad_win_sync(rmad_win_t win);
+
 /*
  * Communication, synchronization and datatypes (API.md) are
  * declared here as they are delivered; see rmad(7) for what this release

@@ -26,30 +26,6 @@
 #include "log.h"
 #include "util.h"
 
-#define WIN_MAGIC	0x77696e64u	/* "wind" */
-
-struct win_peer {
-	int rank;
-	int disp_unit;
-	size_t size;
-	void *base;			/* our mapping of its memory */
-};
-
-struct rmad_win_s {
-	uint32_t magic;
-	struct rmad_win_s *next;
-	uint64_t key;
-	uint32_t block;
-	int gsize;
-	int uniform;
-	void *base;
-	size_t size, map_size;
-	int disp_unit;
-	struct rmad_hints hints;
-	int npeers;
-	struct win_peer *peers;
-};
-
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rmad_win_s *windows;
 
@@ -87,6 +63,53 @@ static uint64_t next_key(rmad_group_t g)
 		nseqs++;
 	}
 	return (h * 1099511628211ull) ^ ++seqs[i].seq;
+}
+
+/*
+ * Where is rank's window: *peer when on this node, else NULL; its size
+ * and unit from the node's table.  RMAD_ERR_RANK when not a member.
+ */
+int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
+		    uint64_t *size, int *disp_unit)
+{
+	int lo, hi;
+
+	*peer = NULL;
+	if (w->last_peer < w->npeers && w->peers[w->last_peer].rank == rank)
+		*peer = &w->peers[w->last_peer];
+	for (int i = 0; !*peer && i < w->npeers; i++)
+		if (w->peers[i].rank == rank) {
+			*peer = &w->peers[i];
+			w->last_peer = i;
+		}
+	if (*peer) {
+		*size = (*peer)->size;
+		*disp_unit = (*peer)->disp_unit;
+		return 0;
+	}
+	if (!w->meta) {
+		if (rank < 0 || rank >= w->gsize)
+			return RMAD_ERR_RANK;
+		*size = w->usize;
+		*disp_unit = w->udisp;
+		return 0;
+	}
+	lo = 0;
+	hi = w->gsize - 1;
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (w->meta[mid].rank == rank) {
+			*size = w->meta[mid].size;
+			*disp_unit = w->meta[mid].disp_unit;
+			return 0;
+		}
+		if (w->meta[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return RMAD_ERR_RANK;
 }
 
 static int win_live(rmad_win_t w)
@@ -127,11 +150,17 @@ static long ctl_recv(struct rmad_client *c, void *buf, size_t len, int *fds,
 	}
 }
 
-static int ctl_reply(struct rmad_client *c, uint64_t key,
-		     struct rmad_ctl_win_reply *r)
+static int ctl_reply_fd(struct rmad_client *c, uint64_t key,
+			struct rmad_ctl_win_reply *r, int *fd)
 {
-	int nfds = 0;
-	long n = ctl_recv(c, r, sizeof(*r), NULL, &nfds);
+	int fds[1] = { -1 }, nfds = fd ? 1 : 0;
+	long n = ctl_recv(c, r, sizeof(*r), fd ? fds : NULL, &nfds);
+
+	if (fd)
+		*fd = nfds == 1 ? fds[0] : -1;
+	else
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
 
 	if (n < 0)
 		return (int)n;
@@ -143,12 +172,51 @@ static int ctl_reply(struct rmad_client *c, uint64_t key,
 	return r->status;
 }
 
+static int ctl_reply(struct rmad_client *c, uint64_t key,
+		     struct rmad_ctl_win_reply *r)
+{
+	return ctl_reply_fd(c, key, r, NULL);
+}
+
+/* Freed handles stay readable (magic 0) until many more were freed, so a
+ * stale handle is refused rather than read after free. */
+#define GRAVE_KEEP	256
+static struct rmad_win_s *grave_head, *grave_tail;
+static int ngrave;
+
+static struct rmad_win_s *win_new(void)
+{
+	struct rmad_win_s *w;
+
+	if (ngrave > GRAVE_KEEP) {
+		w = grave_head;
+		grave_head = w->next;
+		if (!grave_head)
+			grave_tail = NULL;
+		ngrave--;
+		memset(w, 0, sizeof(*w));
+		return w;
+	}
+	return calloc(1, sizeof(*w));
+}
+
+static void win_bury(struct rmad_win_s *w)
+{
+	__atomic_store_n(&w->magic, 0, __ATOMIC_RELAXED);
+	w->next = NULL;
+	if (grave_tail)
+		grave_tail->next = w;
+	else
+		grave_head = w;
+	grave_tail = w;
+	ngrave++;
+}
+
 static void unmap_peers(struct rmad_win_s *w)
 {
 	for (int i = 0; i < w->npeers; i++)
-		if (w->peers[i].base && w->peers[i].base != w->base &&
-		    w->peers[i].size)
-			munmap(w->peers[i].base, w->peers[i].size);
+		if (w->peers[i].map_size)
+			munmap(w->peers[i].ctl, w->peers[i].map_size);
 	free(w->peers);
 	w->peers = NULL;
 	w->npeers = 0;
@@ -180,15 +248,29 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 				p->disp_unit = m.p[i].disp_unit;
 				p->size = m.p[i].size;
 				p->base = NULL;
-				if (p->rank == c->b.rank)
+				p->ctl = NULL;
+				p->map_size = 0;
+				p->locked = 0;
+				if (p->rank == c->b.rank) {
 					p->base = w->base;
-				else if (p->size) {
-					p->base = mmap(NULL, p->size,
+					p->ctl = (void *)((char *)w->base -
+							  RMAD_WIN_CTL_SIZE);
+				} else if (p->size > (1ull << 40)) {
+					err = RMAD_ERR_AGENT;
+				} else {
+					size_t ms = p->size +
+						    RMAD_WIN_CTL_SIZE;
+					void *m = mmap(NULL, ms,
 						       PROT_READ | PROT_WRITE,
 						       MAP_SHARED, fds[i], 0);
-					if (p->base == MAP_FAILED) {
-						p->base = NULL;
+
+					if (m == MAP_FAILED) {
 						err = RMAD_ERR_NOMEM;
+					} else {
+						p->ctl = m;
+						p->map_size = ms;
+						p->base = (char *)m +
+							  RMAD_WIN_CTL_SIZE;
 					}
 				}
 				if (!err)
@@ -209,7 +291,7 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	struct rmad_ctl_win_create *m = NULL;
 	struct rmad_ctl_win_reply r;
 	struct rmad_win_s *w;
-	int gsize, grank = -1, err, fd = -1;
+	int gsize, grank = -1, err, fd = -1, mfd = -1;
 	size_t mlen, psz = (size_t)sysconf(_SC_PAGESIZE);
 
 	if (!base_out || !win || disp_unit < 1 || size > (1ull << 40))
@@ -226,7 +308,9 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 			grank = i;
 	if (grank < 0 || gsize > RMAD_WIN_GROUP_MAX)
 		return RMAD_ERR_ARG;	/* not a member, or too large */
-	w = calloc(1, sizeof(*w));
+	pthread_mutex_lock(&ctl_lock);
+	w = win_new();
+	pthread_mutex_unlock(&ctl_lock);
 	if (!w)
 		return RMAD_ERR_NOMEM;
 	if (rmad_hints_parse(hints, &w->hints)) {
@@ -236,20 +320,22 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	w->size = size;
 	w->disp_unit = disp_unit;
 	w->gsize = gsize;
-	w->map_size = (size + psz - 1) / psz * psz;
+	/* the control page (lock word), then the window */
+	w->map_size = RMAD_WIN_CTL_SIZE + (size + psz - 1) / psz * psz;
 	fd = memfd_create("rmad-window", MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, (off_t)w->map_size) < 0) {
 		err = RMAD_ERR_NOMEM;
 		goto fail;
 	}
-	if (w->map_size) {
-		w->base = mmap(NULL, w->map_size, PROT_READ | PROT_WRITE,
+	{
+		void *m = mmap(NULL, w->map_size, PROT_READ | PROT_WRITE,
 			       MAP_SHARED, fd, 0);
-		if (w->base == MAP_FAILED) {
-			w->base = NULL;
+
+		if (m == MAP_FAILED) {
 			err = RMAD_ERR_NOMEM;
 			goto fail;
 		}
+		w->base = (char *)m + RMAD_WIN_CTL_SIZE;
 	}
 	mlen = sizeof(*m) + (group == RMAD_GROUP_ALL ? 0 :
 			     sizeof(int32_t) * (size_t)gsize);
@@ -278,12 +364,32 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 		err = RMAD_ERR_AGENT;
 		goto fail;
 	}
-	err = ctl_reply(c, w->key, &r);
+	err = ctl_reply_fd(c, w->key, &r, &mfd);
 	if (!err) {
 		w->block = r.block;
 		w->uniform = r.uniform;
-		err = get_peers(c, w, r.nlocal);
+		w->usize = r.usize;
+		w->udisp = r.udisp;
+		if (r.meta && mfd < 0)
+			err = RMAD_ERR_AGENT;
+		if (!err && mfd >= 0) {
+			void *mm;
+
+			w->meta_len = sizeof(struct rmad_win_meta) *
+				      (size_t)gsize;
+			mm = mmap(NULL, w->meta_len, PROT_READ, MAP_SHARED,
+				  mfd, 0);
+			if (mm == MAP_FAILED)
+				err = RMAD_ERR_NOMEM;
+			else
+				w->meta = mm;
+		}
+		if (!err)
+			err = get_peers(c, w, r.nlocal);
+		w->remote_members = w->npeers < gsize;
 	}
+	if (mfd >= 0)
+		close(mfd);
 	pthread_mutex_unlock(&ctl_lock);
 	if (err)
 		goto fail;
@@ -300,8 +406,10 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 fail:
 	free(m);
 	unmap_peers(w);
+	if (w->meta)
+		munmap((void *)w->meta, w->meta_len);
 	if (w->base)
-		munmap(w->base, w->map_size);
+		munmap((char *)w->base - RMAD_WIN_CTL_SIZE, w->map_size);
 	if (fd >= 0)
 		close(fd);
 	free(w);
@@ -321,6 +429,8 @@ int rmad_win_free(rmad_win_t *win)
 	if (!c->initialized)
 		return RMAD_ERR_SYNC;
 	w = *win;
+	if (w->epoch != EPOCH_NONE)
+		return RMAD_ERR_SYNC;	/* an epoch is still open */
 	m.h.magic = RMAD_CTL_MAGIC;
 	m.h.abi_version = RMAD_ABI_VERSION;
 	m.h.type = RMAD_CTL_WIN_FREE;
@@ -341,10 +451,14 @@ int rmad_win_free(rmad_win_t *win)
 		}
 	pthread_mutex_unlock(&ctl_lock);
 	unmap_peers(w);
+	if (w->meta)
+		munmap((void *)w->meta, w->meta_len);
 	if (w->base)
-		munmap(w->base, w->map_size);
-	w->magic = 0;
-	free(w);
+		munmap((char *)w->base - RMAD_WIN_CTL_SIZE, w->map_size);
+	free(w->rlocks);
+	pthread_mutex_lock(&ctl_lock);
+	win_bury(w);
+	pthread_mutex_unlock(&ctl_lock);
 	*win = RMAD_WIN_NULL;
 	return err;
 }

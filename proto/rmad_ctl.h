@@ -103,8 +103,24 @@ struct rmad_ctl_win_reply {
 	uint32_t block;			/* window block in the segment */
 	int32_t nlocal;			/* members on this node (peers sent) */
 	int32_t uniform;		/* every member has the same size/unit */
+	uint64_t usize;			/* uniform: every member's size */
+	int32_t udisp;			/* uniform: every member's unit */
+	int32_t meta;			/* 1: the table's memfd comes along */
 };
-static_assert(sizeof(struct rmad_ctl_win_reply) == 40, "win reply");
+static_assert(sizeof(struct rmad_ctl_win_reply) == 56, "win reply");
+
+/*
+ * The window's table, once per node: a memfd of gsize entries sorted by
+ * rank that the agent sends with WIN_REPLY when the window is not
+ * "every rank, same size and unit".  Clients map it read-only to check
+ * ranks and bounds at the origin.
+ */
+struct rmad_win_meta {
+	int32_t rank;			/* job rank */
+	int32_t disp_unit;
+	uint64_t size;			/* bytes */
+};
+static_assert(sizeof(struct rmad_win_meta) == 16, "win meta");
 
 /* Same-node members, up to 8 per message, each with its memfd. */
 #define RMAD_WIN_PEERS_PER_MSG	8

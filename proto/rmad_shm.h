@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	1	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	2	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -152,6 +152,25 @@ enum {
 	RMAD_OPC_NOOP = 1,		/* completed by the agent at once */
 	RMAD_OPC_PING = 2,		/* round trip to the agent of `target` */
 	RMAD_OPC_BARRIER = 3,		/* job-wide barrier, `ticket` = epoch */
+	/*
+	 * RMA to a target on another node.  `win` is the window block,
+	 * `ticket` the window key, `tdisp` in the target's disp units,
+	 * `count` elements of `dtype`; the origin data is inline
+	 * (RMAD_OPF_INLINE) or at address `origin_off` in the client, and
+	 * results go to address `result_addr` in the client.
+	 */
+	RMAD_OPC_PUT = 4,
+	RMAD_OPC_GET = 5,		/* result at origin_off */
+	RMAD_OPC_ACC = 6,
+	RMAD_OPC_GACC = 7,		/* also fetch_and_op */
+	RMAD_OPC_CAS = 8,		/* inline: origin value, then compare */
+	/* Synchronization: `op` = lock type, `dtype` = assert bits. */
+	RMAD_OPC_LOCK = 9,
+	RMAD_OPC_UNLOCK = 10,		/* KEEP|SYNC: done when released */
+	RMAD_OPC_LOCK_ALL = 11,
+	RMAD_OPC_UNLOCK_ALL = 12,	/* KEEP|SYNC */
+	RMAD_OPC_FLUSH = 13,		/* KEEP|SYNC, target or -1 for all */
+	RMAD_OPC_FLUSH_LOCAL = 14,	/* KEEP|SYNC, target or -1 for all */
 	RMAD_OPC_MAX
 };
 
@@ -159,8 +178,9 @@ enum {
 #define RMAD_OPF_KEEP	0x1		/* the client frees it after reading
 					 * status; otherwise the agent does */
 #define RMAD_OPF_SYNC	0x2		/* completion bumps RMAD_CNT_SYNC */
+#define RMAD_OPF_INLINE	0x4		/* origin data is in `data` */
 
-#define RMAD_OP_INLINE	56
+#define RMAD_OP_INLINE	48
 
 /*
  * An operation element.  The client fills it, then pushes its index;
@@ -183,6 +203,7 @@ struct rmad_op_elem {
 	uint64_t ticket;
 	int32_t status;			/* 0 or RMAD_ERR_*, written by the agent */
 	uint32_t inline_len;
+	uint64_t result_addr;		/* GACC/CAS: result buffer */
 	uint8_t data[RMAD_OP_INLINE];
 };
 
@@ -208,6 +229,26 @@ struct rmad_shm_win {
 	uint32_t id;
 	uint64_t lock_word;
 	uint64_t reserved[6];
+};
+
+/*
+ * The control page at the start of every rank's window memory (the
+ * memfd): the lock word that same-node clients take with atomics and
+ * that the agent takes for remote origins, and which clients hold it
+ * shared, so the agent can release a dead client's locks.  The window
+ * memory the application sees starts RMAD_WIN_CTL_SIZE bytes in.
+ */
+#define RMAD_WIN_CTL_SIZE	8192
+#define RMAD_LW_EXCL		0x80000000u	/* held exclusive */
+#define RMAD_LW_SLEEPERS	0x40000000u	/* futex waiters: wake on release */
+#define RMAD_LW_QUEUED		0x20000000u	/* agent queue: kick its doorbell */
+#define RMAD_LW_VALUE		0x0000ffffu	/* shared holders, or the owner */
+#define RMAD_LW_AGENT		0xffffu		/* exclusive owner: the agent */
+
+struct rmad_win_ctl {
+	uint32_t lock;			/* RMAD_LW_* */
+	uint32_t pad[15];
+	uint8_t shared_by[RMAD_WIN_CTL_SIZE - 64];	/* by client slot */
 };
 
 /* The pieces the agent and the client both need to find their way. */
@@ -250,7 +291,9 @@ static_assert(offsetof(struct rmad_shm_client, ring) == 320, "cl.ring");
 static_assert(sizeof(struct rmad_shm_client) == 320, "client size");
 static_assert(offsetof(struct rmad_op_elem, tdisp) == 40, "op.tdisp");
 static_assert(offsetof(struct rmad_op_elem, status) == 64, "op.status");
-static_assert(offsetof(struct rmad_op_elem, data) == 72, "op.data");
+static_assert(offsetof(struct rmad_op_elem, result_addr) == 72, "op.res");
+static_assert(offsetof(struct rmad_op_elem, data) == 80, "op.data");
+static_assert(sizeof(struct rmad_win_ctl) == RMAD_WIN_CTL_SIZE, "win ctl");
 static_assert(sizeof(struct rmad_op_elem) == 128, "op size");
 static_assert(sizeof(struct rmad_target_elem) == 64, "target size");
 static_assert(sizeof(struct rmad_shm_win) == 64, "win size");

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 1
+#define RMAD_WIRE_VERSION 2
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -27,6 +27,24 @@ enum {
 	RMAD_AM_WIN_READY = 9,		/* root -> members: all members */
 	RMAD_AM_WIN_FREE_ARRIVE = 10,	/* agent -> root: local frees done */
 	RMAD_AM_WIN_FREE_DONE = 11,	/* root -> members */
+	/*
+	 * RMA between agents: hdr.wkey names the window, hdr.target the
+	 * target rank, hdr.disp the byte offset in its window, hdr.count
+	 * the elements of hdr.dtype; hdr.seq is the origin agent's cookie,
+	 * echoed in the answer together with hdr.status.
+	 */
+	RMAD_AM_RMA_LOCK = 12,		/* flags LOCK_SHARED or LOCK_EXCL */
+	RMAD_AM_RMA_LOCK_GRANTED = 13,
+	RMAD_AM_RMA_LOCK_RETRY = 14,	/* target's lock queue was full */
+	RMAD_AM_RMA_UNLOCK = 15,	/* flags: the lock type */
+	RMAD_AM_RMA_UNLOCK_ACK = 16,
+	RMAD_AM_RMA_PUT = 17,		/* payload: data */
+	RMAD_AM_RMA_ACC = 18,		/* payload: data; hdr.op */
+	RMAD_AM_RMA_GET = 19,
+	RMAD_AM_RMA_GACC = 20,		/* payload: data (none for NO_OP) */
+	RMAD_AM_RMA_CAS = 21,		/* payload: value, compare */
+	RMAD_AM_RMA_ACK = 22,		/* PUT/ACC done (or hdr.status) */
+	RMAD_AM_RMA_RESP = 23,		/* GET/GACC/CAS: payload result */
 	RMAD_AM_TYPE_MAX
 };
 
@@ -53,9 +71,10 @@ struct rmad_am_hdr {
 	uint64_t count;			/* elements, or the barrier epoch */
 	uint64_t seq;			/* origin-agent cookie echoed back */
 	uint32_t payload_len;		/* bytes after the header */
-	uint32_t pad2;
+	int32_t status;			/* answers: 0 or RMAD_ERR_* */
+	uint64_t wkey;			/* RMA: window key */
 };
-static_assert(sizeof(struct rmad_am_hdr) == 64, "am hdr");
+static_assert(sizeof(struct rmad_am_hdr) == 72, "am hdr");
 static_assert(offsetof(struct rmad_am_hdr, job) == 8, "am job");
 static_assert(offsetof(struct rmad_am_hdr, disp) == 32, "am disp");
 static_assert(offsetof(struct rmad_am_hdr, payload_len) == 56, "am plen");

@@ -81,6 +81,19 @@
 	  "pool; windows add their own in a later release.")		\
 	X(target_pool, INT, "1024", 0, 1, 1048576,			\
 	  "Target elements in the node's global pool.")			\
+	X(win_slots, INT, "32", 0, 1, 65536,				\
+	  "Slots of each origin's operation table per window: target " \
+	  "elements are hashed into them by rank.  The window hint "	\
+	  "slots overrides it.")					\
+	X(win_target_pool, INT, "4", 0, 1, 65536,			\
+	  "Target elements reserved to each origin in each window (the " \
+	  "first level of the target pool); the global target_pool is " \
+	  "the second.  The window hint target_pool overrides it.")	\
+	X(lock_queue, INT, "4096", 0, 1, 1048576,			\
+	  "Lock requests from other nodes that the agent queues or "	\
+	  "holds at once, over all windows.  A request that finds the " \
+	  "queue full is refused and retried by the origin's agent "	\
+	  "after 200 microseconds.")					\
 	X(max_windows, INT, "64", 0, 1, 65536,				\
 	  "Window blocks in the shared segment, that is the most "	\
 	  "windows that exist at once on the node.")			\

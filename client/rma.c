@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma.c - one-sided operations and passive-target synchronization.
+ *
+ * Two paths, chosen per target:
+ *
+ *  - Same node: the target's window is mapped here, so the operation is
+ *    a memcpy (put, get) or CPU atomics (the accumulate family, through
+ *    rmad_acc_apply, the same code the agent applies remote accumulates
+ *    with).  Locks are atomics on the lock word in the target's control
+ *    page: shared holders count in its low bits, an exclusive holder
+ *    writes its client slot there.  A waiter spins for client_spin_us,
+ *    then sleeps on the word (futex).  The agent takes the same word for
+ *    remote origins; a releaser that sees RMAD_LW_QUEUED kicks it.
+ *
+ *  - Other node: an op element goes to the agent's ring and the call
+ *    returns.  The agent's operation table takes the lock lazily, sends
+ *    the data, and counts the answers; flush and unlock are sync
+ *    elements the agent completes when their conditions hold.
+ *
+ * State kept per window is O(locks held), never O(ranks): the same-node
+ * peers (O(local ranks)) and the list of locked remote targets.  As in
+ * MPI, one thread at a time may change a window's epoch (lock, unlock,
+ * lock_all, unlock_all); operations may come from any thread.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomics.h"
+#include "counter.h"
+#include "dtype.h"
+#include "internal.h"
+#include "log.h"
+#include "util.h"
+
+#define MODE_ALL (RMAD_MODE_NOCHECK | RMAD_MODE_NOSTORE | RMAD_MODE_NOPUT | \
+		  RMAD_MODE_NOPRECEDE | RMAD_MODE_NOSUCCEED)
+#define LOCKED_NOCHECK	3		/* win_peer.locked: no word taken */
+
+static uint32_t dtype_id(rmad_datatype_t t)
+{
+	return t >= 1 && t <= RMAD_DTYPE_MAX ? (uint32_t)t : 0;
+}
+
+/* --------------------------------------------------- remote lock list */
+
+static int rlock_find(struct rmad_win_s *w, int rank)
+{
+	for (int i = 0; i < w->nrlocks; i++)
+		if (w->rlocks[i] == rank)
+			return i;
+	return -1;
+}
+
+static int rlock_add(struct rmad_win_s *w, int rank)
+{
+	if (w->nrlocks == w->caprlocks) {
+		int cap = w->caprlocks ? 2 * w->caprlocks : 8;
+		int32_t *p = realloc(w->rlocks, sizeof(*p) * (size_t)cap);
+
+		if (!p)
+			return RMAD_ERR_NOMEM;
+		w->rlocks = p;
+		w->caprlocks = cap;
+	}
+	w->rlocks[w->nrlocks++] = rank;
+	return 0;
+}
+
+/* ------------------------------------------------- same-node lock word */
+
+static int lw_acquire(struct rmad_client *c, struct win_peer *p, int excl)
+{
+	uint32_t *lw = &p->ctl->lock;
+	uint32_t me = c->slot + 1;
+	uint64_t t0 = 0;
+
+	for (;;) {
+		uint32_t v = load_acquire(lw);
+
+		if (!(v & RMAD_LW_EXCL)) {
+			if (excl && !(v & RMAD_LW_VALUE)) {
+				uint32_t nv = (v & ~RMAD_LW_VALUE) |
+					      RMAD_LW_EXCL | me;
+
+				if (__atomic_compare_exchange_n(
+					    lw, &v, nv, 0, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED))
+					return 0;
+				continue;
+			}
+			if (!excl && (v & RMAD_LW_VALUE) < RMAD_LW_AGENT - 1) {
+				if (__atomic_compare_exchange_n(
+					    lw, &v, v + 1, 0, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+					/* so the agent can undo it if we die */
+					store_relaxed(&p->ctl->shared_by[c->slot],
+						      1);
+					return 0;
+				}
+				continue;
+			}
+		}
+		/* held: spin a while, then sleep on the word */
+		if (!t0)
+			t0 = rmad_now_ns();
+		if (rmad_now_ns() - t0 < (uint64_t)c->p.client_spin_us * 1000) {
+			caa_cpu_relax();
+			continue;
+		}
+		if (!(v & RMAD_LW_SLEEPERS) &&
+		    !__atomic_compare_exchange_n(lw, &v, v | RMAD_LW_SLEEPERS,
+						 0, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			continue;
+		rmad_futex_wait(lw, v | RMAD_LW_SLEEPERS, 50 * 1000000L);
+		if (rmad_agent_alive(c))
+			return RMAD_ERR_AGENT;
+	}
+}
+
+static void lw_release(struct rmad_client *c, struct win_peer *p, int excl)
+{
+	uint32_t *lw = &p->ctl->lock;
+	uint32_t v, nv;
+
+	if (!excl)
+		store_relaxed(&p->ctl->shared_by[c->slot], 0);
+	v = load_relaxed(lw);
+	do {
+		if (excl)
+			nv = v & RMAD_LW_QUEUED;
+		else
+			nv = ((v & RMAD_LW_VALUE) ? v - 1 : v) &
+			     ~RMAD_LW_SLEEPERS;
+	} while (!__atomic_compare_exchange_n(lw, &v, nv, 0, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	if (v & RMAD_LW_SLEEPERS)
+		rmad_futex_wake(lw, INT_MAX);
+	if (v & RMAD_LW_QUEUED)
+		rmad_win_kick(c);	/* remote requests wait on the agent */
+}
+
+/* ------------------------------------------------------- checking */
+
+struct tref {
+	struct win_peer *p;		/* same node, or NULL */
+	uint64_t off;			/* bytes into the target's window */
+	size_t len, es;
+	uint32_t dt;
+};
+
+static int covered(struct rmad_win_s *w, int rank, struct win_peer *p)
+{
+	if (w->epoch == EPOCH_LOCK_ALL)
+		return 1;
+	if (w->epoch != EPOCH_LOCK)
+		return 0;
+	return p ? p->locked != 0 : rlock_find(w, rank) >= 0;
+}
+
+/* Everything the target side will check, checked here first. */
+static int check(rmad_win_t w, int target, size_t tdisp, int count,
+		 rmad_datatype_t type, struct tref *r)
+{
+	struct rmad_client *c = &rmad_cl;
+	uint64_t size;
+	int du, err;
+
+	if (!rmad_win_ok(w) || count < 0)
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	r->dt = dtype_id(type);
+	if (!r->dt)
+		return RMAD_ERR_TYPE;
+	if (target < 0 || target >= c->b.size)
+		return RMAD_ERR_RANK;
+	err = rmad_win_target(w, target, &r->p, &size, &du);
+	if (err)
+		return err;
+	if (!covered(w, target, r->p))
+		return RMAD_ERR_SYNC;
+	r->es = rmad_dtype_size(r->dt);
+	r->len = (size_t)count * r->es;
+	if (tdisp > (1ull << 40) / (uint64_t)du)
+		return RMAD_ERR_DISP;
+	r->off = (uint64_t)tdisp * (uint64_t)du;
+	if (r->off > size || r->len > size - r->off)
+		return RMAD_ERR_DISP;
+	if (!r->p && c->dead)
+		return RMAD_ERR_AGENT;
+	return 0;
+}
+
+/* Hand an operation on a target of another node to the agent. */
+static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
+		int count, const struct tref *r, uint32_t op,
+		const void *origin, const void *cmp, void *result)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_op_elem *e;
+	uint32_t idx;
+	int err = rmad_op_alloc(c, &idx);
+
+	if (err)
+		return err;
+	e = rmad_shm_op_at(c->seg, c->hdr, idx);
+	e->next = RMAD_NIL;
+	e->opcode = opc;
+	e->flags = 0;
+	e->owner = c->slot;
+	e->owner_gen = c->reg.gen;
+	e->win = w->block;
+	e->target = target;
+	e->dtype = r ? r->dt : 0;
+	e->op = op;
+	e->count = (uint64_t)count;
+	e->tdisp = tdisp;
+	e->origin_off = (uint64_t)(uintptr_t)origin;
+	e->ticket = w->key;
+	e->status = 0;
+	e->inline_len = 0;
+	e->result_addr = (uint64_t)(uintptr_t)result;
+	if (opc == RMAD_OPC_CAS) {
+		memcpy(e->data, origin, r->es);
+		memcpy(e->data + r->es, cmp, r->es);
+		e->inline_len = (uint32_t)(2 * r->es);
+		e->flags = RMAD_OPF_INLINE;
+	} else if (origin && r && r->len <= RMAD_OP_INLINE &&
+		   opc != RMAD_OPC_GET) {
+		/* small: copied now, so the buffer is free at once */
+		memcpy(e->data, origin, r->len);
+		e->inline_len = (uint32_t)r->len;
+		e->flags = RMAD_OPF_INLINE;
+	}
+	err = rmad_op_submit(c, idx);
+	if (err) {
+		rmad_op_free(c, idx);
+		return err;
+	}
+	if (r)
+		__atomic_add_fetch(&w->remote_posted, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ------------------------------------------------- communication */
+
+int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
+	     int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
+	     rmad_win_t win)
+{
+	struct tref r;
+	int err = check(win, target, tdisp, tcount, ttype, &r);
+
+	if (err)
+		return err;
+	if (ocount != tcount || otype != ttype)
+		return RMAD_ERR_TYPE;
+	if (!tcount)
+		return 0;
+	if (!origin)
+		return RMAD_ERR_ARG;
+	if (r.p) {
+		memcpy((char *)r.p->base + r.off, origin, r.len);
+		return 0;
+	}
+	return post(win, RMAD_OPC_PUT, target, tdisp, tcount, &r, 0, origin,
+		    NULL, NULL);
+}
+
+int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
+	     size_t tdisp, int tcount, rmad_datatype_t ttype, rmad_win_t win)
+{
+	struct tref r;
+	int err = check(win, target, tdisp, tcount, ttype, &r);
+
+	if (err)
+		return err;
+	if (ocount != tcount || otype != ttype)
+		return RMAD_ERR_TYPE;
+	if (!tcount)
+		return 0;
+	if (!origin)
+		return RMAD_ERR_ARG;
+	if (r.p) {
+		memcpy(origin, (char *)r.p->base + r.off, r.len);
+		return 0;
+	}
+	return post(win, RMAD_OPC_GET, target, tdisp, tcount, &r, 0, origin,
+		    NULL, NULL);
+}
+
+int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
+		    int target, size_t tdisp, int tcount,
+		    rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win)
+{
+	struct tref r;
+	int err = check(win, target, tdisp, tcount, ttype, &r);
+
+	if (err)
+		return err;
+	if (ocount != tcount || otype != ttype)
+		return RMAD_ERR_TYPE;
+	if (op == RMAD_NO_OP || op < 0)
+		return RMAD_ERR_OP;
+	err = rmad_op_check(r.dt, (uint32_t)op);
+	if (err)
+		return err;
+	if (!tcount)
+		return 0;
+	if (!origin)
+		return RMAD_ERR_ARG;
+	if (r.p) {
+		rmad_acc_apply((char *)r.p->base + r.off, origin, NULL, r.dt,
+			       (uint32_t)op, (uint64_t)tcount);
+		return 0;
+	}
+	return post(win, RMAD_OPC_ACC, target, tdisp, tcount, &r,
+		    (uint32_t)op, origin, NULL, NULL);
+}
+
+int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
+			void *result, int rcount, rmad_datatype_t rtype,
+			int target, size_t tdisp, int tcount,
+			rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win)
+{
+	struct tref r;
+	int err = check(win, target, tdisp, tcount, ttype, &r);
+
+	if (err)
+		return err;
+	if (rcount != tcount || rtype != ttype ||
+	    (op != RMAD_NO_OP && (ocount != tcount || otype != ttype)))
+		return RMAD_ERR_TYPE;
+	if (op < 0)
+		return RMAD_ERR_OP;
+	err = rmad_op_check(r.dt, (uint32_t)op);
+	if (err)
+		return err;
+	if (!tcount)
+		return 0;
+	if (!result || (op != RMAD_NO_OP && !origin))
+		return RMAD_ERR_ARG;
+	if (op == RMAD_NO_OP)
+		origin = NULL;
+	if (r.p) {
+		rmad_acc_apply((char *)r.p->base + r.off, origin, result, r.dt,
+			       (uint32_t)op, (uint64_t)tcount);
+		return 0;
+	}
+	return post(win, RMAD_OPC_GACC, target, tdisp, tcount, &r,
+		    (uint32_t)op, origin, NULL, result);
+}
+
+int rmad_fetch_and_op(const void *origin, void *result, rmad_datatype_t type,
+		      int target, size_t tdisp, rmad_op_t op, rmad_win_t win)
+{
+	return rmad_get_accumulate(origin, 1, type, result, 1, type, target,
+				   tdisp, 1, type, op, win);
+}
+
+int rmad_compare_and_swap(const void *origin, const void *compare,
+			  void *result, rmad_datatype_t type, int target,
+			  size_t tdisp, rmad_win_t win)
+{
+	struct tref r;
+	int err = check(win, target, tdisp, 1, type, &r);
+
+	if (err)
+		return err;
+	if (rmad_cas_check(r.dt))
+		return RMAD_ERR_TYPE;
+	if (!origin || !compare || !result)
+		return RMAD_ERR_ARG;
+	if (r.p) {
+		rmad_cas_apply((char *)r.p->base + r.off, origin, compare,
+			       result, r.dt);
+		return 0;
+	}
+	return post(win, RMAD_OPC_CAS, target, tdisp, 1, &r, 0, origin,
+		    compare, result);
+}
+
+/* ------------------------------------------------- synchronization */
+
+/* A sync element for the agent: wait for its answer. */
+static int agent_sync(rmad_win_t w, uint16_t opc, int target)
+{
+	struct rmad_op_elem t = { 0 };
+
+	t.opcode = opc;
+	t.win = w->block;
+	t.ticket = w->key;
+	t.target = target;
+	return rmad_sync_elem(&rmad_cl, &t);
+}
+
+static int epoch_args(rmad_win_t win)
+{
+	if (!rmad_win_ok(win))
+		return RMAD_ERR_ARG;
+	if (!rmad_cl.initialized)
+		return RMAD_ERR_SYNC;
+	return 0;
+}
+
+/* The agent's share of a new epoch: pool sizes from the hints. */
+static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
+		     int assert)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_op_elem *e;
+	uint32_t idx;
+	int err;
+
+	if (c->dead)
+		return RMAD_ERR_AGENT;
+	err = rmad_op_alloc(c, &idx);
+	if (err)
+		return err;
+	e = rmad_shm_op_at(c->seg, c->hdr, idx);
+	memset(e, 0, sizeof(*e));
+	e->next = RMAD_NIL;
+	e->opcode = opc;
+	e->owner = c->slot;
+	e->owner_gen = c->reg.gen;
+	e->win = w->block;
+	e->ticket = w->key;
+	e->target = target;
+	e->op = (uint32_t)type;
+	e->dtype = (uint32_t)assert;
+	e->count = w->hints.target_pool > 0 ? (uint64_t)w->hints.target_pool :
+		   0;
+	e->tdisp = w->hints.slots > 0 ? (uint64_t)w->hints.slots : 0;
+	err = rmad_op_submit(c, idx);
+	if (err)
+		rmad_op_free(c, idx);
+	return err;
+}
+
+int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct win_peer *p;
+	uint64_t size;
+	int du, err = epoch_args(win);
+
+	if (err)
+		return err;
+	if ((lock_type != RMAD_LOCK_SHARED &&
+	     lock_type != RMAD_LOCK_EXCLUSIVE) || (assert & ~MODE_ALL))
+		return RMAD_ERR_ARG;
+	if (target < 0 || target >= c->b.size)
+		return RMAD_ERR_RANK;
+	err = rmad_win_target(win, target, &p, &size, &du);
+	if (err)
+		return err;
+	if (win->epoch == EPOCH_LOCK_ALL || (p && p->locked) ||
+	    (!p && rlock_find(win, target) >= 0))
+		return RMAD_ERR_SYNC;
+	if (p) {
+		if (assert & RMAD_MODE_NOCHECK) {
+			p->locked = LOCKED_NOCHECK;
+		} else {
+			err = lw_acquire(c, p, lock_type == RMAD_LOCK_EXCLUSIVE);
+			if (err)
+				return err;
+			p->locked = (uint8_t)lock_type;
+		}
+		win->nlocal_locks++;
+	} else {
+		err = rlock_add(win, target);
+		if (!err) {
+			err = post_lock(win, RMAD_OPC_LOCK, target, lock_type,
+					assert);
+			if (err)
+				win->nrlocks--;
+		}
+		if (err)
+			return err;
+	}
+	win->epoch = EPOCH_LOCK;
+	return 0;
+}
+
+int rmad_win_unlock(int target, rmad_win_t win)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct win_peer *p;
+	uint64_t size;
+	int du, k, err = epoch_args(win);
+
+	if (err)
+		return err;
+	if (target < 0 || target >= c->b.size)
+		return RMAD_ERR_RANK;
+	err = rmad_win_target(win, target, &p, &size, &du);
+	if (err)
+		return err;
+	if (win->epoch != EPOCH_LOCK)
+		return RMAD_ERR_SYNC;
+	if (p) {
+		if (!p->locked)
+			return RMAD_ERR_SYNC;
+		if (p->locked != LOCKED_NOCHECK)
+			lw_release(c, p, p->locked == RMAD_LOCK_EXCLUSIVE);
+		else
+			cmm_smp_mb();
+		p->locked = 0;
+		win->nlocal_locks--;
+	} else {
+		k = rlock_find(win, target);
+		if (k < 0)
+			return RMAD_ERR_SYNC;
+		err = agent_sync(win, RMAD_OPC_UNLOCK, target);
+		/* the epoch ends even when an op in it failed */
+		win->rlocks[k] = win->rlocks[--win->nrlocks];
+	}
+	if (!win->nlocal_locks && !win->nrlocks) {
+		win->epoch = EPOCH_NONE;
+		win->remote_posted = 0;
+	}
+	return err;
+}
+
+int rmad_win_lock_all(int assert, rmad_win_t win)
+{
+	struct rmad_client *c = &rmad_cl;
+	int err = epoch_args(win);
+
+	if (err)
+		return err;
+	if (assert & ~MODE_ALL)
+		return RMAD_ERR_ARG;
+	if (win->epoch != EPOCH_NONE)
+		return RMAD_ERR_SYNC;
+	for (int i = 0; i < win->npeers; i++) {
+		struct win_peer *p = &win->peers[i];
+
+		if (assert & RMAD_MODE_NOCHECK) {
+			p->locked = LOCKED_NOCHECK;
+			continue;
+		}
+		err = lw_acquire(c, p, 0);
+		if (err) {
+			while (--i >= 0) {
+				if (win->peers[i].locked == RMAD_LOCK_SHARED)
+					lw_release(c, &win->peers[i], 0);
+				win->peers[i].locked = 0;
+			}
+			return err;
+		}
+		p->locked = RMAD_LOCK_SHARED;
+	}
+	if (win->remote_members) {
+		err = post_lock(win, RMAD_OPC_LOCK_ALL, -1, RMAD_LOCK_SHARED,
+				assert);
+		if (err) {
+			for (int i = 0; i < win->npeers; i++) {
+				if (win->peers[i].locked == RMAD_LOCK_SHARED)
+					lw_release(c, &win->peers[i], 0);
+				win->peers[i].locked = 0;
+			}
+			return err;
+		}
+	}
+	win->epoch = EPOCH_LOCK_ALL;
+	return 0;
+}
+
+int rmad_win_unlock_all(rmad_win_t win)
+{
+	struct rmad_client *c = &rmad_cl;
+	int err = epoch_args(win);
+
+	if (err)
+		return err;
+	if (win->epoch != EPOCH_LOCK_ALL)
+		return RMAD_ERR_SYNC;
+	if (win->remote_members)
+		err = agent_sync(win, RMAD_OPC_UNLOCK_ALL, -1);
+	for (int i = 0; i < win->npeers; i++) {
+		struct win_peer *p = &win->peers[i];
+
+		if (p->locked == RMAD_LOCK_SHARED)
+			lw_release(c, p, 0);
+		p->locked = 0;
+	}
+	cmm_smp_mb();
+	win->epoch = EPOCH_NONE;
+	win->remote_posted = 0;
+	return err;
+}
+
+static int flush(int target, rmad_win_t win, uint16_t opc)
+{
+	struct rmad_client *c = &rmad_cl;
+	int err = epoch_args(win);
+
+	if (err)
+		return err;
+	if (win->epoch == EPOCH_NONE)
+		return RMAD_ERR_SYNC;
+	if (target >= 0) {
+		struct win_peer *p;
+		uint64_t size;
+		int du;
+
+		if (target >= c->b.size)
+			return RMAD_ERR_RANK;
+		err = rmad_win_target(win, target, &p, &size, &du);
+		if (err)
+			return err;
+		if (!covered(win, target, p))
+			return RMAD_ERR_SYNC;
+		if (p) {
+			/* done when issued: only the barrier is left */
+			cmm_smp_mb();
+			return 0;
+		}
+	}
+	cmm_smp_mb();
+	if (!__atomic_load_n(&win->remote_posted, __ATOMIC_RELAXED))
+		return 0;	/* nothing went to the agent since */
+	err = agent_sync(win, opc, target);
+	if (target < 0 && opc == RMAD_OPC_FLUSH)
+		win->remote_posted = 0;
+	return err;
+}
+
+int rmad_win_flush(int target, rmad_win_t win)
+{
+	return target < 0 ? RMAD_ERR_RANK : flush(target, win, RMAD_OPC_FLUSH);
+}
+
+int rmad_win_flush_all(rmad_win_t win)
+{
+	return flush(-1, win, RMAD_OPC_FLUSH);
+}
+
+int rmad_win_flush_local(int target, rmad_win_t win)
+{
+	return target < 0 ? RMAD_ERR_RANK :
+			    flush(target, win, RMAD_OPC_FLUSH_LOCAL);
+}
+
+int rmad_win_flush_local_all(rmad_win_t win)
+{
+	return flush(-1, win, RMAD_OPC_FLUSH_LOCAL);
+}
+
+int rmad_win_sync(rmad_win_t win)
+{
+	if (!rmad_win_ok(win))
+		return RMAD_ERR_ARG;
+	/* unified model: public and private copies are one; order them */
+	cmm_smp_mb();
+	return 0;
+}

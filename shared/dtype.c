@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dtype.c - predefined datatypes and the accumulate-family reductions.
+ *
+ * One table row per datatype id: element size, the ops MPI-3.1 allows on
+ * it, whether compare_and_swap is, and the apply function.  The apply
+ * functions are generated per C type by DEFINE_APPLY; each works on the
+ * unsigned integer of the element's width (U), so that integer SUM and
+ * PROD wrap without undefined behaviour and floats are updated through
+ * their bit pattern.  Values are moved in and out of T with memcpy.
+ *
+ * Per element, with dst aligned: NO_OP is an atomic load, REPLACE an
+ * exchange, integer SUM/BAND/BOR/BXOR the matching fetch-and-op, and
+ * everything else (PROD, MIN, MAX, logical ops, float arithmetic) a
+ * compare-exchange loop.  All are __ATOMIC_SEQ_CST and lock-free (checked
+ * below), so they are atomic across processes sharing the memory.  An
+ * unaligned dst element is read, combined and written back with memcpy:
+ * not atomic (documented in dtype.h).
+ */
+#include <string.h>
+
+#include "rmad.h"
+#include "dtype.h"
+
+/* A lock-based (libatomic) fallback would not be atomic across processes. */
+#if __GCC_ATOMIC_CHAR_LOCK_FREE != 2 || __GCC_ATOMIC_SHORT_LOCK_FREE != 2 || \
+	__GCC_ATOMIC_INT_LOCK_FREE != 2 || __GCC_ATOMIC_LONG_LOCK_FREE != 2 || \
+	__GCC_ATOMIC_LLONG_LOCK_FREE != 2
+#error "rmad needs lock-free 8- to 64-bit atomics"
+#endif
+
+#define SEQ	__ATOMIC_SEQ_CST
+
+/* The new value of an element: old `o` op operand `s`, both as bits. */
+#define DEFINE_COMBINE(NAME, T, U, FLT)					\
+static U NAME##_comb(U o, U s, uint32_t op)				\
+{									\
+	T a, b, r;							\
+									\
+	memcpy(&a, &o, sizeof(a));					\
+	memcpy(&b, &s, sizeof(b));					\
+	switch (op) {							\
+	case RMAD_SUM:							\
+		if (!(FLT))						\
+			return (U)(o + s);				\
+		r = a + b;						\
+		break;							\
+	case RMAD_PROD:							\
+		if (!(FLT))						\
+			return (U)((uint64_t)o * (uint64_t)s);		\
+		r = a * b;						\
+		break;							\
+	case RMAD_MIN:							\
+		return b < a ? s : o;					\
+	case RMAD_MAX:							\
+		return b > a ? s : o;					\
+	case RMAD_BAND:							\
+		return (U)(o & s);					\
+	case RMAD_BOR:							\
+		return (U)(o | s);					\
+	case RMAD_BXOR:							\
+		return (U)(o ^ s);					\
+	case RMAD_LAND:							\
+		r = (T)(a != 0 && b != 0);				\
+		break;							\
+	case RMAD_LOR:							\
+		r = (T)(a != 0 || b != 0);				\
+		break;							\
+	case RMAD_LXOR:							\
+		r = (T)((a != 0) != (b != 0));				\
+		break;							\
+	case RMAD_REPLACE:						\
+		return s;						\
+	default:		/* RMAD_NO_OP */			\
+		return o;						\
+	}								\
+	memcpy(&o, &r, sizeof(o));					\
+	return o;							\
+}
+
+/* Apply op to n elements; returns nothing, the old values go to res. */
+#define DEFINE_APPLY(NAME, T, U, FLT)					\
+_Static_assert(sizeof(T) == sizeof(U), #NAME ": T and U differ");	\
+DEFINE_COMBINE(NAME, T, U, FLT)						\
+static void NAME##_apply(void *dst, const void *src, void *res,	\
+			 uint32_t op, uint64_t n)			\
+{									\
+	for (uint64_t i = 0; i < n; i++) {				\
+		char *d = (char *)dst + i * sizeof(U);			\
+		U *p = (U *)(void *)d;					\
+		U s = 0, o;						\
+									\
+		if (src)						\
+			memcpy(&s, (const char *)src + i * sizeof(U),	\
+			       sizeof(U));				\
+		if ((uintptr_t)d % sizeof(U)) {	/* not atomic */	\
+			U nv;						\
+									\
+			memcpy(&o, d, sizeof(U));			\
+			nv = NAME##_comb(o, s, op);			\
+			memcpy(d, &nv, sizeof(U));			\
+		} else if (op == RMAD_NO_OP) {				\
+			o = __atomic_load_n(p, SEQ);			\
+		} else if (op == RMAD_REPLACE) {			\
+			o = __atomic_exchange_n(p, s, SEQ);		\
+		} else if (!(FLT) && op == RMAD_SUM) {			\
+			o = __atomic_fetch_add(p, s, SEQ);		\
+		} else if (!(FLT) && op == RMAD_BAND) {			\
+			o = __atomic_fetch_and(p, s, SEQ);		\
+		} else if (!(FLT) && op == RMAD_BOR) {			\
+			o = __atomic_fetch_or(p, s, SEQ);		\
+		} else if (!(FLT) && op == RMAD_BXOR) {			\
+			o = __atomic_fetch_xor(p, s, SEQ);		\
+		} else {						\
+			o = __atomic_load_n(p, __ATOMIC_RELAXED);	\
+			while (!__atomic_compare_exchange_n(p, &o,	\
+					NAME##_comb(o, s, op), 0,	\
+					SEQ, __ATOMIC_RELAXED))		\
+				;					\
+		}							\
+		if (res)						\
+			memcpy((char *)res + i * sizeof(U), &o,		\
+			       sizeof(U));				\
+	}								\
+}
+
+DEFINE_APPLY(u8, uint8_t, uint8_t, 0)
+DEFINE_APPLY(u16, uint16_t, uint16_t, 0)
+DEFINE_APPLY(u32, uint32_t, uint32_t, 0)
+DEFINE_APPLY(u64, uint64_t, uint64_t, 0)
+DEFINE_APPLY(i8, int8_t, uint8_t, 0)
+DEFINE_APPLY(i16, int16_t, uint16_t, 0)
+DEFINE_APPLY(i32, int32_t, uint32_t, 0)
+DEFINE_APPLY(i64, int64_t, uint64_t, 0)
+DEFINE_APPLY(int, int, unsigned int, 0)
+DEFINE_APPLY(long, long, unsigned long, 0)
+DEFINE_APPLY(flt, float, uint32_t, 1)
+DEFINE_APPLY(dbl, double, uint64_t, 1)
+
+#define OP(o)		(1u << (o))
+#define OPS_ANY		(OP(RMAD_REPLACE) | OP(RMAD_NO_OP))
+#define OPS_BIT		(OP(RMAD_BAND) | OP(RMAD_BOR) | OP(RMAD_BXOR))
+#define OPS_ARITH	(OP(RMAD_SUM) | OP(RMAD_PROD) | OP(RMAD_MIN) | \
+			 OP(RMAD_MAX))
+#define OPS_LOGIC	(OP(RMAD_LAND) | OP(RMAD_LOR) | OP(RMAD_LXOR))
+#define OPS_INT		(OPS_ARITH | OPS_LOGIC | OPS_BIT | OPS_ANY)
+#define OPS_FLOAT	(OPS_ARITH | OPS_ANY)
+#define OP_MAX		RMAD_NO_OP
+
+typedef void apply_fn(void *dst, const void *src, void *res, uint32_t op,
+		      uint64_t n);
+
+static const struct dtype {
+	size_t size;		/* 0: no such type */
+	uint32_t ops;		/* OP(op) for every op allowed */
+	int cas;		/* compare_and_swap allowed */
+	apply_fn *apply;
+} dtypes[RMAD_DTYPE_MAX + 1] = {
+	[RMAD_BYTE]   = { 1, OPS_BIT | OPS_ANY, 1, u8_apply },
+	[RMAD_CHAR]   = { sizeof(char), OPS_ANY, 0, u8_apply },
+	[RMAD_INT]    = { sizeof(int), OPS_INT, 1, int_apply },
+	[RMAD_LONG]   = { sizeof(long), OPS_INT, 1, long_apply },
+	[RMAD_INT8]   = { 1, OPS_INT, 1, i8_apply },
+	[RMAD_INT16]  = { 2, OPS_INT, 1, i16_apply },
+	[RMAD_INT32]  = { 4, OPS_INT, 1, i32_apply },
+	[RMAD_INT64]  = { 8, OPS_INT, 1, i64_apply },
+	[RMAD_UINT8]  = { 1, OPS_INT, 1, u8_apply },
+	[RMAD_UINT16] = { 2, OPS_INT, 1, u16_apply },
+	[RMAD_UINT32] = { 4, OPS_INT, 1, u32_apply },
+	[RMAD_UINT64] = { 8, OPS_INT, 1, u64_apply },
+	[RMAD_FLOAT]  = { sizeof(float), OPS_FLOAT, 0, flt_apply },
+	[RMAD_DOUBLE] = { sizeof(double), OPS_FLOAT, 0, dbl_apply },
+};
+
+static const struct dtype *dtype_of(uint32_t dtype)
+{
+	return dtype <= RMAD_DTYPE_MAX && dtypes[dtype].size ?
+	       &dtypes[dtype] : NULL;
+}
+
+size_t rmad_dtype_size(uint32_t dtype)
+{
+	const struct dtype *t = dtype_of(dtype);
+
+	return t ? t->size : 0;
+}
+
+int rmad_op_check(uint32_t dtype, uint32_t op)
+{
+	const struct dtype *t = dtype_of(dtype);
+
+	if (!t)
+		return RMAD_ERR_TYPE;
+	if (op < 1 || op > OP_MAX || !(t->ops & OP(op)))
+		return RMAD_ERR_OP;
+	return 0;
+}
+
+int rmad_cas_check(uint32_t dtype)
+{
+	const struct dtype *t = dtype_of(dtype);
+
+	return t && t->cas ? 0 : RMAD_ERR_TYPE;
+}
+
+void rmad_acc_apply(void *dst, const void *src, void *result, uint32_t dtype,
+		    uint32_t op, uint64_t count)
+{
+	if (rmad_op_check(dtype, op) || !dst || (!src && op != RMAD_NO_OP))
+		return;
+	dtypes[dtype].apply(dst, src, result, op, count);
+}
+
+/* Compare-and-swap of one element of U, bitwise. */
+#define DEFINE_CAS(U)							\
+static void cas_##U(void *dst, const void *src, const void *cmp,	\
+		    void *res)						\
+{									\
+	U s, o;								\
+									\
+	memcpy(&s, src, sizeof(U));					\
+	memcpy(&o, cmp, sizeof(U));					\
+	if ((uintptr_t)dst % sizeof(U)) {	/* not atomic */	\
+		U c = o;						\
+									\
+		memcpy(&o, dst, sizeof(U));				\
+		if (o == c)						\
+			memcpy(dst, &s, sizeof(U));			\
+	} else {							\
+		/* on failure o becomes the current value */		\
+		__atomic_compare_exchange_n((U *)dst, &o, s, 0, SEQ,	\
+					    SEQ);			\
+	}								\
+	if (res)							\
+		memcpy(res, &o, sizeof(U));				\
+}
+
+DEFINE_CAS(uint8_t)
+DEFINE_CAS(uint16_t)
+DEFINE_CAS(uint32_t)
+DEFINE_CAS(uint64_t)
+
+void rmad_cas_apply(void *dst, const void *src, const void *cmp, void *result,
+		    uint32_t dtype)
+{
+	if (rmad_cas_check(dtype) || !dst || !src || !cmp)
+		return;
+	switch (dtypes[dtype].size) {
+	case 1:
+		cas_uint8_t(dst, src, cmp, result);
+		break;
+	case 2:
+		cas_uint16_t(dst, src, cmp, result);
+		break;
+	case 4:
+		cas_uint32_t(dst, src, cmp, result);
+		break;
+	case 8:
+		cas_uint64_t(dst, src, cmp, result);
+		break;
+	}
+}
