@@ -50,6 +50,7 @@
 #include "atomics.h"
 #include "counter.h"
 #include "dtype.h"
+#include "lockword.h"
 #include "log.h"
 #include "rmad.h"
 #include "util.h"
@@ -179,43 +180,9 @@ static int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 
 /* ---------------------------------------------------------- lock word */
 
-static int lw_try(uint32_t *lw, int excl)
-{
-	uint32_t v = load_acquire(lw);
-
-	for (;;) {
-		uint32_t nv;
-
-		if (v & RMAD_LW_EXCL)
-			return 0;
-		if (excl) {
-			if (v & RMAD_LW_VALUE)
-				return 0;
-			nv = (v & ~RMAD_LW_VALUE) | RMAD_LW_EXCL | RMAD_LW_AGENT;
-		} else {
-			if ((v & RMAD_LW_VALUE) >= RMAD_LW_AGENT - 1)
-				return 0;
-			nv = v + 1;
-		}
-		if (__atomic_compare_exchange_n(lw, &v, nv, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			return 1;
-	}
-}
-
 static void lw_release(uint32_t *lw, int excl)
 {
-	uint32_t v = load_relaxed(lw), nv;
-
-	do {
-		if (excl)
-			nv = v & RMAD_LW_QUEUED;
-		else
-			nv = ((v & RMAD_LW_VALUE) ? v - 1 : v) &
-			     ~RMAD_LW_SLEEPERS;
-	} while (!__atomic_compare_exchange_n(lw, &v, nv, 0, __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
-	if (v & RMAD_LW_SLEEPERS)
+	if (rmad_lw_release(lw, excl) & RMAD_LW_SLEEPERS)
 		rmad_futex_wake(lw, INT_MAX);
 }
 
@@ -286,7 +253,7 @@ static int try_grant(struct agent *a, struct rma_lock *k)
 	while (k->qhead) {
 		struct lock_ent *e = k->qhead;
 
-		if (!lw_try(lw, e->excl)) {
+		if (!rmad_lw_try(lw, e->excl, RMAD_LW_AGENT)) {
 			uint32_t v = load_relaxed(lw);
 
 			/* flag the word; a release racing with us shows up

@@ -30,6 +30,7 @@
 #include "atomics.h"
 #include "counter.h"
 #include "dtype.h"
+#include "lockword.h"
 #include "internal.h"
 #include "log.h"
 #include "util.h"
@@ -79,28 +80,10 @@ static int lw_acquire(struct rmad_client *c, struct win_peer *p, int excl)
 	for (;;) {
 		uint32_t v = load_acquire(lw);
 
-		if (!(v & RMAD_LW_EXCL)) {
-			if (excl && !(v & RMAD_LW_VALUE)) {
-				uint32_t nv = (v & ~RMAD_LW_VALUE) |
-					      RMAD_LW_EXCL | me;
-
-				if (__atomic_compare_exchange_n(
-					    lw, &v, nv, 0, __ATOMIC_ACQUIRE,
-					    __ATOMIC_RELAXED))
-					return 0;
-				continue;
-			}
-			if (!excl && (v & RMAD_LW_VALUE) < RMAD_LW_AGENT - 1) {
-				if (__atomic_compare_exchange_n(
-					    lw, &v, v + 1, 0, __ATOMIC_ACQUIRE,
-					    __ATOMIC_RELAXED)) {
-					/* so the agent can undo it if we die */
-					store_relaxed(&p->ctl->shared_by[c->slot],
-						      1);
-					return 0;
-				}
-				continue;
-			}
+		if (rmad_lw_try(lw, excl, me)) {
+			if (!excl)	/* so the agent can undo it if we die */
+				store_relaxed(&p->ctl->shared_by[c->slot], 1);
+			return 0;
 		}
 		/* held: spin a while, then sleep on the word */
 		if (!t0)
@@ -123,19 +106,11 @@ static int lw_acquire(struct rmad_client *c, struct win_peer *p, int excl)
 static void lw_release(struct rmad_client *c, struct win_peer *p, int excl)
 {
 	uint32_t *lw = &p->ctl->lock;
-	uint32_t v, nv;
+	uint32_t v;
 
 	if (!excl)
 		store_relaxed(&p->ctl->shared_by[c->slot], 0);
-	v = load_relaxed(lw);
-	do {
-		if (excl)
-			nv = v & RMAD_LW_QUEUED;
-		else
-			nv = ((v & RMAD_LW_VALUE) ? v - 1 : v) &
-			     ~RMAD_LW_SLEEPERS;
-	} while (!__atomic_compare_exchange_n(lw, &v, nv, 0, __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
+	v = rmad_lw_release(lw, excl);
 	if (v & RMAD_LW_SLEEPERS)
 		rmad_futex_wake(lw, INT_MAX);
 	if (v & RMAD_LW_QUEUED)
