@@ -142,13 +142,7 @@ static uint32_t serials;
 static struct rma_target *tmem, *tfree;	/* global target pool */
 static struct lock_ent *lmem, *lfree;	/* lock entries */
 static struct rma_lock *lwait;		/* members with waiting requests */
-static struct agent *A;
 static int retry_pending;
-
-static struct rma_origin *origins_all(struct agent_win *w)
-{
-	return w->origins;
-}
 
 /* ------------------------------------------------------ client memory */
 
@@ -746,7 +740,7 @@ static void origin_free(struct agent *a, struct rma_origin *o);
 static struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
 				      uint32_t gen)
 {
-	for (struct rma_origin *o = origins_all(w); o; o = o->next)
+	for (struct rma_origin *o = w->origins; o; o = o->next)
 		if (o->client == c && o->gen == gen && !o->dying)
 			return o;
 	return NULL;
@@ -1567,7 +1561,6 @@ int agent_rma_init(struct agent *a)
 	uint32_t nt = (uint32_t)a->p.target_pool;
 	uint32_t nl = (uint32_t)a->p.lock_queue;
 
-	A = a;
 	nsh = rmad_shm_nops(&a->lay);
 	sh = calloc(nsh, sizeof(*sh));
 	tmem = calloc(nt, sizeof(*tmem));
