@@ -158,6 +158,15 @@ struct win_local {
 	int waiting;			/* a reply is owed (create or free) */
 	int freeing;
 	struct rma_lock *lk;		/* remote lock requests (rma.c) */
+	struct rmad_fabric_mr *mr;	/* the window, open to fi_write/read */
+	uint64_t mr_key, mr_addr;
+};
+
+/* Where a member's window is open to fi_write/fi_read. */
+struct win_rkey {
+	uint64_t key;
+	uint64_t addr;			/* of displacement 0 */
+	int ok;
 };
 
 struct agent_win {
@@ -189,6 +198,7 @@ struct agent_win {
 	struct rma_origin *origins;
 	int meta_fd;			/* memfd with the sorted table, or -1 */
 	struct rmad_win_meta *sorted;	/* that table, NULL when "all, uniform" */
+	struct win_rkey *rkeys;		/* like sorted (or by rank), or NULL */
 };
 
 /* clients.c */
@@ -241,6 +251,9 @@ struct agent_win *agent_win_first(void);
 int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,
 		     int32_t *disp_unit);
 struct win_local *agent_win_local(struct agent_win *w, int32_t rank);
+/* Where rank's window is registered for one-sided transfers; 0 or -1. */
+int agent_win_rkey(struct agent_win *w, int32_t rank, uint64_t *key,
+		   uint64_t *addr);
 int agent_win_rank_of(struct agent_win *w, int32_t grank);
 
 /* rma.c: the operation table, remote operations and lock granting */

@@ -50,7 +50,22 @@ static const char *const am_names[RMAD_AM_TYPE_MAX] = {
 	[RMAD_AM_WIN_READY] = "WIN_READY",
 	[RMAD_AM_WIN_FREE_ARRIVE] = "WIN_FREE_ARRIVE",
 	[RMAD_AM_WIN_FREE_DONE] = "WIN_FREE_DONE",
+	[RMAD_AM_RMA_LOCK] = "LOCK",
+	[RMAD_AM_RMA_LOCK_GRANTED] = "LOCK_GRANTED",
+	[RMAD_AM_RMA_LOCK_RETRY] = "LOCK_RETRY",
+	[RMAD_AM_RMA_UNLOCK] = "UNLOCK",
+	[RMAD_AM_RMA_UNLOCK_ACK] = "UNLOCK_ACK",
+	[RMAD_AM_RMA_PUT] = "PUT",
+	[RMAD_AM_RMA_ACC] = "ACC",
+	[RMAD_AM_RMA_GET] = "GET",
+	[RMAD_AM_RMA_GACC] = "GET_ACC",
+	[RMAD_AM_RMA_CAS] = "CAS",
+	[RMAD_AM_RMA_ACK] = "ACK",
+	[RMAD_AM_RMA_RESP] = "RESP",
+	[RMAD_AM_RMA_NOTE] = "RDMA_NOTE",
 };
+/* a new packet type needs its name here */
+static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_RMA_NOTE + 1, "am_names");
 
 /* A bounded string builder: appends that do not fit set `over`. */
 struct sbuf {
@@ -433,6 +448,10 @@ static void text_stats(struct agent *a, struct sbuf *b)
 			  (unsigned long long)fs.recv_bytes);
 		sb_printf(b, "  queued             %llu\n",
 			  (unsigned long long)fs.queued);
+		sb_printf(b, "  fi_write / fi_read %llu / %llu (%llu bytes)\n",
+			  (unsigned long long)fs.rma_writes,
+			  (unsigned long long)fs.rma_reads,
+			  (unsigned long long)fs.rma_bytes);
 		sb_printf(b, "  pending now        %d\n",
 			  rmad_fabric_pending(a->fab));
 		sb_printf(b, "  cq errors          %llu\n",
@@ -567,14 +586,19 @@ static void json_stats(struct agent *a, struct sbuf *b)
 		rmad_fabric_get_stats(a->fab, &fs);
 		sb_printf(b, ",\"fabric\":{\"sent\":%llu,\"received\":%llu,"
 			  "\"queued\":%llu,\"pending\":%d,\"cq_errors\":%llu,"
-			  "\"send_bytes\":%llu,\"recv_bytes\":%llu}",
+			  "\"send_bytes\":%llu,\"recv_bytes\":%llu,"
+			  "\"rma_writes\":%llu,\"rma_reads\":%llu,"
+			  "\"rma_bytes\":%llu}",
 			  (unsigned long long)fs.sent,
 			  (unsigned long long)fs.received,
 			  (unsigned long long)fs.queued,
 			  rmad_fabric_pending(a->fab),
 			  (unsigned long long)fs.cq_errors,
 			  (unsigned long long)fs.send_bytes,
-			  (unsigned long long)fs.recv_bytes);
+			  (unsigned long long)fs.recv_bytes,
+			  (unsigned long long)fs.rma_writes,
+			  (unsigned long long)fs.rma_reads,
+			  (unsigned long long)fs.rma_bytes);
 	} else {
 		sb_printf(b, ",\"fabric\":null");
 	}

@@ -14,16 +14,20 @@
  * Everything is driven from rmad_fabric_progress() on the agent's single
  * progress thread, which is why there are no locks (FI_THREAD_DOMAIN).
  */
+#include <assert.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 
 #include "rmad.h"
 #include "log.h"
@@ -55,12 +59,25 @@
  */
 struct fab_op {
 	struct fi_context2 ctx;
+	uint32_t kind;		/* FAB_KIND_MSG; see rmad_fabric_xfer */
 	struct fab_op *next;	/* free, re-post or posted list */
 	char *buf;
 	size_t len;		/* received bytes, once done */
 	bool recv;
 	bool done;		/* receive completed, not yet delivered */
 	bool failed;		/* ... with an error: nothing to deliver */
+};
+
+/* What a completion's context is: ours, or a caller's transfer. */
+#define FAB_KIND_MSG	0x4d534731u
+#define FAB_KIND_XFER	0x58464552u
+static_assert(sizeof(struct fi_context2) ==
+	      sizeof(((struct rmad_fabric_xfer *)0)->prov), "xfer ctx");
+static_assert(offsetof(struct fab_op, kind) ==
+	      offsetof(struct rmad_fabric_xfer, kind), "xfer kind");
+
+struct rmad_fabric_mr {
+	struct fid_mr *mr;
 };
 
 /* A send waiting for a buffer or for the provider to take it. */
@@ -85,10 +102,14 @@ struct rmad_fabric {
 	struct fid_av *av;
 	struct fid_mr *mr;
 	struct fid_ep *ep;
+	struct fid_cntr *rcntr;	/* one-sided transfers that targeted us */
+	uint64_t rcount;	/* its value at the last look */
 	void *desc;		/* MR descriptor when FI_MR_LOCAL, else NULL */
 	int wait_fd;
 	bool has_rma;
 	bool str_addr;		/* FI_ADDR_STR: names are C strings */
+	uint64_t mr_mode;	/* what the provider asks of registrations */
+	uint64_t next_key;	/* requested keys, without FI_MR_PROV_KEY */
 	bool in_progress;
 
 	rmad_fabric_recv_cb cb;
@@ -163,6 +184,7 @@ static int fab_select(struct rmad_fabric *f, const struct rmad_fabric_cfg *cfg)
 	static const struct {
 		uint64_t caps, order;
 	} tries[] = {
+		{ FAB_CAPS_FULL | FI_RMA_EVENT, FI_ORDER_SAS },
 		{ FAB_CAPS_FULL, FI_ORDER_SAS },
 		{ FAB_CAPS_FULL, 0 },
 		{ FAB_CAPS_MSG, FI_ORDER_SAS },
@@ -194,6 +216,7 @@ static int fab_select(struct rmad_fabric *f, const struct rmad_fabric_cfg *cfg)
 		rmad_warn("fabric: %s does not order send after send",
 			  f->info->fabric_attr->prov_name);
 	f->str_addr = f->info->addr_format == FI_ADDR_STR;
+	f->mr_mode = (uint64_t)f->info->domain_attr->mr_mode;
 	return 0;
 }
 
@@ -426,6 +449,12 @@ static void fab_complete(struct rmad_fabric *f,
 			  (unsigned long long)e->flags);
 		return;
 	}
+	if (op->kind == FAB_KIND_XFER) {
+		struct rmad_fabric_xfer *x = e->op_context;
+
+		x->done(x, 0);
+		return;
+	}
 	if (!op->recv) {
 		op->next = f->free_send;
 		f->free_send = op;
@@ -459,6 +488,16 @@ static void fab_cq_error(struct rmad_fabric *f)
 	}
 	f->st.cq_errors++;
 	op = err.op_context;
+	if (op && op->kind == FAB_KIND_XFER) {
+		struct rmad_fabric_xfer *x = err.op_context;
+
+		rmad_warn("fabric: one-sided transfer failed: %s (%s)",
+			  fi_strerror(err.err),
+			  fi_cq_strerror(f->cq, err.prov_errno, err.err_data,
+					 buf, sizeof(buf)));
+		x->done(x, RMAD_ERR_FABRIC);
+		return;
+	}
 	if (err.err != FI_ECANCELED)
 		rmad_warn("fabric: %s failed: %s (%s)",
 			  op ? (op->recv ? "receive" : "send") : "operation",
@@ -537,6 +576,24 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 	ret = fab_open_cq(f);
 	if (ret)
 		goto fail;
+	if (f->info->caps & FI_RMA_EVENT) {
+		/*
+		 * fi_write/fi_read aimed at us make no completion here, yet
+		 * with manual progress they move only while we poll: this
+		 * counter lets progress see them, so the loop stays awake.
+		 */
+		struct fi_cntr_attr ca = {
+			.events = FI_CNTR_EVENTS_COMP,
+			.wait_obj = FI_WAIT_NONE,
+		};
+
+		ret = fi_cntr_open(f->domain, &ca, &f->rcntr, NULL);
+		if (ret) {
+			rmad_info("fabric: no remote-access counter: %s",
+				  fi_strerror(-ret));
+			f->rcntr = NULL;
+		}
+	}
 	{
 		struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 
@@ -587,6 +644,13 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 	ret = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV);
 	if (!ret)
 		ret = fi_ep_bind(f->ep, &f->av->fid, 0);
+	if (!ret && f->rcntr &&
+	    fi_ep_bind(f->ep, &f->rcntr->fid,
+		       FI_REMOTE_WRITE | FI_REMOTE_READ)) {
+		rmad_info("fabric: cannot count remote accesses");
+		fi_close(&f->rcntr->fid);
+		f->rcntr = NULL;
+	}
 	if (!ret)
 		ret = fi_enable(f->ep);
 	if (ret) {
@@ -600,6 +664,7 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 		struct fab_op *op = &f->ops[i];
 
 		op->buf = f->bufs + (size_t)i * f->buf_size;
+		op->kind = FAB_KIND_MSG;
 		op->recv = i < f->nrecv;
 		if (op->recv) {
 			ret = fab_post_recv(f, op);
@@ -772,6 +837,16 @@ int rmad_fabric_progress(struct rmad_fabric *f)
 		if (n < FAB_CQ_BATCH)
 			break;
 	}
+	if (f->rcntr) {
+		/* transfers that ended here count as work done */
+		uint64_t c = fi_cntr_read(f->rcntr);
+
+		if (c != f->rcount) {
+			handled += (int)(c - f->rcount > 1024 ? 1024 :
+					 c - f->rcount);
+			f->rcount = c;
+		}
+	}
 	if (f->repost)
 		fab_repost(f);
 	if (f->backlog_head >= 0)
@@ -819,6 +894,118 @@ int rmad_fabric_has_rma(struct rmad_fabric *f)
 	return f ? f->has_rma : 0;
 }
 
+int rmad_fabric_needs_local_mr(struct rmad_fabric *f)
+{
+	return f && (f->mr_mode & FI_MR_LOCAL);
+}
+
+int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
+		       int remote, struct rmad_fabric_mr **out, uint64_t *key,
+		       uint64_t *raddr, void **desc)
+{
+	uint64_t access = remote ? FI_REMOTE_READ | FI_REMOTE_WRITE :
+				   FI_READ | FI_WRITE;
+	struct rmad_fabric_mr *m;
+	int ret;
+
+	if (!f || !buf || !len || !out)
+		return RMAD_ERR_ARG;
+	*out = NULL;
+	if (!f->has_rma)
+		return RMAD_ERR_FABRIC;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return RMAD_ERR_NOMEM;
+	/* without FI_MR_PROV_KEY the keys are ours to choose, unique in
+	 * the domain */
+	ret = fi_mr_reg(f->domain, buf, len, access, 0,
+			(f->mr_mode & FI_MR_PROV_KEY) ? 0 : ++f->next_key, 0,
+			&m->mr, NULL);
+	if (ret) {
+		rmad_warn("fabric: fi_mr_reg of %zu bytes: %s", len,
+			  fi_strerror(-ret));
+		free(m);
+		return RMAD_ERR_FABRIC;
+	}
+	if (key)
+		*key = fi_mr_key(m->mr);
+	/* the peer names bytes by virtual address, or by offset */
+	if (raddr)
+		*raddr = (f->mr_mode & FI_MR_VIRT_ADDR) ?
+			 (uint64_t)(uintptr_t)buf : 0;
+	if (desc)
+		*desc = fi_mr_desc(m->mr);
+	*out = m;
+	return 0;
+}
+
+void rmad_fabric_mr_close(struct rmad_fabric_mr *mr)
+{
+	if (!mr)
+		return;
+	fi_close(&mr->mr->fid);
+	free(mr);
+}
+
+static int fab_rma(struct rmad_fabric *f, int node, void *buf, size_t len,
+		   void *desc, uint64_t raddr, uint64_t key,
+		   struct rmad_fabric_xfer *x, int write)
+{
+	struct iovec iov = { buf, len };
+	struct fi_rma_iov rma = { .addr = raddr, .len = len, .key = key };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = 1,
+		.rma_iov = &rma,
+		.rma_iov_count = 1,
+		.context = x,
+	};
+	ssize_t ret;
+
+	if (!f || !x || !x->done || !buf || !len)
+		return RMAD_ERR_ARG;
+	if (!f->has_rma)
+		return RMAD_ERR_FABRIC;
+	if (node < 0 || node >= f->n)
+		return RMAD_ERR_RANK;
+	x->kind = FAB_KIND_XFER;
+	msg.addr = f->peers[node].fi_addr;
+	/* a write counts as done once placed at the target, so the target's
+	 * later answers and our unlock cannot overtake its data */
+	ret = write ? fi_writemsg(f->ep, &msg,
+				  FI_COMPLETION | FI_DELIVERY_COMPLETE) :
+		      fi_readmsg(f->ep, &msg, FI_COMPLETION);
+	if (ret == -FI_EAGAIN)
+		return 1;
+	if (ret) {
+		rmad_warn("fabric: fi_%s of %zu bytes to node %d: %s",
+			  write ? "write" : "read", len, node,
+			  fi_strerror((int)-ret));
+		return RMAD_ERR_FABRIC;
+	}
+	if (write)
+		f->st.rma_writes++;
+	else
+		f->st.rma_reads++;
+	f->st.rma_bytes += len;
+	return 0;
+}
+
+int rmad_fabric_write(struct rmad_fabric *f, int node, const void *buf,
+		      size_t len, void *desc, uint64_t raddr, uint64_t key,
+		      struct rmad_fabric_xfer *x)
+{
+	return fab_rma(f, node, (void *)buf, len, desc, raddr, key, x, 1);
+}
+
+int rmad_fabric_read(struct rmad_fabric *f, int node, void *buf, size_t len,
+		     void *desc, uint64_t raddr, uint64_t key,
+		     struct rmad_fabric_xfer *x)
+{
+	return fab_rma(f, node, buf, len, desc, raddr, key, x, 0);
+}
+
 int rmad_fabric_self(struct rmad_fabric *f)
 {
 	return f ? f->self : -1;
@@ -849,6 +1036,8 @@ void rmad_fabric_close(struct rmad_fabric *f)
 		fi_close(&f->ep->fid);
 	if (f->mr)
 		fi_close(&f->mr->fid);
+	if (f->rcntr)
+		fi_close(&f->rcntr->fid);
 	if (f->av)
 		fi_close(&f->av->fid);
 	if (f->cq)

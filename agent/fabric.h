@@ -85,6 +85,48 @@ const char *rmad_fabric_provider(struct rmad_fabric *f);
  * FI_MSG is available. */
 int rmad_fabric_has_rma(struct rmad_fabric *f);
 
+/*
+ * One-sided transfers (fi_write/fi_read) straight into a peer's
+ * registered memory.  Only with rmad_fabric_has_rma().
+ *
+ * A registration exposes [buf, buf+len) to remote reads and writes; the
+ * peer addresses it as *raddr + offset with *key.  Local buffers need no
+ * registration unless rmad_fabric_needs_local_mr() says so; then they
+ * must lie in memory registered here with remote = 0, and its desc is
+ * passed along.
+ */
+struct rmad_fabric_mr;
+
+int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
+		       int remote, struct rmad_fabric_mr **out, uint64_t *key,
+		       uint64_t *raddr, void **desc);
+void rmad_fabric_mr_close(struct rmad_fabric_mr *mr);
+int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
+
+/*
+ * A transfer in flight.  The caller owns the memory and fills in done;
+ * the fabric owns prov until done(x, status) is called from
+ * rmad_fabric_progress(): status 0, or RMAD_ERR_FABRIC.  A write
+ * completes only once its data is placed at the target
+ * (FI_DELIVERY_COMPLETE), so an answer sent afterwards cannot overtake
+ * it.
+ */
+struct rmad_fabric_xfer {
+	void *prov[8];			/* provider context (fi_context2) */
+	uint32_t kind;			/* fabric.c's */
+	void (*done)(struct rmad_fabric_xfer *x, int status);
+};
+
+/* Post a write of len bytes at buf to (raddr, key) on node, or a read
+ * from there into buf.  0: posted; 1: the provider is busy, try again
+ * after progress; RMAD_ERR_RANK, RMAD_ERR_ARG or RMAD_ERR_FABRIC. */
+int rmad_fabric_write(struct rmad_fabric *f, int node, const void *buf,
+		      size_t len, void *desc, uint64_t raddr, uint64_t key,
+		      struct rmad_fabric_xfer *x);
+int rmad_fabric_read(struct rmad_fabric *f, int node, void *buf, size_t len,
+		     void *desc, uint64_t raddr, uint64_t key,
+		     struct rmad_fabric_xfer *x);
+
 int rmad_fabric_self(struct rmad_fabric *f);
 int rmad_fabric_nnodes(struct rmad_fabric *f);
 
@@ -95,6 +137,9 @@ struct rmad_fabric_stats {
 	uint64_t cq_errors;	/* error completions read */
 	uint64_t send_bytes;
 	uint64_t recv_bytes;
+	uint64_t rma_writes;	/* fi_write posted */
+	uint64_t rma_reads;	/* fi_read posted */
+	uint64_t rma_bytes;
 };
 
 void rmad_fabric_get_stats(struct rmad_fabric *f, struct rmad_fabric_stats *st);

@@ -806,6 +806,9 @@ void agent_am_recv(void *arg, const void *msg, size_t len)
 			agent_win_am(a, &h, pl, j);
 		}
 		break;
+	case RMAD_AM_RMA_NOTE:
+		/* its arrival was the point: the loop spins on */
+		break;
 	case RMAD_AM_RMA_LOCK:
 	case RMAD_AM_RMA_LOCK_GRANTED:
 	case RMAD_AM_RMA_LOCK_RETRY:

@@ -649,10 +649,13 @@ static void agent_cleanup(struct agent *a)
 
 		rmad_fabric_get_stats(a->fab, &fs);
 		rmad_info("fabric: sent %llu, received %llu, queued %llu, "
-			  "cq errors %llu", (unsigned long long)fs.sent,
+			  "cq errors %llu, fi_write %llu, fi_read %llu",
+			  (unsigned long long)fs.sent,
 			  (unsigned long long)fs.received,
 			  (unsigned long long)fs.queued,
-			  (unsigned long long)fs.cq_errors);
+			  (unsigned long long)fs.cq_errors,
+			  (unsigned long long)fs.rma_writes,
+			  (unsigned long long)fs.rma_reads);
 	}
 	rmad_fabric_close(a->fab);
 	a->fab = NULL;

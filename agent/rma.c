@@ -44,6 +44,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
 #include "agent.h"
@@ -60,6 +61,8 @@ enum { WS_NONE, WS_PER_TARGET, WS_LOCK_ALL_CALLED, WS_LOCK_ALL_ISSUED,
 enum { T_CALLED, T_ISSUED, T_GRANTED };
 
 #define CHUNKS_INFLIGHT	16
+#define XFER_PER_OP	8	/* fi_write/fi_read chunks per op */
+#define XFER_MAX	64	/* ... and in all */
 #define LOCKALL_BATCH	16
 #define RETRY_NS	(200 * 1000ull)
 
@@ -77,7 +80,11 @@ struct rma_op {
 	uint64_t sent, done;		/* bytes issued, bytes answered */
 	int32_t status;
 	uint32_t inline_len;
-	int is_inline;
+	uint8_t is_inline;
+	uint8_t counted;		/* in its target's nissued/nres */
+	uint8_t rdma;			/* moves by fi_write/fi_read */
+	uint8_t nx;			/* of them, chunks in flight */
+	uint64_t raddr, rkey;		/* rdma: target bytes, key */
 	struct rma_origin *o;		/* set while it is in the table */
 	uint8_t data[RMAD_OP_INLINE];
 };
@@ -91,6 +98,7 @@ struct rma_target {
 	uint32_t nissued;		/* sent, not fully answered */
 	uint32_t nres;			/* of them, ops with results */
 	uint64_t retry_at;		/* LOCK_RETRY: ask again then */
+	uint64_t noted_at;		/* last RMA_NOTE sent */
 };
 
 struct rma_origin {
@@ -136,6 +144,21 @@ struct rma_lock {
 	struct win_local *l;
 };
 
+/*
+ * One fi_write/fi_read chunk in flight.  Its data always passes through
+ * a bounce buffer of the agent's (rdma_chunk bytes): the client's memory
+ * may go away with the client while the provider still works on it, and
+ * our own buffers cannot.
+ */
+struct rma_xfer {
+	struct rmad_fabric_xfer fx;	/* first: the completion names it */
+	struct rma_xfer *next;		/* free list */
+	struct agent *a;
+	uint32_t op, serial;
+	uint64_t off, len;
+	char *buf;
+};
+
 static struct rma_op *sh;		/* by op index */
 static uint32_t nsh;
 static uint32_t serials;
@@ -143,6 +166,11 @@ static struct rma_target *tmem, *tfree;	/* global target pool */
 static struct lock_ent *lmem, *lfree;	/* lock entries */
 static struct rma_lock *lwait;		/* members with waiting requests */
 static int retry_pending;
+static struct rma_xfer xfers[XFER_MAX], *xfree;
+static char *bounce;			/* XFER_MAX x rdma_chunk, lazily */
+static size_t bounce_len;
+static struct rmad_fabric_mr *bounce_mr;
+static void *bounce_desc;
 
 /* ------------------------------------------------------ client memory */
 
@@ -570,6 +598,174 @@ static int has_result(uint16_t opc)
 	       opc == RMAD_OPC_CAS;
 }
 
+static void count_issued(struct rma_target *t, struct rma_op *op)
+{
+	if (op->counted)
+		return;
+	op->counted = 1;
+	t->nissued++;
+	if (has_result(op->opcode))
+		t->nres++;
+}
+
+static void uncount_issued(struct rma_target *t, struct rma_op *op)
+{
+	if (!op->counted)
+		return;
+	op->counted = 0;
+	t->nissued--;
+	if (has_result(op->opcode))
+		t->nres--;
+}
+
+static int progress_origin(struct agent *a, struct rma_origin *o);
+
+/* A chunk landed (or failed): CLEANUP for rdma ops. */
+static void xfer_done(struct rmad_fabric_xfer *fx, int status)
+{
+	struct rma_xfer *x = (struct rma_xfer *)fx;
+	struct agent *a = x->a;
+	struct rma_op *op = &sh[x->op];
+	struct rma_origin *o = op->o;
+	struct rma_target *t;
+
+	if (op->serial != x->serial || !o) {
+		/* the op ended without us (its window went away) */
+		x->next = xfree;
+		xfree = x;
+		return;
+	}
+	op->nx--;
+	if (status && !op->status)
+		op->status = status;
+	if (!status && !op->status && op->opcode == RMAD_OPC_GET) {
+		int err = client_io(a, op->client, op->origin + x->off,
+				    x->buf, x->len, 1);
+
+		if (err)
+			op->status = err;
+	}
+	op->done += x->len;
+	x->next = xfree;
+	xfree = x;
+	t = target_find(o, op->target);
+	if (op->done >= op->len && op->sent >= op->len) {
+		if (t)
+			uncount_issued(t, op);
+		op_finish(a, o, x->op);
+	}
+	progress_origin(a, o);
+}
+
+/* The bounce buffers, made on first use (registered if the provider
+ * wants local buffers registered). */
+static int bounce_init(struct agent *a)
+{
+	size_t len = (size_t)a->p.rdma_chunk * XFER_MAX;
+	void *p;
+
+	if (bounce)
+		return 0;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return RMAD_ERR_NOMEM;
+	if (rmad_fabric_needs_local_mr(a->fab) &&
+	    rmad_fabric_mr_reg(a->fab, p, len, 0, &bounce_mr, NULL, NULL,
+			       &bounce_desc)) {
+		munmap(p, len);
+		return RMAD_ERR_FABRIC;
+	}
+	bounce = p;
+	bounce_len = len;
+	for (int k = 0; k < XFER_MAX; k++) {
+		xfers[k].buf = bounce + (size_t)k * (size_t)a->p.rdma_chunk;
+		xfers[k].a = a;
+		xfers[k].fx.done = xfer_done;
+		xfers[k].next = xfree;
+		xfree = &xfers[k];
+	}
+	return 0;
+}
+
+/*
+ * ISSUE for a put or get that moves by fi_write/fi_read: post what the
+ * chunk credits allow.  The target's agent takes no part; a put counts
+ * as done once its data is placed there (delivery complete).
+ */
+static int issue_rdma(struct agent *a, struct rma_origin *o,
+		      struct rma_target *t, uint32_t i)
+{
+	struct rma_op *op = &sh[i];
+	int put = op->opcode == RMAD_OPC_PUT, err = bounce_init(a);
+	uint64_t now = rmad_now_ns();
+
+	if (!err && op->sent == 0 &&
+	    now - t->noted_at > (uint64_t)a->p.spin_us * 500) {
+		/* wake the target's agent: our chunks need its polling */
+		struct rmad_am_hdr h = {
+			.type = RMAD_AM_RMA_NOTE,
+			.job = o->w->job->key,
+			.origin = o->rank,
+			.target = op->target,
+			.wkey = o->w->key,
+		};
+
+		agent_am_send(a, t->node, &h, NULL, 0);
+		t->noted_at = now;
+	}
+	while (!err && op->sent < op->len) {
+		uint64_t n = op->len - op->sent;
+		struct rma_xfer *x = xfree;
+
+		if (op->nx >= XFER_PER_OP)
+			return 0;
+		if (!x) {
+			retry_pending = 1;	/* a chunk of another op ends */
+			return 0;
+		}
+		if (n > (uint64_t)a->p.rdma_chunk)
+			n = (uint64_t)a->p.rdma_chunk;
+		if (put)
+			err = client_io(a, op->client, op->origin + op->sent,
+					x->buf, (size_t)n, 0);
+		if (err)
+			break;
+		err = put ? rmad_fabric_write(a->fab, t->node, x->buf,
+					      (size_t)n, bounce_desc,
+					      op->raddr + op->sent, op->rkey,
+					      &x->fx) :
+			    rmad_fabric_read(a->fab, t->node, x->buf,
+					     (size_t)n, bounce_desc,
+					     op->raddr + op->sent, op->rkey,
+					     &x->fx);
+		if (err == 1) {
+			retry_pending = 1;	/* the provider is full */
+			return 0;
+		}
+		if (err)
+			break;
+		xfree = x->next;
+		x->op = i;
+		x->serial = op->serial;
+		x->off = op->sent;
+		x->len = n;
+		op->nx++;
+		op->sent += n;
+	}
+	if (err) {
+		/* nothing more goes out; the op ends once what went out is
+		 * done */
+		op->status = err;
+		op->len = op->sent;
+	}
+	if (op->done >= op->len && op->sent >= op->len) {
+		uncount_issued(t, op);
+		op_finish(a, o, i);
+	}
+	return 1;
+}
+
 /* Send what the credits allow of op i; 1 once every byte was sent. */
 static int issue_op(struct agent *a, struct rma_origin *o,
 		    struct rma_target *t, uint32_t i)
@@ -584,11 +780,9 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 
 	if (room > sizeof(buf) / 2)
 		room = sizeof(buf) / 2 / es * es;
-	if (op->sent == 0) {
-		t->nissued++;
-		if (has_result(op->opcode))
-			t->nres++;
-	}
+	count_issued(t, op);
+	if (op->rdma)
+		return issue_rdma(a, o, t, i);
 	while (op->sent < op->len) {
 		uint64_t n = op->len - op->sent;
 		size_t plen = 0;
@@ -615,10 +809,9 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 				  client_io(a, op->client, op->origin + op->sent,
 					    buf, n, 0);
 			if (err) {
-				/* nothing more goes out; the rest counts
-				 * as answered with the error */
+				/* nothing more goes out; the op ends once
+				 * what did go out is answered */
 				op->status = err;
-				op->done += op->len - op->sent;
 				op->len = op->sent;
 				break;
 			}
@@ -629,7 +822,6 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 		h.seq = ((uint64_t)op->serial << 32) | i;
 		if (agent_am_send(a, t->node, &h, buf, plen)) {
 			op->status = RMAD_ERR_FABRIC;
-			op->done += op->len - op->sent;
 			op->len = op->sent;
 			break;
 		}
@@ -637,9 +829,7 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 	}
 	if (op->done >= op->len && op->sent >= op->len) {
 		/* everything failed before it left */
-		t->nissued--;
-		if (has_result(op->opcode))
-			t->nres--;
+		uncount_issued(t, op);
 		op_finish(a, o, i);
 	}
 	return 1;
@@ -1107,7 +1297,6 @@ static void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
 				if (sh[i].sent) {
 					/* partly sent: its answers still
 					 * come; stop sending the rest */
-					sh[i].done += sh[i].len - sh[i].sent;
 					sh[i].len = sh[i].sent;
 					continue;
 				}
@@ -1165,6 +1354,15 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 		return RMAD_ERR_ARG;
 	if (op->opcode == RMAD_OPC_CAS)
 		op->len = es;	/* one result */
+	/* large puts and gets go straight to the target's memory */
+	if ((op->opcode == RMAD_OPC_GET ||
+	     (op->opcode == RMAD_OPC_PUT && !op->is_inline)) &&
+	    a->fab && a->p.rdma_threshold &&
+	    op->len >= a->p.rdma_threshold &&
+	    !agent_win_rkey(w, op->target, &op->rkey, &op->raddr)) {
+		op->rdma = 1;
+		op->raddr += op->tdisp;
+	}
 	return 0;
 }
 
@@ -1338,11 +1536,8 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 	op->done += n;
 	t = target_find(o, op->target);
 	if (op->done >= op->len && op->sent >= op->len) {
-		if (t) {
-			t->nissued--;
-			if (has_result(op->opcode))
-				t->nres--;
-		}
+		if (t)
+			uncount_issued(t, op);
 		op_finish(a, o, i);
 	}
 	progress_origin(a, o);
@@ -1581,6 +1776,13 @@ int agent_rma_init(struct agent *a)
 void agent_rma_fini(struct agent *a)
 {
 	(void)a;
+	rmad_fabric_mr_close(bounce_mr);
+	if (bounce)
+		munmap(bounce, bounce_len);
+	bounce = NULL;
+	bounce_mr = NULL;
+	bounce_desc = NULL;
+	xfree = NULL;
 	free(sh);
 	free(tmem);
 	free(lmem);

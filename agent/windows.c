@@ -78,6 +78,8 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 		}
 	agent_rma_win_gone(a, w);
 	for (int32_t i = 0; i < w->nhere; i++) {
+		/* closed before the memory it covers goes */
+		rmad_fabric_mr_close(w->local[i].mr);
 		if (w->local[i].base)
 			munmap(w->local[i].base,
 			       w->local[i].size + RMAD_WIN_CTL_SIZE);
@@ -89,6 +91,7 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 	if (w->meta_fd >= 0)
 		close(w->meta_fd);
 	free(w->sorted);
+	free(w->rkeys);
 	free(w->local);
 	free(w->granks);
 	free(w->meta);
@@ -164,32 +167,55 @@ int agent_win_rank_of(struct agent_win *w, int32_t grank)
 	return w->all ? grank : w->granks[grank];
 }
 
-int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,
-		     int32_t *disp_unit)
+/* Index of rank in the sorted table, or -1. */
+static int32_t sorted_find(const struct agent_win *w, int32_t rank)
 {
 	int32_t lo = 0, hi = w->gsize - 1;
 
-	if (!w->sorted) {
-		if (rank < 0 || rank >= w->gsize)
-			return RMAD_ERR_RANK;
-		*size = w->usize;
-		*disp_unit = w->udisp;
-		return 0;
-	}
 	while (lo <= hi) {
 		int32_t mid = lo + (hi - lo) / 2;
 
-		if (w->sorted[mid].rank == rank) {
-			*size = w->sorted[mid].size;
-			*disp_unit = w->sorted[mid].disp_unit;
-			return 0;
-		}
+		if (w->sorted[mid].rank == rank)
+			return mid;
 		if (w->sorted[mid].rank < rank)
 			lo = mid + 1;
 		else
 			hi = mid - 1;
 	}
-	return RMAD_ERR_RANK;
+	return -1;
+}
+
+/* Index of rank in tables kept like sorted (by rank when there is no
+ * sorted table), or -1 if it is no member. */
+static int32_t member_index(const struct agent_win *w, int32_t rank)
+{
+	if (!w->sorted)
+		return rank >= 0 && rank < w->gsize ? rank : -1;
+	return sorted_find(w, rank);
+}
+
+int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,
+		     int32_t *disp_unit)
+{
+	int32_t k = member_index(w, rank);
+
+	if (k < 0)
+		return RMAD_ERR_RANK;
+	*size = w->sorted ? w->sorted[k].size : w->usize;
+	*disp_unit = w->sorted ? w->sorted[k].disp_unit : w->udisp;
+	return 0;
+}
+
+int agent_win_rkey(struct agent_win *w, int32_t rank, uint64_t *key,
+		   uint64_t *addr)
+{
+	int32_t k = w->rkeys ? member_index(w, rank) : -1;
+
+	if (k < 0 || !w->rkeys[k].ok)
+		return -1;
+	*key = w->rkeys[k].key;
+	*addr = w->rkeys[k].addr;
+	return 0;
 }
 
 struct win_local *agent_win_local(struct agent_win *w, int32_t rank)
@@ -344,6 +370,19 @@ static void win_ready(struct agent *a, struct agent_win *w)
 			return;
 		}
 	}
+	if (a->fab && rmad_fabric_has_rma(a->fab)) {
+		/* who is open to fi_write/fi_read, laid out like sorted */
+		w->rkeys = calloc((size_t)w->gsize, sizeof(*w->rkeys));
+		for (int32_t g = 0; w->rkeys && g < w->gsize; g++) {
+			int32_t k = member_index(w, agent_win_rank_of(w, g));
+
+			if (k < 0)
+				continue;
+			w->rkeys[k].key = w->meta[g].mr_key;
+			w->rkeys[k].addr = w->meta[g].mr_addr;
+			w->rkeys[k].ok = w->meta[g].has_mr == 1;
+		}
+	}
 	if (w->uniform) {
 		/* same_size/same_disp_unit: two numbers, not a table */
 		free(w->meta);
@@ -405,9 +444,22 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 		return;
 	}
 	for (int32_t i = 0; i < w->nhere; i++) {
-		m[i].grank = w->local[i].grank;
-		m[i].disp_unit = w->local[i].disp_unit;
-		m[i].size = w->local[i].size;
+		struct win_local *l = &w->local[i];
+
+		m[i].grank = l->grank;
+		m[i].disp_unit = l->disp_unit;
+		m[i].size = l->size;
+		/* large puts and gets then land without the agent's help;
+		 * without it they travel as active messages */
+		if (a->fab && l->size && a->p.rdma_threshold &&
+		    !rmad_fabric_mr_reg(a->fab,
+					(char *)l->base + RMAD_WIN_CTL_SIZE,
+					l->size, 1, &l->mr, &l->mr_key,
+					&l->mr_addr, NULL)) {
+			m[i].mr_key = l->mr_key;
+			m[i].mr_addr = l->mr_addr;
+			m[i].has_mr = 1;
+		}
 	}
 	send_members(a, w->root, RMAD_AM_WIN_JOIN, w, m, w->nhere);
 	free(m);

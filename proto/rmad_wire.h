@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 2
+#define RMAD_WIRE_VERSION 3
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -45,6 +45,12 @@ enum {
 	RMAD_AM_RMA_CAS = 21,		/* payload: value, compare */
 	RMAD_AM_RMA_ACK = 22,		/* PUT/ACC done (or hdr.status) */
 	RMAD_AM_RMA_RESP = 23,		/* GET/GACC/CAS: payload result */
+	/*
+	 * fi_write/fi_read chunks are on their way to the receiver's
+	 * windows.  They need its polling to move (manual progress) but
+	 * make no completion there, so this note keeps it awake.
+	 */
+	RMAD_AM_RMA_NOTE = 24,
 	RMAD_AM_TYPE_MAX
 };
 
@@ -114,8 +120,14 @@ struct rmad_am_win_member {
 	int32_t grank;			/* index in the group */
 	int32_t disp_unit;
 	uint64_t size;
+	/* the window's memory registered for fi_write/fi_read: bytes at
+	 * offset d are at mr_addr + d under mr_key (has_mr: 1) */
+	uint64_t mr_key;
+	uint64_t mr_addr;
+	int32_t has_mr;
+	int32_t pad;
 };
 static_assert(sizeof(struct rmad_am_win) == 8, "am win");
-static_assert(sizeof(struct rmad_am_win_member) == 16, "am win member");
+static_assert(sizeof(struct rmad_am_win_member) == 40, "am win member");
 
 #endif
