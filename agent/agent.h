@@ -201,6 +201,12 @@ struct agent_win {
 	struct win_rkey *rkeys;		/* like sorted (or by rank), or NULL */
 };
 
+/* rma.c: the agent's counters for client c's use of window w (the
+ * fields counted by the agent; the others are left alone) */
+struct rmad_stats;
+void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
+			 struct rmad_stats *out);
+
 /* clients.c */
 int agent_segment_create(struct agent *a);
 void agent_segment_destroy(struct agent *a);

@@ -125,6 +125,7 @@ struct rma_origin {
 	int la_inflight;
 	int la_unlock;			/* unlock pass running */
 	int dying;
+	struct rmad_stats st;		/* the agent's half of rmad_stats */
 };
 
 /* Target side: lock requests of one member's window. */
@@ -158,6 +159,12 @@ struct rma_xfer {
 	uint64_t off, len;
 	char *buf;
 };
+
+/* rmad_stats counts packets by RMAD_PKT_*, the wire's RMA types in order */
+static_assert(RMAD_AM_RMA_RESP - RMAD_AM_RMA_LOCK == RMAD_PKT_RESP &&
+	      RMAD_AM_RMA_NOTE - RMAD_AM_RMA_LOCK == RMAD_PKT_NOTE &&
+	      RMAD_AM_TYPE_MAX - RMAD_AM_RMA_LOCK <= RMAD_PKT_TYPES,
+	      "packet types");
 
 static struct rma_op *sh;		/* by op index */
 static uint32_t nsh;
@@ -198,6 +205,27 @@ static int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 		  write ? "write" : "read", len, (unsigned long long)addr,
 		  n < 0 ? strerror(errno) : "short");
 	return n < 0 && errno == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;
+}
+
+/* ------------------------------------------------------ origin sends */
+
+/* Send for origin o, counting the packet in its statistics. */
+static int osend(struct agent *a, struct rma_origin *o, int node,
+		 struct rmad_am_hdr *h, const void *pl, size_t plen)
+{
+	if (h->type >= RMAD_AM_RMA_LOCK && h->type < RMAD_AM_TYPE_MAX) {
+		o->st.pkts_sent[h->type - RMAD_AM_RMA_LOCK]++;
+		o->st.pkts_sent_total++;
+	}
+	return agent_am_send(a, node, h, pl, plen);
+}
+
+static void orecv(struct rma_origin *o, const struct rmad_am_hdr *h)
+{
+	if (h->type >= RMAD_AM_RMA_LOCK && h->type < RMAD_AM_TYPE_MAX) {
+		o->st.pkts_recv[h->type - RMAD_AM_RMA_LOCK]++;
+		o->st.pkts_recv_total++;
+	}
 }
 
 /* ---------------------------------------------------------- lock word */
@@ -538,7 +566,8 @@ static struct rma_target *target_new(struct agent *a, struct rma_origin *o,
 	t->head = t->tail = RMAD_NIL;
 	t->next = o->slots[(uint32_t)rank % o->nslots];
 	o->slots[(uint32_t)rank % o->nslots] = t;
-	o->ntargets++;
+	if (++o->ntargets > (int)o->st.target_hwm)
+		o->st.target_hwm = (uint32_t)o->ntargets;
 	(void)a;
 	return t;
 }
@@ -576,6 +605,8 @@ static void op_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 	int32_t st = op->status;
 
 	set_err(o, st);
+	if (op->opcode >= RMAD_OPC_PUT && op->opcode <= RMAD_OPC_CAS)
+		o->st.ops_completed++;
 	op->serial = 0;
 	op->o = NULL;
 	agent_complete_op(a, op->client, i, st);
@@ -603,6 +634,7 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 	if (op->counted)
 		return;
 	op->counted = 1;
+	op->o->st.ops_issued++;
 	t->nissued++;
 	if (has_result(op->opcode))
 		t->nres++;
@@ -711,7 +743,7 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 			.wkey = o->w->key,
 		};
 
-		agent_am_send(a, t->node, &h, NULL, 0);
+		osend(a, o, t->node, &h, NULL, 0);
 		t->noted_at = now;
 	}
 	while (!err && op->sent < op->len) {
@@ -745,6 +777,10 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 		}
 		if (err)
 			break;
+		if (put)
+			o->st.rdma_writes++;
+		else
+			o->st.rdma_reads++;
 		xfree = x->next;
 		x->op = i;
 		x->serial = op->serial;
@@ -820,7 +856,7 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 		h.disp = op->tdisp + op->sent;
 		h.count = n / es;
 		h.seq = ((uint64_t)op->serial << 32) | i;
-		if (agent_am_send(a, t->node, &h, buf, plen)) {
+		if (osend(a, o, t->node, &h, buf, plen)) {
 			op->status = RMAD_ERR_FABRIC;
 			op->len = op->sent;
 			break;
@@ -847,7 +883,7 @@ static void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 		.wkey = o->w->key,
 	};
 
-	agent_am_send(a, node, &h, NULL, 0);
+	osend(a, o, node, &h, NULL, 0);
 }
 
 /* ISSUE_OPS_TARGET plus the target's lazy lock and release; 1 if moved. */
@@ -1511,6 +1547,7 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 	    n > op->sent - (h->disp - op->tdisp))
 		goto bad;
 	off = h->disp - op->tdisp;
+	orecv(o, h);
 	if (h->status) {
 		if (!op->status)
 			op->status = h->status;
@@ -1558,6 +1595,7 @@ static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
 		a->st.pkts_dropped++;
 		return;
 	}
+	orecv(o, h);
 	set_err(o, h->status);
 	switch (h->type) {
 	case RMAD_AM_RMA_LOCK_GRANTED:
@@ -1749,6 +1787,31 @@ void agent_rma_win_gone(struct agent *a, struct agent_win *w)
 	}
 	for (int32_t k = 0; k < w->nhere; k++)
 		lock_free(&w->local[k]);
+}
+
+void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
+			 struct rmad_stats *out)
+{
+	struct rma_origin *o = origin_find(w, c, gen);
+
+	if (!o)
+		return;		/* nothing went to other nodes */
+	out->ops_issued = o->st.ops_issued;
+	out->ops_completed = o->st.ops_completed;
+	memcpy(out->pkts_sent, o->st.pkts_sent, sizeof(out->pkts_sent));
+	memcpy(out->pkts_recv, o->st.pkts_recv, sizeof(out->pkts_recv));
+	out->pkts_sent_total = o->st.pkts_sent_total;
+	out->pkts_recv_total = o->st.pkts_recv_total;
+	out->piggyback_lock = o->st.piggyback_lock;
+	out->piggyback_unlock = o->st.piggyback_unlock;
+	out->piggyback_flush = o->st.piggyback_flush;
+	out->single_op = o->st.single_op;
+	out->acks_saved = o->st.acks_saved;
+	out->locks_queued = o->st.locks_queued;
+	out->rdma_writes = o->st.rdma_writes;
+	out->rdma_reads = o->st.rdma_reads;
+	out->target_hwm = o->st.target_hwm;
+	out->ops_held_hwm = o->st.ops_held_hwm;
 }
 
 int agent_rma_init(struct agent *a)

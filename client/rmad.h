@@ -171,6 +171,61 @@ int rmad_win_flush_local_all(rmad_win_t win);
 int rmad_win_sync(rmad_win_t win);
 
 /*
+ * Introspection: what this process did on one window, counted by the
+ * process itself (posting, waiting) and by its agent (packets, the
+ * operation table).  Packets are those the agent sent or received for
+ * this process's operations on this window to other nodes; same-node
+ * targets take no packets.  See rmad_win_stats(3).
+ */
+enum rmad_pkt {
+	RMAD_PKT_LOCK,		/* lock request */
+	RMAD_PKT_LOCK_GRANTED,
+	RMAD_PKT_LOCK_RETRY,	/* the target's lock queue was full */
+	RMAD_PKT_UNLOCK,
+	RMAD_PKT_UNLOCK_ACK,
+	RMAD_PKT_PUT,
+	RMAD_PKT_ACC,
+	RMAD_PKT_GET,
+	RMAD_PKT_GET_ACC,	/* get_accumulate, fetch_and_op */
+	RMAD_PKT_CAS,
+	RMAD_PKT_ACK,		/* put/acc done */
+	RMAD_PKT_RESP,		/* get/get_acc/cas result */
+	RMAD_PKT_NOTE,		/* fi_write/fi_read chunks follow */
+	RMAD_PKT_FLUSH,		/* RMA_DONE: answer once all is applied */
+	RMAD_PKT_FLUSH_ACK,	/* RMA_DONE_ACK */
+	RMAD_PKT_TYPES = 16
+};
+
+struct rmad_stats {
+	/* counted by this process */
+	uint64_t ops_posted;		/* data operations called */
+	uint64_t ops_local;		/* of them, done in place (same node) */
+	uint64_t ops_remote;		/* of them, handed to the agent */
+	uint64_t sync_calls;		/* lock, unlock, flush... calls */
+	uint64_t sync_wait_ns;		/* time spent in those calls */
+	/* counted by the agent for this process and window */
+	uint64_t ops_issued;		/* remote ops sent (or started) */
+	uint64_t ops_completed;		/* remote ops completed */
+	uint64_t pkts_sent[RMAD_PKT_TYPES];
+	uint64_t pkts_recv[RMAD_PKT_TYPES];
+	uint64_t pkts_sent_total;
+	uint64_t pkts_recv_total;
+	uint64_t piggyback_lock;	/* LOCK carried by an operation */
+	uint64_t piggyback_unlock;	/* UNLOCK carried by an operation */
+	uint64_t piggyback_flush;	/* RMA_DONE carried by an operation */
+	uint64_t single_op;		/* epochs sent as one packet */
+	uint64_t acks_saved;		/* ops sent without asking an ack */
+	uint64_t locks_queued;		/* lock requests that had to wait */
+	uint64_t rdma_writes;		/* fi_write chunks */
+	uint64_t rdma_reads;		/* fi_read chunks */
+	uint32_t target_hwm;		/* target elements held at once */
+	uint32_t ops_held_hwm;		/* ops the agent held at once */
+	uint64_t reserved[8];
+};
+
+int rmad_win_stats(rmad_win_t win, struct rmad_stats *out);
+
+/*
  * Communication, synchronization and datatypes (API.md) are
  * declared here as they are delivered; see rmad(7) for what this release
  * implements.
