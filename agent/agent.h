@@ -204,6 +204,8 @@ struct agent_win {
 /* rma.c: the agent's counters for client c's use of window w (the
  * fields counted by the agent; the others are left alone) */
 struct rmad_stats;
+/* client c found no op element to take: release what rma.c holds back */
+void agent_rma_unhold(struct agent *a, uint32_t c);
 void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 			 struct rmad_stats *out);
 

@@ -269,8 +269,10 @@ static void refill_client(struct agent *a, uint32_t c)
 	if (share < 1)
 		share = 1;
 	if (borrowed[c] >= share) {
-		/* at its fair share: its own completions refill its list */
+		/* at its fair share: its own completions refill its list,
+		 * so nothing may sit held back waiting for more */
 		store_relaxed(&sc->want_ops, 0);
+		agent_rma_unhold(a, c);
 		return;
 	}
 	batch = h->client_op_pool ? h->client_op_pool : 16;
@@ -286,8 +288,11 @@ static void refill_client(struct agent *a, uint32_t c)
 	}
 	if (h->op_pool_size - a->ngfree > a->st.op_pool_hwm)
 		a->st.op_pool_hwm = h->op_pool_size - a->ngfree;
-	if (!n)
-		return;	/* global pool empty: keep the request, look again */
+	if (!n) {
+		/* global pool empty: keep the request, look again */
+		agent_rma_unhold(a, c);
+		return;
+	}
 	store_relaxed(&sc->want_ops, 0);
 	/* FREED tells the waiting client to look at its list again */
 	rmad_counter_advance(sc, RMAD_CNT_FREED, 1);

@@ -63,9 +63,11 @@ static const char *const am_names[RMAD_AM_TYPE_MAX] = {
 	[RMAD_AM_RMA_ACK] = "ACK",
 	[RMAD_AM_RMA_RESP] = "RESP",
 	[RMAD_AM_RMA_NOTE] = "RDMA_NOTE",
+	[RMAD_AM_RMA_FLUSH] = "FLUSH",
+	[RMAD_AM_RMA_FLUSH_ACK] = "FLUSH_ACK",
 };
 /* a new packet type needs its name here */
-static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_RMA_NOTE + 1, "am_names");
+static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_RMA_FLUSH_ACK + 1, "am_names");
 
 /* A bounded string builder: appends that do not fit set `over`. */
 struct sbuf {

@@ -894,6 +894,12 @@ int rmad_fabric_has_rma(struct rmad_fabric *f)
 	return f ? f->has_rma : 0;
 }
 
+int rmad_fabric_ordered(struct rmad_fabric *f)
+{
+	return f && (f->info->tx_attr->msg_order & FI_ORDER_SAS) &&
+	       (f->info->rx_attr->msg_order & FI_ORDER_SAS);
+}
+
 int rmad_fabric_needs_local_mr(struct rmad_fabric *f)
 {
 	return f && (f->mr_mode & FI_MR_LOCAL);

@@ -103,6 +103,10 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 void rmad_fabric_mr_close(struct rmad_fabric_mr *mr);
 int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
 
+/* 1 if messages to one node are delivered in the order they were sent
+ * (FI_ORDER_SAS), so that one answer can stand for every earlier one. */
+int rmad_fabric_ordered(struct rmad_fabric *f);
+
 /*
  * A transfer in flight.  The caller owns the memory and fills in done;
  * the fabric owns prov until done(x, status) is called from

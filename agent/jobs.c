@@ -821,6 +821,8 @@ void agent_am_recv(void *arg, const void *msg, size_t len)
 	case RMAD_AM_RMA_CAS:
 	case RMAD_AM_RMA_ACK:
 	case RMAD_AM_RMA_RESP:
+	case RMAD_AM_RMA_FLUSH:
+	case RMAD_AM_RMA_FLUSH_ACK:
 		j = job_find(a, h.job);
 		if (!j || !j->map_ready || h.payload_len > 16384 ||
 		    h.origin < 0 || h.origin >= j->size || h.target < 0 ||

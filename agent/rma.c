@@ -85,6 +85,8 @@ struct rma_op {
 	uint8_t rdma;			/* moves by fi_write/fi_read */
 	uint8_t nx;			/* of them, chunks in flight */
 	uint64_t raddr, rkey;		/* rdma: target bytes, key */
+	uint64_t wseq;			/* its place on the channel */
+	uint16_t pflags;		/* RMAD_AMF_* it went out with */
 	struct rma_origin *o;		/* set while it is in the table */
 	uint8_t data[RMAD_OP_INLINE];
 };
@@ -94,9 +96,17 @@ struct rma_target {
 	int32_t rank;
 	int node;
 	uint8_t state, excl, nocheck, want_unlock, unlocking, evict, local;
+	uint8_t sync_want;		/* a flush waits: ask for the ack */
+	uint8_t release;		/* a flush_local waits: hold nothing */
+	uint8_t lock_op;		/* the lock request rides on an op */
+	uint8_t released;		/* an op's answer said UNLOCKED */
 	uint32_t head, tail;		/* pending ops */
+	uint32_t npend;			/* ... how many */
 	uint32_t nissued;		/* sent, not fully answered */
 	uint32_t nres;			/* of them, ops with results */
+	uint32_t nrdma;			/* of them, fi_write/fi_read ops */
+	/* ops on the ordered channel: sent, known applied, RMA_DONE asked */
+	uint64_t sent_seq, done_seq, flush_seq;
 	uint64_t retry_at;		/* LOCK_RETRY: ask again then */
 	uint64_t noted_at;		/* last RMA_NOTE sent */
 };
@@ -125,6 +135,8 @@ struct rma_origin {
 	int la_inflight;
 	int la_unlock;			/* unlock pass running */
 	int dying;
+	int no_hold;			/* out of op elements: hold nothing */
+	uint32_t nheld;			/* ops waiting in target lists */
 	struct rmad_stats st;		/* the agent's half of rmad_stats */
 };
 
@@ -134,6 +146,8 @@ struct lock_ent {
 	int32_t origin;
 	uint32_t node;
 	uint8_t excl;
+	uint8_t waited;			/* not granted at once */
+	struct rmad_am_hdr *pkt;	/* the operation that came with it */
 };
 
 struct rma_lock {
@@ -173,6 +187,7 @@ static struct rma_target *tmem, *tfree;	/* global target pool */
 static struct lock_ent *lmem, *lfree;	/* lock entries */
 static struct rma_lock *lwait;		/* members with waiting requests */
 static int retry_pending;
+static int ordered;			/* the fabric keeps send-after-send */
 static struct rma_xfer xfers[XFER_MAX], *xfree;
 static char *bounce;			/* XFER_MAX x rdma_chunk, lazily */
 static size_t bounce_len;
@@ -244,11 +259,11 @@ static uint32_t *lock_word(struct win_local *l)
 /* -------------------------------------------------------- answering */
 
 static void answer(struct agent *a, const struct rmad_am_hdr *req, int type,
-		   int status, const void *pl, size_t plen)
+		   int status, uint16_t flags, const void *pl, size_t plen)
 {
 	struct rmad_am_hdr r = {
 		.type = (uint8_t)type,
-		.flags = req->flags,
+		.flags = flags,
 		.job = req->job,
 		.win = req->win,
 		.origin = req->origin,
@@ -284,7 +299,8 @@ static void send_grant(struct agent *a, struct rma_lock *k,
 {
 	struct rmad_am_hdr r = {
 		.type = RMAD_AM_RMA_LOCK_GRANTED,
-		.flags = e->excl ? RMAD_AMF_LOCK_EXCL : RMAD_AMF_LOCK_SHARED,
+		.flags = (e->excl ? RMAD_AMF_LOCK_EXCL : RMAD_AMF_LOCK_SHARED) |
+			 (e->waited ? RMAD_AMF_QUEUED : 0),
 		.job = k->w->job->key,
 		.origin = e->origin,
 		.target = k->l->rank,
@@ -294,7 +310,14 @@ static void send_grant(struct agent *a, struct rma_lock *k,
 	agent_am_send(a, (int)e->node, &r, NULL, 0);
 }
 
-/* Grant from the head of the FIFO while the word allows; 1 if any. */
+static void apply_op(struct agent *a, const struct rmad_am_hdr *h,
+		     const uint8_t *pl, struct agent_win *w, uint16_t aflags);
+
+/*
+ * Grant from the head of the FIFO while the word allows; 1 if any.  A
+ * request that came with an operation gets that operation applied and
+ * answered instead of a LOCK_GRANTED.
+ */
 static int try_grant(struct agent *a, struct rma_lock *k)
 {
 	uint32_t *lw = lock_word(k->l);
@@ -306,6 +329,7 @@ static int try_grant(struct agent *a, struct rma_lock *k)
 		if (!rmad_lw_try(lw, e->excl, RMAD_LW_AGENT)) {
 			uint32_t v = load_relaxed(lw);
 
+			e->waited = 1;
 			/* flag the word; a release racing with us shows up
 			 * as a failed CAS, and we look again */
 			if (v & RMAD_LW_QUEUED)
@@ -322,8 +346,19 @@ static int try_grant(struct agent *a, struct rma_lock *k)
 			k->qtail = NULL;
 		e->next = k->holders;
 		k->holders = e;
-		send_grant(a, k, e);
 		granted = 1;
+		if (e->pkt) {
+			struct rmad_am_hdr *ph = e->pkt;
+			uint16_t f = RMAD_AMF_GRANTED |
+				     (e->waited ? RMAD_AMF_QUEUED : 0);
+
+			e->pkt = NULL;
+			/* (may release e again: an UNLOCK rode along) */
+			apply_op(a, ph, (const uint8_t *)(ph + 1), k->w, f);
+			free(ph);
+		} else {
+			send_grant(a, k, e);
+		}
 	}
 	uatomic_and(lw, ~RMAD_LW_QUEUED);
 	return granted;
@@ -356,21 +391,35 @@ static int retry_grants(struct agent *a)
 	return n;
 }
 
-static void lock_request(struct agent *a, const struct rmad_am_hdr *h,
-			 struct agent_win *w, struct win_local *l)
+/*
+ * A lock request, alone (LOCK) or riding on an operation (pkt: a copy
+ * of that packet, kept until the grant).  0 when queued or granted;
+ * RMAD_ERR_NOMEM when there is no room to remember it.
+ */
+static int lock_enqueue(struct agent *a, const struct rmad_am_hdr *h,
+			const uint8_t *pl, struct agent_win *w,
+			struct win_local *l, int with_op)
 {
 	struct rma_lock *k = lock_of(w, l);
 	struct lock_ent *e = lfree;
 
-	if (!k || !e) {
-		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, NULL, 0);
-		return;
+	if (!k || !e)
+		return RMAD_ERR_NOMEM;
+	e->pkt = NULL;
+	if (with_op) {
+		e->pkt = malloc(sizeof(*h) + h->payload_len);
+		if (!e->pkt)
+			return RMAD_ERR_NOMEM;
+		memcpy(e->pkt, h, sizeof(*h));
+		if (h->payload_len)
+			memcpy(e->pkt + 1, pl, h->payload_len);
 	}
 	lfree = e->next;
 	e->next = NULL;
 	e->origin = h->origin;
 	e->node = h->src_node;
 	e->excl = !!(h->flags & RMAD_AMF_LOCK_EXCL);
+	e->waited = 0;
 	if (k->qtail)
 		k->qtail->next = e;
 	else
@@ -379,10 +428,18 @@ static void lock_request(struct agent *a, const struct rmad_am_hdr *h,
 	try_grant(a, k);
 	if (k->qhead)
 		lock_wait_add(k);
+	return 0;
 }
 
-static void lock_release(struct agent *a, const struct rmad_am_hdr *h,
+static void lock_request(struct agent *a, const struct rmad_am_hdr *h,
 			 struct agent_win *w, struct win_local *l)
+{
+	if (lock_enqueue(a, h, NULL, w, l, 0))
+		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
+}
+
+/* Release the lock origin holds here through node; 1 if it held one. */
+static int holder_release(struct win_local *l, int32_t origin, uint32_t node)
 {
 	struct rma_lock *k = l->lk;
 
@@ -390,20 +447,28 @@ static void lock_release(struct agent *a, const struct rmad_am_hdr *h,
 	     pp = &(*pp)->next) {
 		struct lock_ent *e = *pp;
 
-		if (e->origin != h->origin || e->node != h->src_node)
+		if (e->origin != origin || e->node != node)
 			continue;
 		*pp = e->next;
 		lw_release(lock_word(l), e->excl);
 		e->next = lfree;
 		lfree = e;
-		break;
+		if (k->qhead)
+			lock_wait_add(k);	/* grant on the next turn */
+		return 1;
 	}
+	return 0;
+}
+
+static void lock_release(struct agent *a, const struct rmad_am_hdr *h,
+			 struct win_local *l)
+{
 	/* no holder: a NOCHECK epoch, or an element recreated after
 	 * eviction; the seeds answer it all the same */
-	answer(a, h, RMAD_AM_RMA_UNLOCK_ACK, 0, NULL, 0);
-	if (k && k->qhead)
-		try_grant(a, k);
-	(void)w;
+	holder_release(l, h->origin, h->src_node);
+	answer(a, h, RMAD_AM_RMA_UNLOCK_ACK, 0, 0, NULL, 0);
+	if (l->lk && l->lk->qhead)
+		try_grant(a, l->lk);
 }
 
 /* A member's window goes away: drop its lock bookkeeping. */
@@ -424,6 +489,8 @@ static void lock_free(struct win_local *l)
 		while (e) {
 			struct lock_ent *n = e->next;
 
+			free(e->pkt);
+			e->pkt = NULL;
 			e->next = lfree;
 			lfree = e;
 			e = n;
@@ -435,8 +502,14 @@ static void lock_free(struct win_local *l)
 
 /* ---------------------------------------------- target-side operations */
 
+/*
+ * Apply one operation to a member's window and answer it when the
+ * origin needs an answer: results, an error, a requested ack, or
+ * piggybacked synchronization (aflags: what the grant adds).  An UNLOCK
+ * that rode along releases the origin's lock once the data is in.
+ */
 static void apply_op(struct agent *a, const struct rmad_am_hdr *h,
-		     const uint8_t *pl, struct agent_win *w)
+		     const uint8_t *pl, struct agent_win *w, uint16_t aflags)
 {
 	struct win_local *l = agent_win_local(w, h->target);
 	size_t es = rmad_dtype_size(h->dtype);
@@ -502,7 +575,8 @@ static void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 			rmad_cas_apply(dst, pl, pl + es, res, h->dtype);
 		break;
 	}
-	/* release: the window update is visible before the answer */
+	/* release: the window update is visible before the answer (and
+	 * before an unlock lets the next holder in) */
 	cmm_smp_mb();
 out:
 	if (st) {
@@ -510,7 +584,42 @@ out:
 		rmad_warn("rma %u from node %u (rank %d -> %d): refused (%d)",
 			  h->type, h->src_node, h->origin, h->target, st);
 	}
-	answer(a, h, type, st, res, type == RMAD_AM_RMA_RESP && !st ? len : 0);
+	if (l && (h->flags & RMAD_AMF_UNLOCK)) {
+		holder_release(l, h->origin, h->src_node);
+		aflags |= RMAD_AMF_UNLOCKED;
+	}
+	if (st || type == RMAD_AM_RMA_RESP || aflags ||
+	    (h->flags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
+			 RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)))
+		answer(a, h, type, st, aflags, res,
+		       type == RMAD_AM_RMA_RESP && !st ? len : 0);
+}
+
+/*
+ * An operation that carries its lock request: applied at once when the
+ * lock is free, else queued with the request and applied at the grant.
+ * With no room to queue it, the origin hears LOCK_RETRY (with the op's
+ * cookie) and sends it again later.
+ */
+static void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
+			   const uint8_t *pl, struct agent_win *w)
+{
+	struct win_local *l = agent_win_local(w, h->target);
+
+	if (!l || !l->base) {
+		apply_op(a, h, pl, w, 0);	/* answers the error */
+		return;
+	}
+	if (h->payload_len > a->p.am_buf_size ||
+	    lock_enqueue(a, h, pl, w, l, 1))
+		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
+}
+
+/* RMA_DONE: everything before it from this origin was applied (the
+ * channel is ordered), so the answer goes right back. */
+static void flush_request(struct agent *a, const struct rmad_am_hdr *h)
+{
+	answer(a, h, RMAD_AM_RMA_FLUSH_ACK, 0, 0, NULL, 0);
 }
 
 /* --------------------------------------------------- origin: elements */
@@ -638,6 +747,8 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 	t->nissued++;
 	if (has_result(op->opcode))
 		t->nres++;
+	if (op->rdma)
+		t->nrdma++;
 }
 
 static void uncount_issued(struct rma_target *t, struct rma_op *op)
@@ -648,6 +759,8 @@ static void uncount_issued(struct rma_target *t, struct rma_op *op)
 	t->nissued--;
 	if (has_result(op->opcode))
 		t->nres--;
+	if (op->rdma)
+		t->nrdma--;
 }
 
 static int progress_origin(struct agent *a, struct rma_origin *o);
@@ -802,28 +915,85 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 	return 1;
 }
 
-/* Send what the credits allow of op i; 1 once every byte was sent. */
+/* ------------------------------------------------------ origin: routes */
+
+static void origin_free(struct agent *a, struct rma_origin *o);
+
+static struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
+				      uint32_t gen)
+{
+	for (struct rma_origin *o = w->origins; o; o = o->next)
+		if (o->client == c && o->gen == gen && !o->dying)
+			return o;
+	return NULL;
+}
+
+static void list_add(uint32_t *head, uint32_t *tail, uint32_t i)
+{
+	sh[i].next = RMAD_NIL;
+	if (*tail != RMAD_NIL)
+		sh[*tail].next = i;
+	else
+		*head = i;
+	*tail = i;
+}
+
+static uint32_t list_pop(uint32_t *head, uint32_t *tail)
+{
+	uint32_t i = *head;
+
+	*head = sh[i].next;
+	if (*head == RMAD_NIL)
+		*tail = RMAD_NIL;
+	return i;
+}
+
+/* Bytes of one active-message chunk of elements of size es. */
+static size_t am_room(struct agent *a, size_t es)
+{
+	size_t room = (a->p.am_buf_size - sizeof(struct rmad_am_hdr)) / es * es;
+
+	if (room > 16384 / 2)
+		room = 16384 / 2 / es * es;
+	return room;
+}
+
+/* Can op carry piggybacked synchronization: one active message? */
+static int can_ride(struct agent *a, const struct rma_op *op)
+{
+	return !op->rdma && !op->sent &&
+	       op->len <= am_room(a, rmad_dtype_size(op->dtype));
+}
+
+/*
+ * Send what the credits allow of op i, with the piggybacked flags given
+ * (only for an op of one message); 1 once every byte went out (or it
+ * failed).  A put or accumulate of one message that asks for no answer
+ * is done once it left: the ordered channel makes a later answer cover
+ * it (ack elimination).
+ */
 static int issue_op(struct agent *a, struct rma_origin *o,
-		    struct rma_target *t, uint32_t i)
+		    struct rma_target *t, uint32_t i, uint16_t flags)
 {
 	struct rma_op *op = &sh[i];
 	size_t es = rmad_dtype_size(op->dtype);
-	size_t room = (a->p.am_buf_size - sizeof(struct rmad_am_hdr)) / es * es;
+	size_t room = am_room(a, es);
 	uint8_t buf[16384];
 	int data = op->opcode == RMAD_OPC_PUT || op->opcode == RMAD_OPC_ACC ||
 		   (op->opcode == RMAD_OPC_GACC && op->op != RMAD_NO_OP) ||
 		   op->opcode == RMAD_OPC_CAS;
 
-	if (room > sizeof(buf) / 2)
-		room = sizeof(buf) / 2 / es * es;
 	count_issued(t, op);
 	if (op->rdma)
 		return issue_rdma(a, o, t, i);
+	if (op->len > room || !ordered)
+		flags |= RMAD_AMF_ACK_REQ;	/* every chunk is answered */
 	while (op->sent < op->len) {
 		uint64_t n = op->len - op->sent;
 		size_t plen = 0;
 		struct rmad_am_hdr h = {
 			.type = (uint8_t)am_type(op->opcode),
+			.flags = flags,
 			.job = o->w->job->key,
 			.origin = o->rank,
 			.target = op->target,
@@ -861,10 +1031,20 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 			op->len = op->sent;
 			break;
 		}
+		if (!op->sent) {
+			op->pflags = flags;
+			op->wseq = ++t->sent_seq;
+		}
 		op->sent += n;
 	}
+	if (op->sent && op->sent >= op->len && !has_result(op->opcode) &&
+	    !(op->pflags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
+			    RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL))) {
+		o->st.acks_saved++;
+		op->done = op->len;
+	}
 	if (op->done >= op->len && op->sent >= op->len) {
-		/* everything failed before it left */
+		/* no answer comes, or everything failed before it left */
 		uncount_issued(t, op);
 		op_finish(a, o, i);
 	}
@@ -886,14 +1066,82 @@ static void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 	osend(a, o, node, &h, NULL, 0);
 }
 
-/* ISSUE_OPS_TARGET plus the target's lazy lock and release; 1 if moved. */
+/* RMA_DONE for what went out unanswered, unless one is on its way. */
+static int send_flush(struct agent *a, struct rma_origin *o,
+		      struct rma_target *t)
+{
+	struct rmad_am_hdr h = {
+		.type = RMAD_AM_RMA_FLUSH,
+		.job = o->w->job->key,
+		.origin = o->rank,
+		.target = t->rank,
+		.count = t->sent_seq,
+		.wkey = o->w->key,
+	};
+
+	if (t->flush_seq >= t->sent_seq)
+		return 0;
+	t->flush_seq = t->sent_seq;
+	osend(a, o, t->node, &h, NULL, 0);
+	return 1;
+}
+
+static void tlist_add(struct rma_origin *o, struct rma_target *t, uint32_t i)
+{
+	list_add(&t->head, &t->tail, i);
+	t->npend++;
+	if (++o->nheld > o->st.ops_held_hwm)
+		o->st.ops_held_hwm = o->nheld;
+}
+
+static uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t)
+{
+	t->npend--;
+	o->nheld--;
+	return list_pop(&t->head, &t->tail);
+}
+
+/* Before the closing op: a plain get goes last, so that its answer
+ * carries the ack (gets are not ordered with other operations). */
+static void get_to_tail(struct agent *a, struct rma_target *t)
+{
+	uint32_t prev = RMAD_NIL;
+
+	for (uint32_t i = t->head; i != RMAD_NIL && sh[i].next != RMAD_NIL;
+	     prev = i, i = sh[i].next) {
+		if (sh[i].opcode != RMAD_OPC_GET || !can_ride(a, &sh[i]))
+			continue;
+		if (prev == RMAD_NIL)
+			t->head = sh[i].next;
+		else
+			sh[prev].next = sh[i].next;
+		sh[t->tail].next = i;
+		sh[i].next = RMAD_NIL;
+		t->tail = i;
+		return;
+	}
+}
+
+/*
+ * ISSUE_OPS_TARGET plus the target's lazy lock and release; 1 if moved.
+ *
+ * LOCK_CALLED: a lone short op waits for the epoch's end (single short
+ * op: LOCK, op and UNLOCK in one packet); otherwise the first op carries
+ * the lock request and the others wait for the grant.  LOCK_GRANTED:
+ * ops go out as they come (up to piggyback_threshold of them wait for
+ * the closing synchronization), the last before an unlock or flush
+ * carrying UNLOCK or the request for an ack (RMA_DONE).
+ */
 static int issue_target(struct agent *a, struct rma_origin *o,
 			struct rma_target *t)
 {
-	int moved = 0;
+	uint64_t thr = (uint64_t)a->p.single_op_threshold;
+	int moved = 0, closing;
 
 	if (t->state == T_CALLED) {
-		if (t->head == RMAD_NIL && !t->evict) {
+		uint32_t i = t->head;
+
+		if (i == RMAD_NIL && !t->evict) {
 			if (t->want_unlock) {
 				/* locked, never used: nothing to send */
 				target_free(o, t);
@@ -906,6 +1154,33 @@ static int issue_target(struct agent *a, struct rma_origin *o,
 			return 0;
 		}
 		t->retry_at = 0;
+		if (i != RMAD_NIL && can_ride(a, &sh[i])) {
+			int lone = sh[i].next == RMAD_NIL && thr &&
+				   sh[i].len <= thr;
+			uint16_t fl = t->excl ? RMAD_AMF_LOCK_EXCL :
+						RMAD_AMF_LOCK_SHARED;
+
+			if (lone && !t->want_unlock && !t->sync_want &&
+			    !t->release && !t->evict && !o->no_hold)
+				return 0;	/* until the epoch's end */
+			if (lone && t->want_unlock)
+				fl |= RMAD_AMF_UNLOCK;
+			tlist_pop(o, t);
+			t->state = T_ISSUED;
+			issue_op(a, o, t, i, fl | RMAD_AMF_ACK_REQ);
+			if (sh[i].pflags & fl &
+			    (RMAD_AMF_LOCK_EXCL | RMAD_AMF_LOCK_SHARED)) {
+				t->lock_op = 1;
+				o->st.piggyback_lock++;
+				if (fl & RMAD_AMF_UNLOCK) {
+					t->unlocking = 1;
+					o->st.piggyback_unlock++;
+					o->st.single_op++;
+				}
+				return 1;
+			}
+			/* it failed before it left: the lock goes alone */
+		}
 		send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_LOCK,
 			      t->excl);
 		t->state = T_ISSUED;
@@ -913,29 +1188,54 @@ static int issue_target(struct agent *a, struct rma_origin *o,
 	}
 	if (t->state != T_GRANTED)
 		return 0;
+	closing = t->want_unlock || t->sync_want;
+	if (!closing && !t->release && !t->evict && !o->no_hold &&
+	    t->npend && t->npend <= (uint32_t)a->p.piggyback_threshold)
+		return 0;	/* wait for the closing synchronization */
+	if (closing)
+		get_to_tail(a, t);
 	while (t->head != RMAD_NIL) {
 		uint32_t i = t->head;
+		uint16_t fl = 0;
 
-		if (!issue_op(a, o, t, i))
+		if (closing && sh[i].next == RMAD_NIL &&
+		    can_ride(a, &sh[i])) {
+			fl = RMAD_AMF_ACK_REQ;
+			if (t->want_unlock && !t->nocheck && !o->nocheck_all &&
+			    !t->unlocking && !t->nrdma &&
+			    (ordered || !t->nissued))
+				fl |= RMAD_AMF_UNLOCK;
+		}
+		if (!issue_op(a, o, t, i, fl))
 			return moved;
-		t->head = sh[i].next;
-		if (t->head == RMAD_NIL)
-			t->tail = RMAD_NIL;
+		if (sh[i].pflags & fl & RMAD_AMF_UNLOCK) {
+			t->unlocking = 1;
+			o->st.piggyback_unlock++;
+		} else if (sh[i].pflags & fl & RMAD_AMF_ACK_REQ) {
+			o->st.piggyback_flush++;
+		}
+		tlist_pop(o, t);
 		moved = 1;
 	}
-	if (t->nissued)
+	if (t->nissued || t->unlocking)
 		return moved;
 	if (t->want_unlock) {
 		if (t->nocheck || o->nocheck_all) {
+			/* no lock to release, but the ops must be in */
+			if (t->done_seq != t->sent_seq)
+				return send_flush(a, o, t) | moved;
 			target_free(o, t);
 			return 1;
 		}
-		if (!t->unlocking) {
-			t->unlocking = 1;
-			send_lock_msg(a, o, t->rank, t->node,
-				      RMAD_AM_RMA_UNLOCK, t->excl);
-			return 1;
-		}
+		t->unlocking = 1;
+		send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_UNLOCK,
+			      t->excl);
+		return 1;
+	}
+	if (t->done_seq != t->sent_seq) {
+		/* a flush waits, or the element goes: RMA_DONE first */
+		if (t->sync_want || t->evict)
+			return send_flush(a, o, t) | moved;
 		return moved;
 	}
 	if (t->evict) {
@@ -957,39 +1257,6 @@ static int issue_target(struct agent *a, struct rma_origin *o,
 		return 1;
 	}
 	return moved;
-}
-
-/* ------------------------------------------------------ origin: routes */
-
-static void origin_free(struct agent *a, struct rma_origin *o);
-
-static struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
-				      uint32_t gen)
-{
-	for (struct rma_origin *o = w->origins; o; o = o->next)
-		if (o->client == c && o->gen == gen && !o->dying)
-			return o;
-	return NULL;
-}
-
-static void list_add(uint32_t *head, uint32_t *tail, uint32_t i)
-{
-	sh[i].next = RMAD_NIL;
-	if (*tail != RMAD_NIL)
-		sh[*tail].next = i;
-	else
-		*head = i;
-	*tail = i;
-}
-
-static uint32_t list_pop(uint32_t *head, uint32_t *tail)
-{
-	uint32_t i = *head;
-
-	*head = sh[i].next;
-	if (*head == RMAD_NIL)
-		*tail = RMAD_NIL;
-	return i;
 }
 
 /*
@@ -1021,6 +1288,7 @@ static int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		if (!t)
 			return -1;
 		o->state = WS_PER_TARGET;
+		o->no_hold = 0;
 		t->excl = op->op == RMAD_LOCK_EXCLUSIVE;
 		t->nocheck = !!(op->dtype & RMAD_MODE_NOCHECK);
 		op_finish(a, o, i);
@@ -1032,6 +1300,7 @@ static int route(struct agent *a, struct rma_origin *o, uint32_t i)
 			return 0;
 		}
 		o->nocheck_all = !!(op->dtype & RMAD_MODE_NOCHECK);
+		o->no_hold = 0;
 		o->state = o->nocheck_all ? WS_LOCK_ALL_GRANTED :
 					    WS_LOCK_ALL_CALLED;
 		op_finish(a, o, i);
@@ -1062,6 +1331,16 @@ static int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		return 0;
 	case RMAD_OPC_FLUSH:
 	case RMAD_OPC_FLUSH_LOCAL:
+		/* nothing waits for the epoch's end any more; a flush also
+		 * wants its last op acknowledged (piggybacked RMA_DONE) */
+		for (uint32_t s = 0; s < o->nslots; s++)
+			for (t = o->slots[s]; t; t = t->next) {
+				if (op->target >= 0 && t->rank != op->target)
+					continue;
+				t->release = 1;
+				if (op->opcode == RMAD_OPC_FLUSH)
+					t->sync_want = 1;
+			}
 		list_add(&o->yhead, &o->ytail, i);
 		return 0;
 	}
@@ -1103,7 +1382,7 @@ make:
 			return 0;
 		}
 	}
-	list_add(&t->head, &t->tail, i);
+	tlist_add(o, t, i);
 	return 0;
 }
 
@@ -1127,7 +1406,8 @@ static int sync_done(struct rma_origin *o, uint32_t i)
 			case RMAD_OPC_UNLOCK_ALL:
 				return 0;	/* freed once released */
 			case RMAD_OPC_FLUSH:
-				if (t->head != RMAD_NIL || t->nissued)
+				if (t->head != RMAD_NIL || t->nissued ||
+				    t->done_seq != t->sent_seq)
 					return 0;
 				break;
 			case RMAD_OPC_FLUSH_LOCAL:
@@ -1200,7 +1480,7 @@ static int lock_all_step(struct agent *a, struct rma_origin *o)
 /* MAKE_RMA_PROGRESS for one origin; 1 if anything moved. */
 static int progress_origin(struct agent *a, struct rma_origin *o)
 {
-	int moved = 0, again = 1;
+	int moved = 0, again = 1, synced = 0;
 
 	while (again) {
 		again = 0;
@@ -1241,9 +1521,16 @@ static int progress_origin(struct agent *a, struct rma_origin *o)
 			op->serial = 0;
 			agent_complete_op(a, op->client, i, op->status);
 			again = 1;
+			synced = 1;
 		}
 		moved |= again;
 	}
+	if (synced && o->yhead == RMAD_NIL)
+		/* no flush waits any more: ops may wait again, unanswered */
+		for (uint32_t s = 0; s < o->nslots; s++)
+			for (struct rma_target *t = o->slots[s]; t;
+			     t = t->next)
+				t->sync_want = t->release = 0;
 	if (o->dying && !o->ntargets && o->shead == RMAD_NIL &&
 	    o->yhead == RMAD_NIL && !o->la_inflight && !o->la_unlock &&
 	    !o->nevicted)
@@ -1328,7 +1615,7 @@ static void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
 	for (uint32_t s = 0; s < o->nslots; s++)
 		for (struct rma_target *t = o->slots[s]; t; t = t->next)
 			while (t->head != RMAD_NIL) {
-				uint32_t i = list_pop(&t->head, &t->tail);
+				uint32_t i = tlist_pop(o, t);
 
 				if (sh[i].sent) {
 					/* partly sent: its answers still
@@ -1525,8 +1812,35 @@ static struct rma_origin *origin_of_rank(struct agent_win *w, int32_t rank)
 	return NULL;
 }
 
+/* The answer to one of our ops said something about its target. */
+static void answer_flags(struct rma_origin *o, struct rma_target *t,
+			 const struct rmad_am_hdr *h, const struct rma_op *op)
+{
+	uint16_t flags = h->flags;
+
+	if (!t)
+		return;
+	if (h->status && (op->pflags & (RMAD_AMF_LOCK_SHARED |
+					RMAD_AMF_LOCK_EXCL | RMAD_AMF_UNLOCK))) {
+		/* refused before any lock was touched: the epoch goes on
+		 * (and ends) with the error */
+		if (op->pflags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL))
+			flags |= RMAD_AMF_GRANTED;
+		if (op->pflags & RMAD_AMF_UNLOCK)
+			flags |= RMAD_AMF_UNLOCKED;
+	}
+	if ((flags & RMAD_AMF_GRANTED) && t->state == T_ISSUED) {
+		t->state = T_GRANTED;
+		t->lock_op = 0;
+	}
+	if (flags & RMAD_AMF_QUEUED)
+		o->st.locks_queued++;
+	if (flags & RMAD_AMF_UNLOCKED)
+		t->released = 1;
+}
+
 static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
-		       const uint8_t *pl)
+		       const uint8_t *pl, struct agent_win *w)
 {
 	uint32_t i = (uint32_t)h->seq, serial = (uint32_t)(h->seq >> 32);
 	struct rma_op *op;
@@ -1548,6 +1862,8 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 		goto bad;
 	off = h->disp - op->tdisp;
 	orecv(o, h);
+	t = target_find(o, op->target);
+	answer_flags(o, t, h, op);
 	if (h->status) {
 		if (!op->status)
 			op->status = h->status;
@@ -1571,18 +1887,70 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 	if (op->opcode == RMAD_OPC_CAS)
 		n = op->len;
 	op->done += n;
-	t = target_find(o, op->target);
 	if (op->done >= op->len && op->sent >= op->len) {
-		if (t)
+		if (t) {
 			uncount_issued(t, op);
+			/* in order: everything sent before it is in too */
+			if (op->wseq > t->done_seq)
+				t->done_seq = op->wseq;
+		}
 		op_finish(a, o, i);
 	}
+	if (t && t->released && !t->nissued)
+		target_free(o, t);
 	progress_origin(a, o);
 	return;
 bad:
+	/* an op sent without asking for an answer failed at the target:
+	 * its error belongs to the origin's epoch */
+	o = h->status ? origin_of_rank(w, h->origin) : NULL;
+	if (o) {
+		orecv(o, h);
+		set_err(o, h->status);
+		progress_origin(a, o);
+		return;
+	}
 	a->st.pkts_dropped++;
 	rmad_warn("dropped a stale or bad rma answer from node %u",
 		  h->src_node);
+}
+
+/* The target had no room for the op that carried our lock request: it
+ * waits, and goes again (with the request) later. */
+static void op_refused(struct rma_origin *o, const struct rmad_am_hdr *h)
+{
+	uint32_t i = (uint32_t)h->seq, serial = (uint32_t)(h->seq >> 32);
+	struct rma_op *op;
+	struct rma_target *t;
+
+	if (i >= nsh || !serial || sh[i].serial != serial || sh[i].o != o)
+		return;
+	op = &sh[i];
+	t = target_find(o, op->target);
+	if (!t || t->state != T_ISSUED || !t->lock_op)
+		return;
+	uncount_issued(t, op);
+	if (op->wseq == t->sent_seq)
+		t->sent_seq--;
+	op->sent = op->done = 0;
+	op->wseq = 0;
+	o->st.piggyback_lock--;
+	if (op->pflags & RMAD_AMF_UNLOCK) {
+		o->st.piggyback_unlock--;
+		o->st.single_op--;
+		t->unlocking = 0;
+	}
+	op->pflags = 0;
+	sh[i].next = t->head;
+	t->head = i;
+	if (t->tail == RMAD_NIL)
+		t->tail = i;
+	t->npend++;
+	o->nheld++;
+	t->lock_op = 0;
+	t->state = T_CALLED;
+	t->retry_at = rmad_now_ns() + RETRY_NS;
+	retry_pending = 1;
 }
 
 static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
@@ -1599,13 +1967,18 @@ static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
 	set_err(o, h->status);
 	switch (h->type) {
 	case RMAD_AM_RMA_LOCK_GRANTED:
-		if (t && t->state == T_ISSUED)
+		if (h->flags & RMAD_AMF_QUEUED)
+			o->st.locks_queued++;
+		if (t && t->state == T_ISSUED && !t->lock_op)
 			t->state = T_GRANTED;
 		else if (o->la_inflight)
 			o->la_inflight--;
 		break;
 	case RMAD_AM_RMA_LOCK_RETRY:
-		if (t && t->state == T_ISSUED) {
+		o->st.locks_queued++;
+		if (h->seq) {
+			op_refused(o, h);
+		} else if (t && t->state == T_ISSUED) {
 			t->state = T_CALLED;
 			t->retry_at = rmad_now_ns() + RETRY_NS;
 			retry_pending = 1;
@@ -1618,10 +1991,16 @@ static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
 		}
 		break;
 	case RMAD_AM_RMA_UNLOCK_ACK:
-		if (t && t->unlocking)
+		if (t && t->unlocking) {
+			t->done_seq = t->sent_seq;
 			target_free(o, t);
-		else if (o->la_inflight)
+		} else if (o->la_inflight) {
 			o->la_inflight--;
+		}
+		break;
+	case RMAD_AM_RMA_FLUSH_ACK:
+		if (t && h->count > t->done_seq && h->count <= t->sent_seq)
+			t->done_seq = h->count;
 		break;
 	}
 	progress_origin(a, o);
@@ -1648,9 +2027,10 @@ void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 		case RMAD_AM_RMA_GET:
 		case RMAD_AM_RMA_GACC:
 		case RMAD_AM_RMA_CAS: type = RMAD_AM_RMA_RESP; break;
+		case RMAD_AM_RMA_FLUSH: type = RMAD_AM_RMA_FLUSH_ACK; break;
 		}
 		if (type)
-			answer(a, h, type, RMAD_ERR_ARG, NULL, 0);
+			answer(a, h, type, RMAD_ERR_ARG, 0, NULL, 0);
 		return;
 	}
 	switch (h->type) {
@@ -1666,24 +2046,44 @@ void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 				  h->target);
 			if (h->type == RMAD_AM_RMA_UNLOCK)
 				answer(a, h, RMAD_AM_RMA_UNLOCK_ACK,
-				       RMAD_ERR_RANK, NULL, 0);
+				       RMAD_ERR_RANK, 0, NULL, 0);
 			return;
 		}
 		if (h->type == RMAD_AM_RMA_LOCK)
 			lock_request(a, h, w, l);
 		else
-			lock_release(a, h, w, l);
+			lock_release(a, h, l);
 		return;
 	case RMAD_AM_RMA_PUT:
 	case RMAD_AM_RMA_ACC:
 	case RMAD_AM_RMA_GET:
 	case RMAD_AM_RMA_GACC:
 	case RMAD_AM_RMA_CAS:
-		apply_op(a, h, payload, w);
+		if (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)) {
+			if (w->ready && agent_win_target(w, h->origin,
+							 &(uint64_t){ 0 },
+							 &(int32_t){ 0 })) {
+				a->st.pkts_dropped++;
+				answer(a, h, h->type == RMAD_AM_RMA_PUT ||
+					     h->type == RMAD_AM_RMA_ACC ?
+					     RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP,
+				       RMAD_ERR_RANK, 0, NULL, 0);
+				return;
+			}
+			lock_and_apply(a, h, payload, w);
+			return;
+		}
+		apply_op(a, h, payload, w, 0);
+		l = agent_win_local(w, h->target);
+		if (l && l->lk && l->lk->qhead)
+			try_grant(a, l->lk);	/* an UNLOCK rode along */
+		return;
+	case RMAD_AM_RMA_FLUSH:
+		flush_request(a, h);
 		return;
 	case RMAD_AM_RMA_ACK:
 	case RMAD_AM_RMA_RESP:
-		got_answer(a, h, payload);
+		got_answer(a, h, payload, w);
 		return;
 	default:
 		got_lock_answer(a, h, w);
@@ -1789,6 +2189,24 @@ void agent_rma_win_gone(struct agent *a, struct agent_win *w)
 		lock_free(&w->local[k]);
 }
 
+/*
+ * Client c waits for op elements that none can lend: the ops our
+ * optimizations hold back (single short op, piggyback_threshold) go out
+ * now, so that their elements come home (the seeds' "temporarily
+ * disable optimizations to reclaim resources").
+ */
+void agent_rma_unhold(struct agent *a, uint32_t c)
+{
+	for (struct agent_win *w = agent_win_first(); w; w = w->next)
+		for (struct rma_origin *o = w->origins, *nx; o; o = nx) {
+			nx = o->next;
+			if (o->client != c || o->no_hold || !o->nheld)
+				continue;
+			o->no_hold = 1;
+			progress_origin(a, o);
+		}
+}
+
 void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 			 struct rmad_stats *out)
 {
@@ -1820,6 +2238,8 @@ int agent_rma_init(struct agent *a)
 	uint32_t nl = (uint32_t)a->p.lock_queue;
 
 	nsh = rmad_shm_nops(&a->lay);
+	/* without send-after-send order every op must be answered */
+	ordered = rmad_fabric_ordered(a->fab);
 	sh = calloc(nsh, sizeof(*sh));
 	tmem = calloc(nt, sizeof(*tmem));
 	lmem = calloc(nl, sizeof(*lmem));

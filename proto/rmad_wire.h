@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 3
+#define RMAD_WIRE_VERSION 4
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -51,15 +51,33 @@ enum {
 	 * make no completion there, so this note keeps it awake.
 	 */
 	RMAD_AM_RMA_NOTE = 24,
+	/*
+	 * RMA_DONE: answer with FLUSH_ACK (hdr.count echoed) once every
+	 * operation that came before it from this origin is applied.
+	 */
+	RMAD_AM_RMA_FLUSH = 25,
+	RMAD_AM_RMA_FLUSH_ACK = 26,
 	RMAD_AM_TYPE_MAX
 };
 
-/* flags: piggybacked synchronization (used from the RMA release on) */
+/*
+ * flags.  On LOCK: the lock type.  On an operation, piggybacked
+ * synchronization: LOCK_* takes the lock first (the target queues the
+ * operation with the request if it must wait, or answers LOCK_RETRY
+ * with hdr.seq set when it cannot), UNLOCK releases it once the
+ * operation is applied, ACK_REQ asks for an answer (put and accumulate
+ * are otherwise not answered: the channel keeps send-after-send order,
+ * so a later answer covers them).  An operation with LOCK_* or UNLOCK
+ * is always answered.
+ */
 #define RMAD_AMF_LOCK_SHARED	0x0001
 #define RMAD_AMF_LOCK_EXCL	0x0002
 #define RMAD_AMF_UNLOCK		0x0004
-#define RMAD_AMF_FLUSH		0x0008
 #define RMAD_AMF_ACK_REQ	0x0010
+/* on answers */
+#define RMAD_AMF_GRANTED	0x0100	/* the piggybacked lock was granted */
+#define RMAD_AMF_UNLOCKED	0x0200	/* ... and released after the op */
+#define RMAD_AMF_QUEUED		0x0400	/* the lock request had to wait */
 
 struct rmad_am_hdr {
 	uint8_t version;		/* RMAD_WIRE_VERSION */

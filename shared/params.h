@@ -113,6 +113,18 @@
 	X(am_send_bufs, INT, "256", 0, 4, 65536,			\
 	  "Send buffers; messages queued beyond them wait for send "	\
 	  "completions.")						\
+	X(single_op_threshold, SIZE, "4k", RMAD_P_RELOAD, 0, 8192,	\
+	  "Single short operation: a lone put, get, accumulate or "	\
+	  "atomic of at most this many bytes between a lock and its "	\
+	  "unlock is held by the origin's agent and sent at the unlock " \
+	  "as one packet that locks, operates and unlocks; 0 turns "	\
+	  "this off.")							\
+	X(piggyback_threshold, INT, "0", RMAD_P_RELOAD, 0, 65536,	\
+	  "Operations to a locked target that the origin's agent holds " \
+	  "back until the closing flush or unlock, so that the last "	\
+	  "carries the request for its acknowledgment (or the UNLOCK); " \
+	  "0 sends them at once, and the operation that is last when "	\
+	  "the flush or unlock comes still carries it.")		\
 	X(rdma_threshold, SIZE, "32k", 0, 0, 1099511627776,		\
 	  "Puts and gets to another node of at least this many bytes "	\
 	  "move by fi_write/fi_read straight into the target's "	\
