@@ -105,6 +105,8 @@ struct rma_target {
 	uint32_t nissued;		/* sent, not fully answered */
 	uint32_t nres;			/* of them, ops with results */
 	uint32_t nrdma;			/* of them, fi_write/fi_read ops */
+	uint32_t nacc;			/* of them, accumulates */
+	uint8_t order_blocked;		/* an accumulate waits for them */
 	/* ops on the ordered channel: sent, known applied, RMA_DONE asked */
 	uint64_t sent_seq, done_seq, flush_seq;
 	uint64_t retry_at;		/* LOCK_RETRY: ask again then */
@@ -136,6 +138,7 @@ struct rma_origin {
 	int la_unlock;			/* unlock pass running */
 	int dying;
 	int no_hold;			/* out of op elements: hold nothing */
+	unsigned int acc_order;		/* accumulate_ordering bits */
 	uint32_t nheld;			/* ops waiting in target lists */
 	struct rmad_stats st;		/* the agent's half of rmad_stats */
 };
@@ -738,6 +741,14 @@ static int has_result(uint16_t opc)
 	       opc == RMAD_OPC_CAS;
 }
 
+/* The accumulate family, which MPI keeps in order per origin and target
+ * unless accumulate_ordering says otherwise. */
+static int is_acc(uint16_t opc)
+{
+	return opc == RMAD_OPC_ACC || opc == RMAD_OPC_GACC ||
+	       opc == RMAD_OPC_CAS;
+}
+
 static void count_issued(struct rma_target *t, struct rma_op *op)
 {
 	if (op->counted)
@@ -749,6 +760,8 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 		t->nres++;
 	if (op->rdma)
 		t->nrdma++;
+	if (is_acc(op->opcode))
+		t->nacc++;
 }
 
 static void uncount_issued(struct rma_target *t, struct rma_op *op)
@@ -761,6 +774,8 @@ static void uncount_issued(struct rma_target *t, struct rma_op *op)
 		t->nres--;
 	if (op->rdma)
 		t->nrdma--;
+	if (is_acc(op->opcode))
+		t->nacc--;
 }
 
 static int progress_origin(struct agent *a, struct rma_origin *o);
@@ -1198,6 +1213,16 @@ static int issue_target(struct agent *a, struct rma_origin *o,
 		uint32_t i = t->head;
 		uint16_t fl = 0;
 
+		if (!ordered && o->acc_order && is_acc(sh[i].opcode) &&
+		    t->nacc) {
+			/* an unordered channel: the previous accumulate must
+			 * be answered before the next may go */
+			if (!t->order_blocked)
+				o->st.order_waits++;
+			t->order_blocked = 1;
+			return moved;
+		}
+		t->order_blocked = 0;
 		if (closing && sh[i].next == RMAD_NIL &&
 		    can_ride(a, &sh[i])) {
 			fl = RMAD_AMF_ACK_REQ;
@@ -1764,6 +1789,11 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i)
 				if (!o)
 					st = RMAD_ERR_NOMEM;
 			}
+			if (o)
+				o->acc_order = (op->inline_len &
+						RMAD_LOCKF_ORDER) ?
+					       op->inline_len & 0xffu :
+					       15u;
 			break;
 		case RMAD_OPC_UNLOCK:
 		case RMAD_OPC_UNLOCK_ALL:
@@ -2230,6 +2260,7 @@ void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 	out->rdma_reads = o->st.rdma_reads;
 	out->target_hwm = o->st.target_hwm;
 	out->ops_held_hwm = o->st.ops_held_hwm;
+	out->order_waits = o->st.order_waits;
 }
 
 int agent_rma_init(struct agent *a)
@@ -2239,7 +2270,7 @@ int agent_rma_init(struct agent *a)
 
 	nsh = rmad_shm_nops(&a->lay);
 	/* without send-after-send order every op must be answered */
-	ordered = rmad_fabric_ordered(a->fab);
+	ordered = rmad_fabric_ordered(a->fab) && a->p.am_ordering;
 	sh = calloc(nsh, sizeof(*sh));
 	tmem = calloc(nt, sizeof(*tmem));
 	lmem = calloc(nl, sizeof(*lmem));

@@ -409,6 +409,7 @@ static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 	e->count = w->hints.target_pool > 0 ? (uint64_t)w->hints.target_pool :
 		   0;
 	e->tdisp = w->hints.slots > 0 ? (uint64_t)w->hints.slots : 0;
+	e->inline_len = RMAD_LOCKF_ORDER | (w->hints.acc_ordering & 0xffu);
 	err = rmad_op_submit(c, idx);
 	if (err)
 		rmad_op_free(c, idx);

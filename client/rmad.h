@@ -220,7 +220,10 @@ struct rmad_stats {
 	uint64_t rdma_reads;		/* fi_read chunks */
 	uint32_t target_hwm;		/* target elements held at once */
 	uint32_t ops_held_hwm;		/* ops the agent held at once */
-	uint64_t reserved[8];
+	uint64_t order_waits;		/* accumulates that waited for the
+					 * previous one's answer (ordering
+					 * on an unordered channel) */
+	uint64_t reserved[7];
 };
 
 int rmad_win_stats(rmad_win_t win, struct rmad_stats *out);

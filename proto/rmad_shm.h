@@ -164,7 +164,12 @@ enum {
 	RMAD_OPC_ACC = 6,
 	RMAD_OPC_GACC = 7,		/* also fetch_and_op */
 	RMAD_OPC_CAS = 8,		/* inline: origin value, then compare */
-	/* Synchronization: `op` = lock type, `dtype` = assert bits. */
+	/*
+	 * Synchronization: `op` = lock type, `dtype` = assert bits.  LOCK
+	 * and LOCK_ALL also carry the window's hints for the agent:
+	 * `count` target_pool, `tdisp` slots (0: rmad.conf's), and
+	 * `inline_len` RMAD_LOCKF_ORDER | the accumulate_ordering bits.
+	 */
 	RMAD_OPC_LOCK = 9,
 	RMAD_OPC_UNLOCK = 10,		/* KEEP|SYNC: done when released */
 	RMAD_OPC_LOCK_ALL = 11,
@@ -181,6 +186,9 @@ enum {
 #define RMAD_OPF_INLINE	0x4		/* origin data is in `data` */
 
 #define RMAD_OP_INLINE	48
+
+/* LOCK/LOCK_ALL inline_len: the accumulate_ordering hint was given */
+#define RMAD_LOCKF_ORDER	0x100u
 
 /*
  * An operation element.  The client fills it, then pushes its index;

@@ -125,6 +125,14 @@
 	  "carries the request for its acknowledgment (or the UNLOCK); " \
 	  "0 sends them at once, and the operation that is last when "	\
 	  "the flush or unlock comes still carries it.")		\
+	X(am_ordering, BOOL, "true", 0, 0, 0,				\
+	  "Rely on the fabric's send-after-send ordering, when the "	\
+	  "provider offers it, to leave puts and accumulates "		\
+	  "unanswered and to keep accumulates in order without "	\
+	  "waiting.  false behaves as on an unordered fabric: every "	\
+	  "operation is answered, and an accumulate waits for the "	\
+	  "answer to the previous one unless the window's "		\
+	  "accumulate_ordering hint is none.")				\
 	X(rdma_threshold, SIZE, "32k", 0, 0, 1099511627776,		\
 	  "Puts and gets to another node of at least this many bytes "	\
 	  "move by fi_write/fi_read straight into the target's "	\
