@@ -649,7 +649,12 @@ int rmad_win_stats(rmad_win_t win, struct rmad_stats *out)
 	err = c->dead ? RMAD_ERR_AGENT :
 	      rmad_send_msg(c->sock, &m, sizeof(m), NULL, 0) < 0 ?
 	      RMAD_ERR_AGENT : ctl_stats_reply(c, win->key, &r);
-	/* the agent's half, then ours: a dead agent leaves ours */
+	/* the agent's half, then ours; a dead agent leaves ours, a
+	 * refusal (the agent does not know the window) leaves nothing */
+	if (err && err != RMAD_ERR_AGENT) {
+		pthread_mutex_unlock(&ctl_lock);
+		return err;
+	}
 	if (!err)
 		*out = r.stats;
 	else
