@@ -10,19 +10,24 @@
  *   4. lock, N 8-byte puts, unlock to a target on another node (when
  *      there is one): all handed to the agent, issued, completed, one PUT
  *      packet each, something received, the sync calls counted and timed
+ *   5. with -k (run it alone): the agent is SIGKILLed after 3, and
+ *      rmad_win_stats returns RMAD_ERR_AGENT with this process's
+ *      counters still filled in
  *
  * Only what holds whatever the protocol saves (piggybacking, ack
  * elimination) is asserted: never exact totals of lock, unlock or ack
  * packets.  Each phase compares counters before and after it.
  *
- * Usage: prog_stats [N]  (default 10).  Each rank prints
+ * Usage: prog_stats [-k] [N]  (default 10).  Each rank prints
  * "rank R: ok (...)" or "rank R: FAIL ..." lines and exits non-zero on
  * failure.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rmad.h>
 
@@ -63,9 +68,37 @@ static int remote_rank(rmad_win_t w)
 	return -1;
 }
 
+/* 5. the agent dies: our half of the counters still comes back */
+static void agent_killed(rmad_win_t w, int agent_pid, int n)
+{
+	struct rmad_stats s;
+	int err = 0;
+
+	CHECK(agent_pid > 0 && kill(agent_pid, SIGKILL) == 0,
+	      "cannot kill the agent (pid %d)", agent_pid);
+	/* SIGKILL lands asynchronously: ask until the socket says so */
+	for (int i = 0; i < 500; i++) {
+		memset(&s, 0xff, sizeof(s));
+		err = rmad_win_stats(w, &s);
+		if (err)
+			break;
+		usleep(10000);
+	}
+	CHECK(err == RMAD_ERR_AGENT, "dead agent: %s", rmad_strerror(err));
+	CHECK(s.ops_posted == (unsigned)n && s.ops_local == (unsigned)n &&
+	      s.ops_remote == 0 && s.sync_calls == 3 &&
+	      s.pkts_sent_total == 0 && s.ops_issued == 0 && s.reserved[0] == 0,
+	      "dead agent: posted %llu, local %llu, sync %llu, pkts %llu",
+	      (unsigned long long)s.ops_posted,
+	      (unsigned long long)s.ops_local,
+	      (unsigned long long)s.sync_calls,
+	      (unsigned long long)s.pkts_sent_total);
+}
+
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 10;
+	int kill_agent = argc > 1 && !strcmp(argv[1], "-k");
+	int n = argc > 1 + kill_agent ? atoi(argv[1 + kill_agent]) : 10;
 	rmad_win_t w = RMAD_WIN_NULL, w2 = RMAD_WIN_NULL, stale;
 	struct rmad_stats s0, s1;
 	struct rmad_info in;
@@ -135,6 +168,15 @@ int main(int argc, char **argv)
 	CHECK(s1.ops_posted == s1.ops_local + s1.ops_remote,
 	      "posted %llu != local + remote",
 	      (unsigned long long)s1.ops_posted);
+	if (kill_agent) {
+		agent_killed(w, in.agent_pid, n);
+		if (!fails)
+			printf("rank %d: ok (node %d of %d, agent killed)\n",
+			       rank, in.node, in.nnodes);
+		fflush(stdout);
+		rmad_finalize();
+		return fails ? 1 : 0;
+	}
 	rmad_barrier();
 
 	/* 4. another node, if any */
