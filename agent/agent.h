@@ -252,7 +252,7 @@ void agent_win_job_freed(struct agent *a, struct agent_job *j);
 struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
 				     uint64_t key);
 struct agent_win *agent_win_by_key(struct agent_job *j, uint64_t key);
-/* Window key of c's job with c a member (not freeing it), or NULL. */
+/* The window key of c's job, c a member not freeing it; or NULL. */
 struct agent_win *agent_win_of_client(struct agent *a, uint32_t c,
 				      uint64_t key);
 struct agent_win *agent_win_first(void);

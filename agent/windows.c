@@ -156,8 +156,8 @@ struct agent_win *agent_win_by_key(struct agent_job *j, uint64_t key)
 }
 
 /*
- * Window key of client c's job, if c (this generation) is a member and
- * is not freeing it; NULL otherwise.  For requests naming a window by
+ * The window named key in client c's job, if c (this generation) is a
+ * member and is not freeing it; NULL otherwise.  For requests naming a window by
  * key, such as rmad_win_stats: the key comes from the client, so it is
  * only ever looked up, never trusted.
  */

@@ -112,13 +112,13 @@ static inline int rmad_win_ok(rmad_win_t w)
 }
 int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit);
+void rmad_win_kick(struct rmad_client *c);
 
 /* A counter of rmad_win_stats: relaxed, since it orders nothing. */
 static inline void rmad_win_count(uint64_t *ctr, uint64_t n)
 {
 	__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
 }
-void rmad_win_kick(struct rmad_client *c);
 
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
 int rmad_group_members(rmad_group_t g, int *n);
