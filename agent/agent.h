@@ -254,6 +254,9 @@ void agent_win_job_freed(struct agent *a, struct agent_job *j);
 struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
 				     uint64_t key);
 struct agent_win *agent_win_by_key(struct agent_job *j, uint64_t key);
+/* The window key of c's job, c a member not freeing it; or NULL. */
+struct agent_win *agent_win_of_client(struct agent *a, uint32_t c,
+				      uint64_t key);
 struct agent_win *agent_win_first(void);
 /* Size and unit of rank's window; RMAD_ERR_RANK if not a member. */
 int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,

@@ -674,6 +674,28 @@ static int ctl_allowed(int fd)
 	return cred.uid == geteuid() || cred.uid == 0;
 }
 
+/*
+ * rmad_win_stats: our counters for client c on the window it names.  An
+ * unknown key (or one whose window c is not a member of) is refused;
+ * the reply is sent whatever happens, since the client waits for it.
+ */
+static void win_stats(struct agent *a, uint32_t c,
+		      const struct rmad_ctl_win_stats *m)
+{
+	struct rmad_ctl_win_stats_reply r;
+	struct agent_win *w = agent_win_of_client(a, c, m->key);
+
+	memset(&r, 0, sizeof(r));
+	r.h.magic = RMAD_CTL_MAGIC;
+	r.h.abi_version = RMAD_ABI_VERSION;
+	r.h.type = RMAD_CTL_WIN_STATS_REPLY;
+	r.key = m->key;
+	r.status = w ? 0 : RMAD_ERR_ARG;
+	if (w)
+		agent_rma_win_stats(w, c, a->cl[c].gen, &r.stats);
+	rmad_send_msg(a->cl[c].fd, &r, sizeof(r), NULL, 0);
+}
+
 static void on_client(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
@@ -684,6 +706,7 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		struct rmad_ctl_register reg;
 		struct rmad_ctl_win_create wc;
 		struct rmad_ctl_win_free wf;
+		struct rmad_ctl_win_stats ws;
 		struct rmad_ctl_mem mem;
 		char raw[sizeof(struct rmad_ctl_win_create) +
 			 RMAD_WIN_GROUP_MAX * sizeof(int32_t)];
@@ -769,6 +792,13 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		agent_win_free(a, c, &m.wf);
+		break;
+	case RMAD_CTL_WIN_STATS:
+		if ((size_t)n != sizeof(m.ws) || !a->cl[c].registered) {
+			client_release(a, c, a->cl[c].registered);
+			return;
+		}
+		win_stats(a, c, &m.ws);
 		break;
 	case RMAD_CTL_STOP:
 	case RMAD_CTL_RELOAD:

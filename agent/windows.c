@@ -155,6 +155,25 @@ struct agent_win *agent_win_by_key(struct agent_job *j, uint64_t key)
 	return w && (w->ready || !w->failed) ? w : NULL;
 }
 
+/*
+ * The window named key in client c's job, if c (this generation) is a
+ * member and is not freeing it; NULL otherwise.  For requests naming a window by
+ * key, such as rmad_win_stats: the key comes from the client, so it is
+ * only ever looked up, never trusted.
+ */
+struct agent_win *agent_win_of_client(struct agent *a, uint32_t c,
+				      uint64_t key)
+{
+	struct agent_client *ac = &a->cl[c];
+	struct agent_win *w = ac->job ? win_find(ac->job, key) : NULL;
+
+	for (int32_t i = 0; w && w->ready && i < w->nhere; i++)
+		if (w->local[i].client == c && w->local[i].gen == ac->gen &&
+		    !w->local[i].freeing)
+			return w;
+	return NULL;
+}
+
 struct agent_win *agent_win_first(void)
 {
 	return wins;

@@ -92,6 +92,17 @@ struct rmad_win_s {
 	int remote_members;		/* members on other nodes exist */
 	uint64_t remote_posted;		/* remote ops since the last flush */
 	int agent_epoch;		/* the agent knows of an epoch */
+	/*
+	 * rmad_win_stats: this process's counters.  Operations and flushes
+	 * may come from several threads, so every update is a relaxed
+	 * atomic add: each counter is exact on its own, and nothing else
+	 * is ordered by it.
+	 */
+	uint64_t st_ops_posted;		/* calls that returned 0 */
+	uint64_t st_ops_local;		/* done in place, same node */
+	uint64_t st_ops_remote;		/* handed to the agent */
+	uint64_t st_sync_calls;
+	uint64_t st_sync_wait_ns;
 };
 
 /* win.c: a live window handle, or NULL */
@@ -102,6 +113,12 @@ static inline int rmad_win_ok(rmad_win_t w)
 int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit);
 void rmad_win_kick(struct rmad_client *c);
+
+/* A counter of rmad_win_stats: relaxed, since it orders nothing. */
+static inline void rmad_win_count(uint64_t *ctr, uint64_t n)
+{
+	__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
+}
 
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
 int rmad_group_members(rmad_group_t g, int *n);

@@ -22,6 +22,11 @@
  * peers (O(local ranks)) and the list of locked remote targets.  As in
  * MPI, one thread at a time may change a window's epoch (lock, unlock,
  * lock_all, unlock_all); operations may come from any thread.
+ *
+ * For rmad_win_stats (win.c) each window counts the operations that
+ * returned 0, where they went (in place or to the agent), and the calls
+ * to the synchronization functions with the time spent in them: one
+ * monotonic clock read on entry, one on exit.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -169,6 +174,18 @@ static int check(rmad_win_t w, int target, size_t tdisp, int count,
 	return 0;
 }
 
+/*
+ * Count a data operation that returned 0 for rmad_win_stats: in kind
+ * (ops_local, ops_remote) too unless it moved nothing (count 0).
+ */
+static int counted(rmad_win_t w, uint64_t *kind)
+{
+	rmad_win_count(&w->st_ops_posted, 1);
+	if (kind)
+		rmad_win_count(kind, 1);
+	return 0;
+}
+
 /* Hand an operation on a target of another node to the agent. */
 static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		int count, const struct tref *r, uint32_t op,
@@ -217,7 +234,7 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	}
 	if (r)
 		__atomic_add_fetch(&w->remote_posted, 1, __ATOMIC_RELAXED);
-	return 0;
+	return counted(w, &w->st_ops_remote);
 }
 
 /* ------------------------------------------------- communication */
@@ -234,12 +251,12 @@ int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
 	if (ocount != tcount || otype != ttype)
 		return RMAD_ERR_TYPE;
 	if (!tcount)
-		return 0;
+		return counted(win, NULL);
 	if (!origin)
 		return RMAD_ERR_ARG;
 	if (r.p) {
 		memcpy((char *)r.p->base + r.off, origin, r.len);
-		return 0;
+		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_PUT, target, tdisp, tcount, &r, 0, origin,
 		    NULL, NULL);
@@ -256,12 +273,12 @@ int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
 	if (ocount != tcount || otype != ttype)
 		return RMAD_ERR_TYPE;
 	if (!tcount)
-		return 0;
+		return counted(win, NULL);
 	if (!origin)
 		return RMAD_ERR_ARG;
 	if (r.p) {
 		memcpy(origin, (char *)r.p->base + r.off, r.len);
-		return 0;
+		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_GET, target, tdisp, tcount, &r, 0, origin,
 		    NULL, NULL);
@@ -284,13 +301,13 @@ int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 	if (err)
 		return err;
 	if (!tcount)
-		return 0;
+		return counted(win, NULL);
 	if (!origin)
 		return RMAD_ERR_ARG;
 	if (r.p) {
 		rmad_acc_apply((char *)r.p->base + r.off, origin, NULL, r.dt,
 			       (uint32_t)op, (uint64_t)tcount);
-		return 0;
+		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_ACC, target, tdisp, tcount, &r,
 		    (uint32_t)op, origin, NULL, NULL);
@@ -315,7 +332,7 @@ int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 	if (err)
 		return err;
 	if (!tcount)
-		return 0;
+		return counted(win, NULL);
 	if (!result || (op != RMAD_NO_OP && !origin))
 		return RMAD_ERR_ARG;
 	if (op == RMAD_NO_OP)
@@ -323,7 +340,7 @@ int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 	if (r.p) {
 		rmad_acc_apply((char *)r.p->base + r.off, origin, result, r.dt,
 			       (uint32_t)op, (uint64_t)tcount);
-		return 0;
+		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_GACC, target, tdisp, tcount, &r,
 		    (uint32_t)op, origin, NULL, result);
@@ -352,7 +369,7 @@ int rmad_compare_and_swap(const void *origin, const void *compare,
 	if (r.p) {
 		rmad_cas_apply((char *)r.p->base + r.off, origin, compare,
 			       result, r.dt);
-		return 0;
+		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_CAS, target, tdisp, 1, &r, 0, origin,
 		    compare, result);
@@ -416,7 +433,7 @@ static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 	return err;
 }
 
-int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win)
+static int win_lock(int lock_type, int target, int assert, rmad_win_t win)
 {
 	struct rmad_client *c = &rmad_cl;
 	struct win_peer *p;
@@ -461,7 +478,7 @@ int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win)
 	return 0;
 }
 
-int rmad_win_unlock(int target, rmad_win_t win)
+static int win_unlock(int target, rmad_win_t win)
 {
 	struct rmad_client *c = &rmad_cl;
 	struct win_peer *p;
@@ -501,7 +518,7 @@ int rmad_win_unlock(int target, rmad_win_t win)
 	return err;
 }
 
-int rmad_win_lock_all(int assert, rmad_win_t win)
+static int win_lock_all(int assert, rmad_win_t win)
 {
 	struct rmad_client *c = &rmad_cl;
 	int err = epoch_args(win);
@@ -546,7 +563,7 @@ int rmad_win_lock_all(int assert, rmad_win_t win)
 	return 0;
 }
 
-int rmad_win_unlock_all(rmad_win_t win)
+static int win_unlock_all(rmad_win_t win)
 {
 	struct rmad_client *c = &rmad_cl;
 	int err = epoch_args(win);
@@ -606,32 +623,85 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 	return err;
 }
 
+/*
+ * The public synchronization calls: each is timed for rmad_win_stats
+ * with one clock read on entry and one on exit, and counted whether it
+ * succeeded or not, as long as the handle is a live window.
+ */
+static int timed(rmad_win_t w, uint64_t t0, int err)
+{
+	if (rmad_win_ok(w)) {
+		rmad_win_count(&w->st_sync_calls, 1);
+		rmad_win_count(&w->st_sync_wait_ns, rmad_now_ns() - t0);
+	}
+	return err;
+}
+
+int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win)
+{
+	uint64_t t0 = rmad_now_ns();
+
+	return timed(win, t0, win_lock(lock_type, target, assert, win));
+}
+
+int rmad_win_unlock(int target, rmad_win_t win)
+{
+	uint64_t t0 = rmad_now_ns();
+
+	return timed(win, t0, win_unlock(target, win));
+}
+
+int rmad_win_lock_all(int assert, rmad_win_t win)
+{
+	uint64_t t0 = rmad_now_ns();
+
+	return timed(win, t0, win_lock_all(assert, win));
+}
+
+int rmad_win_unlock_all(rmad_win_t win)
+{
+	uint64_t t0 = rmad_now_ns();
+
+	return timed(win, t0, win_unlock_all(win));
+}
+
 int rmad_win_flush(int target, rmad_win_t win)
 {
-	return target < 0 ? RMAD_ERR_RANK : flush(target, win, RMAD_OPC_FLUSH);
+	uint64_t t0 = rmad_now_ns();
+
+	return timed(win, t0, target < 0 ? RMAD_ERR_RANK :
+			      flush(target, win, RMAD_OPC_FLUSH));
 }
 
 int rmad_win_flush_all(rmad_win_t win)
 {
-	return flush(-1, win, RMAD_OPC_FLUSH);
+	uint64_t t0 = rmad_now_ns();
+
+	return timed(win, t0, flush(-1, win, RMAD_OPC_FLUSH));
 }
 
 int rmad_win_flush_local(int target, rmad_win_t win)
 {
-	return target < 0 ? RMAD_ERR_RANK :
-			    flush(target, win, RMAD_OPC_FLUSH_LOCAL);
+	uint64_t t0 = rmad_now_ns();
+
+	return timed(win, t0, target < 0 ? RMAD_ERR_RANK :
+			      flush(target, win, RMAD_OPC_FLUSH_LOCAL));
 }
 
 int rmad_win_flush_local_all(rmad_win_t win)
 {
-	return flush(-1, win, RMAD_OPC_FLUSH_LOCAL);
+	uint64_t t0 = rmad_now_ns();
+
+	return timed(win, t0, flush(-1, win, RMAD_OPC_FLUSH_LOCAL));
 }
 
 int rmad_win_sync(rmad_win_t win)
 {
+	uint64_t t0 = rmad_now_ns();
+
 	if (!rmad_win_ok(win))
 		return RMAD_ERR_ARG;
 	/* unified model: public and private copies are one; order them */
 	cmm_smp_mb();
-	return 0;
+	return timed(win, t0, 0);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * win.c - memory and windows: rmad_alloc_mem, allocation, freeing and the
- * shared-memory query.
+ * win.c - memory and windows: rmad_alloc_mem, allocation, freeing, the
+ * shared-memory query and rmad_win_stats.
  *
  * A window's memory is a memfd this rank creates and maps; the agent
  * maps it too (it applies remote operations there) and hands back the
@@ -11,7 +11,9 @@
  * size and unit is kept once per node, by the agent.
  *
  * Creation and freeing are collective over the group, and go through the
- * control socket (one request at a time, under ctl_lock).
+ * control socket (one request at a time, under ctl_lock).  So does
+ * rmad_win_stats, which asks the agent for its counters and adds this
+ * process's own (rma.c keeps them in the window).
  */
 #include <errno.h>
 #include <poll.h>
@@ -583,4 +585,91 @@ int rmad_free_mem(void *ptr)
 	munmap(r->base, r->size);
 	free(r);
 	return err == RMAD_ERR_AGENT ? 0 : err;
+}
+
+/*
+ * The stats reply, matched by type and key.  Under ctl_lock only one
+ * request is outstanding, so anything else on the socket is left over
+ * from a request that failed half-way (say, peers of a window whose
+ * creation failed): drop it, within reason.
+ */
+#define STALE_MAX	16
+static int ctl_stats_reply(struct rmad_client *c, uint64_t key,
+			   struct rmad_ctl_win_stats_reply *r)
+{
+	for (int stale = 0; stale < STALE_MAX; stale++) {
+		int fds[RMAD_WIN_PEERS_PER_MSG];
+		int nfds = RMAD_WIN_PEERS_PER_MSG;
+		long n = ctl_recv(c, r, sizeof(*r), fds, &nfds);
+
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (n < 0)
+			return (int)n;
+		if (n != (long)sizeof(*r) || r->h.magic != RMAD_CTL_MAGIC ||
+		    r->h.type != RMAD_CTL_WIN_STATS_REPLY || r->key != key) {
+			rmad_dbg("win_stats: dropped a stale message (type "
+				 "%u)", n >= (long)sizeof(r->h) ?
+				 (unsigned)r->h.type : 0u);
+			continue;
+		}
+		if (r->status > 0 || r->status < RMAD_ERR_LAST)
+			return RMAD_ERR_AGENT;
+		return r->status;
+	}
+	return RMAD_ERR_AGENT;
+}
+
+int rmad_win_stats(rmad_win_t win, struct rmad_stats *out)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_ctl_win_stats m = { 0 };
+	struct rmad_ctl_win_stats_reply r;
+	int err, live = 0;
+
+	if (!win || !out)
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	/* ctl_lock held throughout: the window cannot be freed under us */
+	pthread_mutex_lock(&ctl_lock);
+	for (struct rmad_win_s *p = windows; p; p = p->next)
+		if (p == win) {
+			live = win->magic == WIN_MAGIC;
+			break;
+		}
+	if (!live) {
+		pthread_mutex_unlock(&ctl_lock);
+		return RMAD_ERR_ARG;
+	}
+	m.h.magic = RMAD_CTL_MAGIC;
+	m.h.abi_version = RMAD_ABI_VERSION;
+	m.h.type = RMAD_CTL_WIN_STATS;
+	m.key = win->key;
+	err = c->dead ? RMAD_ERR_AGENT :
+	      rmad_send_msg(c->sock, &m, sizeof(m), NULL, 0) < 0 ?
+	      RMAD_ERR_AGENT : ctl_stats_reply(c, win->key, &r);
+	/* the agent's half, then ours; a dead agent leaves ours, a
+	 * refusal (the agent does not know the window) leaves nothing */
+	if (err && err != RMAD_ERR_AGENT) {
+		pthread_mutex_unlock(&ctl_lock);
+		return err;
+	}
+	if (!err)
+		*out = r.stats;
+	else
+		memset(out, 0, sizeof(*out));
+	/* relaxed loads: each counter is read whole, none orders another */
+	out->ops_posted = __atomic_load_n(&win->st_ops_posted,
+					  __ATOMIC_RELAXED);
+	out->ops_local = __atomic_load_n(&win->st_ops_local,
+					 __ATOMIC_RELAXED);
+	out->ops_remote = __atomic_load_n(&win->st_ops_remote,
+					  __ATOMIC_RELAXED);
+	out->sync_calls = __atomic_load_n(&win->st_sync_calls,
+					  __ATOMIC_RELAXED);
+	out->sync_wait_ns = __atomic_load_n(&win->st_sync_wait_ns,
+					    __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ctl_lock);
+	return err;
 }

@@ -14,6 +14,8 @@
 #include <assert.h>
 #include <stdint.h>
 
+#include "rmad.h"			/* struct rmad_stats */
+
 #define RMAD_CTL_MAGIC	0x4c54434461726dULL	/* "rmaDCTL" */
 
 enum {
@@ -30,6 +32,8 @@ enum {
 	RMAD_CTL_STOP = 11,		/* rmadctl -> agent */
 	RMAD_CTL_RELOAD = 12,		/* rmadctl -> agent */
 	RMAD_CTL_TEXT_REPLY = 13,	/* agent -> rmadctl: text/JSON */
+	RMAD_CTL_WIN_STATS = 14,	/* client -> agent */
+	RMAD_CTL_WIN_STATS_REPLY = 15,	/* agent -> client */
 };
 
 struct rmad_ctl_hdr {
@@ -142,6 +146,30 @@ struct rmad_ctl_win_free {
 	struct rmad_ctl_hdr h;
 	uint64_t key;
 };
+static_assert(sizeof(struct rmad_ctl_win_free) == 24, "win free");
+
+/*
+ * rmad_win_stats: the agent's counters for the asking client on one
+ * window.  The reply carries a whole struct rmad_stats, whose layout is
+ * therefore part of this ABI; the agent fills only the fields it counts
+ * and leaves the others zero.
+ */
+struct rmad_ctl_win_stats {
+	struct rmad_ctl_hdr h;
+	uint64_t key;
+};
+static_assert(sizeof(struct rmad_ctl_win_stats) == 24, "win stats");
+
+static_assert(sizeof(struct rmad_stats) == 464, "struct rmad_stats");
+struct rmad_ctl_win_stats_reply {
+	struct rmad_ctl_hdr h;
+	uint64_t key;
+	int32_t status;			/* 0 or RMAD_ERR_* */
+	uint32_t pad;
+	struct rmad_stats stats;
+};
+static_assert(sizeof(struct rmad_ctl_win_stats_reply) == 32 + 464,
+	      "win stats reply");
 
 /*
  * rmad_alloc_mem: memory the agent maps too, so it reads and writes it

@@ -7,7 +7,9 @@
  *    the global pool it was never lent;
  *  - a valid element with a bad opcode (must complete with RMAD_ERR_ARG);
  *  - a corrupt free-list head and scribbled ring sequence numbers;
- *  - a barrier op although the job has one rank (must still complete).
+ *  - a barrier op although the job has one rank (must still complete);
+ *  - rmad_win_stats of a window it never made (refused with
+ *    RMAD_ERR_ARG), then a short stats request (the agent drops it).
  *
  * The agent must drop or fail each one, stay up, and keep the completion
  * counters consistent.  The shell test then checks that a well-behaved
@@ -125,7 +127,7 @@ int main(int argc, char **argv)
 	uint64_t sync0, local0;
 
 	alarm_after(60);
-	plan(8);
+	plan(10);
 	if (argc < 2 || attach(argv[1]) < 0) {
 		diag("cannot attach to %s", argc > 1 ? argv[1] : "(none)");
 		return 1;
@@ -204,6 +206,30 @@ int main(int argc, char **argv)
 
 		ok(n < 0 && errno == EAGAIN,
 		   "and our socket is still open (the agent lives)");
+	}
+
+	/* window stats: a key of no window of ours, then a short message */
+	{
+		struct rmad_ctl_win_stats m = { 0 };
+		struct rmad_ctl_win_stats_reply r;
+		long n;
+
+		m.h.magic = RMAD_CTL_MAGIC;
+		m.h.abi_version = RMAD_ABI_VERSION;
+		m.h.type = RMAD_CTL_WIN_STATS;
+		m.key = 0x5eedull;
+		memset(&r, 0, sizeof(r));
+		n = rmad_send_msg(sock, &m, sizeof(m), NULL, 0) < 0 ? -1 :
+		    rmad_recv_msg(sock, &r, sizeof(r), NULL, NULL);
+		ok(n == (long)sizeof(r) &&
+		   r.h.type == RMAD_CTL_WIN_STATS_REPLY && r.key == m.key &&
+		   r.status == RMAD_ERR_ARG &&
+		   r.stats.pkts_sent_total == 0,
+		   "stats of an unknown window: RMAD_ERR_ARG (%d)", r.status);
+		n = rmad_send_msg(sock, &m, sizeof(m) - 4, NULL, 0) < 0 ? -1 :
+		    rmad_recv_msg(sock, &r, sizeof(r), NULL, NULL);
+		ok(n == 0, "a short stats request: the agent hangs up (%ld)",
+		   n);
 	}
 	return done_testing();
 }
