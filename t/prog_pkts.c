@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * prog_pkts.c - the seeds' message savings, proven by packet counts.
+ *
+ * Run with one rank per node (virtual nodes), so every target is on
+ * another node.  Rank 0 runs each pattern against the other ranks and
+ * checks the packets its agent sent and received for it (the change in
+ * rmad_win_stats across the pattern) and the data; the others wait in
+ * a barrier.  With exact=1 (the agents run with piggyback_threshold
+ * large), the counts are exact; with exact=0 they hold whatever the
+ * timing.
+ *
+ *   A. lock + 1 accumulate + unlock: one packet, one answer
+ *   B. lock + 100 puts + unlock: 100 packets, 2 answers
+ *   C. lock_all + a put to 1 target + unlock_all: one packet each way,
+ *      no lock to the unused target; then to every target
+ *   D. flush with no new operation: nothing at all
+ *   E. a get moved to the tail carries the unlock: 2 answers for
+ *      put, put, get, put
+ *   F. an exclusive lock that must wait: the op waits at the target
+ *      with its lock request, and both land
+ *   G. ordering: 20 REPLACE accumulates to one place end with the
+ *      last value; on a channel taken as unordered (am_ordering=false)
+ *      each waited for the previous one's answer, but not with the
+ *      accumulate_ordering=none hint
+ *
+ * Usage: prog_pkts MODE: 0 default thresholds (bounds), 1 exact counts
+ * (piggyback_threshold large), 2 unordered channel (am_ordering=false:
+ * every op answered).  Prints "rank R: ok" or FAIL lines.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rmad.h>
+
+static int rank, size, fails, exact, unordered;
+
+#define CHECK(cond, ...)					\
+	do {							\
+		if (!(cond)) {					\
+			printf("rank %d: FAIL ", rank);		\
+			printf(__VA_ARGS__);			\
+			printf("\n");				\
+			fflush(stdout);				\
+			fails++;				\
+		}						\
+	} while (0)
+
+#define OK(call)						\
+	do {							\
+		int e_ = (call);				\
+		CHECK(e_ == 0, "%s:%d %s: %s", __FILE__, __LINE__, \
+		      #call, rmad_strerror(e_));		\
+	} while (0)
+
+static struct rmad_stats before;
+static rmad_win_t w;
+
+static void mark(void)
+{
+	OK(rmad_win_stats(w, &before));
+}
+
+/* Packets sent and received since mark(), and one type's count. */
+static void delta(uint64_t *sent, uint64_t *recv, int type, uint64_t *tsent)
+{
+	struct rmad_stats now;
+
+	OK(rmad_win_stats(w, &now));
+	*sent = now.pkts_sent_total - before.pkts_sent_total;
+	*recv = now.pkts_recv_total - before.pkts_recv_total;
+	if (tsent)
+		*tsent = now.pkts_sent[type] - before.pkts_sent[type];
+}
+
+static void report(const char *what, uint64_t s, uint64_t r)
+{
+	printf("rank %d: pkts %-34s sent %3llu received %3llu\n", rank, what,
+	       (unsigned long long)s, (unsigned long long)r);
+}
+
+int main(int argc, char **argv)
+{
+	int64_t *base, one = 1, v;
+	uint64_t s, r, n;
+	struct rmad_stats st;
+
+	exact = argc > 1 && atoi(argv[1]) == 1;
+	unordered = argc > 1 && atoi(argv[1]) == 2;
+	if (rmad_init(&argc, &argv)) {
+		printf("rank ?: FAIL rmad_init\n");
+		return 1;
+	}
+	rmad_rank(&rank);
+	rmad_size(&size);
+	OK(rmad_win_allocate(4096, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	if (!w || size < 2)
+		goto out;
+	memset(base, 0, 4096);
+	rmad_barrier();
+	if (rank == 0) {
+		/* A. single short op */
+		mark();
+		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1, 0, w));
+		OK(rmad_accumulate(&one, 1, RMAD_INT64, 1, 0, 1, RMAD_INT64,
+				   RMAD_SUM, w));
+		OK(rmad_win_unlock(1, w));
+		delta(&s, &r, RMAD_PKT_LOCK, &n);
+		report("A lock+acc+unlock", s, r);
+		CHECK(s == 1 && r == 1 && n == 0,
+		      "A: %llu sent, %llu received, %llu LOCK", 
+		      (unsigned long long)s, (unsigned long long)r,
+		      (unsigned long long)n);
+		OK(rmad_win_stats(w, &st));
+		CHECK(st.single_op == 1, "A: single_op %llu",
+		      (unsigned long long)st.single_op);
+
+		/* B. 100 puts under one lock: no ack each */
+		mark();
+		OK(rmad_win_lock(RMAD_LOCK_SHARED, 1, 0, w));
+		for (int k = 0; k < 100; k++) {
+			int64_t x = k;
+
+			OK(rmad_put(&x, 1, RMAD_INT64, 1, 8 + (size_t)k, 1,
+				    RMAD_INT64, w));
+		}
+		OK(rmad_win_unlock(1, w));
+		delta(&s, &r, RMAD_PKT_PUT, &n);
+		report("B lock+100 puts+unlock", s, r);
+		CHECK(n == 100, "B: %llu PUT packets", (unsigned long long)n);
+		CHECK(unordered ? r >= 100 :
+		      exact ? s == 100 && r == 2 : s <= 101 && r == 2,
+		      "B: %llu sent, %llu received", (unsigned long long)s,
+		      (unsigned long long)r);
+
+		/* C. lock_all: only used targets hear of it */
+		mark();
+		OK(rmad_win_lock_all(0, w));
+		OK(rmad_put(&one, 1, RMAD_INT64, 1, 200, 1, RMAD_INT64, w));
+		OK(rmad_win_unlock_all(w));
+		delta(&s, &r, RMAD_PKT_LOCK, &n);
+		report("C lock_all+put (1 target)+unlock_all", s, r);
+		CHECK(s == 1 && r == 1 && n == 0,
+		      "C1: %llu sent, %llu received, %llu LOCK",
+		      (unsigned long long)s, (unsigned long long)r,
+		      (unsigned long long)n);
+		mark();
+		OK(rmad_win_lock_all(0, w));
+		for (int t = 1; t < size; t++)
+			OK(rmad_put(&one, 1, RMAD_INT64, t, 201, 1, RMAD_INT64,
+				    w));
+		OK(rmad_win_unlock_all(w));
+		delta(&s, &r, RMAD_PKT_LOCK, &n);
+		report("C lock_all+put (all targets)+unlock_all", s, r);
+		CHECK(s == (uint64_t)size - 1 && r == (uint64_t)size - 1 &&
+		      n == 0, "C%d: %llu sent, %llu received", size - 1,
+		      (unsigned long long)s, (unsigned long long)r);
+
+		/* D. a flush with nothing new sends nothing */
+		OK(rmad_win_lock_all(0, w));
+		OK(rmad_put(&one, 1, RMAD_INT64, 1, 202, 1, RMAD_INT64, w));
+		OK(rmad_win_flush(1, w));
+		mark();
+		OK(rmad_win_flush(1, w));
+		OK(rmad_win_flush_all(w));
+		delta(&s, &r, 0, NULL);
+		report("D flush with no new ops", s, r);
+		CHECK(s == 0 && r == 0, "D: %llu sent, %llu received",
+		      (unsigned long long)s, (unsigned long long)r);
+		mark();
+		OK(rmad_put(&one, 1, RMAD_INT64, 1, 203, 1, RMAD_INT64, w));
+		OK(rmad_win_flush(1, w));
+		delta(&s, &r, 0, NULL);
+		report("D put+flush in a granted epoch", s, r);
+		/* held until the flush, whose request rides on it; sent at
+		 * once, it needs an RMA_DONE of its own */
+		CHECK(exact ? s == 1 && r == 1 : s <= 2 && r == 1,
+		      "D2: %llu sent, %llu received", (unsigned long long)s,
+		      (unsigned long long)r);
+		OK(rmad_win_unlock_all(w));
+
+		/* E. the get goes last and its data carries the unlock */
+		if (exact) {
+			mark();
+			OK(rmad_win_lock(RMAD_LOCK_SHARED, 1, 0, w));
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, 300, 1,
+				    RMAD_INT64, w));
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, 301, 1,
+				    RMAD_INT64, w));
+			OK(rmad_get(&v, 1, RMAD_INT64, 1, 8 + 42, 1,
+				    RMAD_INT64, w));
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, 302, 1,
+				    RMAD_INT64, w));
+			OK(rmad_win_unlock(1, w));
+			delta(&s, &r, 0, NULL);
+			report("E lock+put,put,get,put+unlock", s, r);
+			CHECK(s == 4 && r == 2 && v == 42,
+			      "E: %llu sent, %llu received, got %lld",
+			      (unsigned long long)s, (unsigned long long)r,
+			      (long long)v);
+		}
+		/* G. accumulate ordering */
+		{
+			rmad_win_t w2 = RMAD_WIN_NULL;
+			int64_t *b2;
+			uint64_t waits;
+
+			OK(rmad_win_allocate(64, 8, "accumulate_ordering=none",
+					     RMAD_GROUP_ALL, &b2, &w2));
+			for (int pass = 0; pass < 2 && w2; pass++) {
+				rmad_win_t ww = pass ? w2 : w;
+
+				OK(rmad_win_stats(ww, &before));
+				OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1, 0,
+						 ww));
+				for (int64_t k = 1; k <= 20; k++)
+					OK(rmad_accumulate(&k, 1, RMAD_INT64,
+							   1, pass ? 0 : 500,
+							   1, RMAD_INT64,
+							   RMAD_REPLACE, ww));
+				OK(rmad_get(&v, 1, RMAD_INT64, 1,
+					    pass ? 0 : 500, 1, RMAD_INT64,
+					    ww));
+				OK(rmad_win_unlock(1, ww));
+				OK(rmad_win_stats(ww, &st));
+				waits = st.order_waits - before.order_waits;
+				printf("rank %d: pkts G %-32s order waits %llu\n",
+				       rank, pass ? "accumulate_ordering=none"
+						  : "ordered accumulates",
+				       (unsigned long long)waits);
+				if (!pass)
+					CHECK(v == 20, "G: ordered REPLACEs "
+					      "left %lld", (long long)v);
+				if (pass || !unordered)
+					CHECK(waits == 0, "G: %llu waits",
+					      (unsigned long long)waits);
+				else
+					CHECK(waits > 0, "G: no waits on an "
+					      "unordered channel");
+			}
+			rmad_barrier();		/* 0: w2 is done */
+			if (w2)
+				OK(rmad_win_free(&w2));
+		}
+		rmad_barrier();		/* 1 */
+		rmad_barrier();		/* 2: rank 1 holds its lock */
+		/* F. rank 1 holds its own window exclusively: our single
+		 * op waits there with its lock request */
+		mark();
+		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1, 0, w));
+		OK(rmad_accumulate(&one, 1, RMAD_INT64, 1, 400, 1,
+				   RMAD_INT64, RMAD_SUM, w));
+		OK(rmad_win_unlock(1, w));
+		delta(&s, &r, 0, NULL);
+		OK(rmad_win_stats(w, &st));
+		report("F lock+acc+unlock, lock busy", s, r);
+		CHECK(s == 1 && r == 1, "F: %llu sent, %llu received",
+		      (unsigned long long)s, (unsigned long long)r);
+		CHECK(st.locks_queued - before.locks_queued == 1,
+		      "F: %llu lock requests queued",
+		      (unsigned long long)(st.locks_queued -
+					   before.locks_queued));
+		rmad_barrier();		/* 3 */
+	} else {
+		rmad_win_t w2 = RMAD_WIN_NULL;
+		int64_t *b2;
+
+		OK(rmad_win_allocate(64, 8, "accumulate_ordering=none",
+				     RMAD_GROUP_ALL, &b2, &w2));
+		rmad_barrier();		/* 0 */
+		if (w2)
+			OK(rmad_win_free(&w2));
+		rmad_barrier();		/* 1 */
+		if (rank == 1) {
+			/* the data of A..E */
+			CHECK(base[0] == 1, "A: counter %lld",
+			      (long long)base[0]);
+			for (int k = 0; k < 100; k++)
+				if (base[8 + k] != k) {
+					CHECK(0, "B: put %d is %lld", k,
+					      (long long)base[8 + k]);
+					break;
+				}
+			CHECK(base[200] == 1 && base[201] == 1 &&
+			      base[202] == 1 && base[203] == 1,
+			      "C/D: puts missing");
+			CHECK(!exact || (base[300] == 1 && base[301] == 1 &&
+					 base[302] == 1), "E: puts missing");
+			/* F: hold our own window while rank 0 asks */
+			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1, 0, w));
+			rmad_barrier();		/* 2 */
+			{
+				double t0 = rmad_wtime();
+
+				/* long enough for the request to queue */
+				while (rmad_wtime() - t0 < 0.3)
+					;
+			}
+			CHECK(base[400] == 0, "F: applied under our lock");
+			OK(rmad_win_unlock(1, w));
+		} else {
+			rmad_barrier();		/* 2 */
+		}
+		rmad_barrier();		/* 3 */
+		if (rank == 1)
+			CHECK(base[400] == 1, "F: counter %lld",
+			      (long long)base[400]);
+	}
+	rmad_barrier();
+	OK(rmad_win_free(&w));
+out:
+	if (fails)
+		printf("rank %d: FAIL %d checks\n", rank, fails);
+	else
+		printf("rank %d: ok\n", rank);
+	fflush(stdout);
+	rmad_finalize();
+	return fails != 0;
+}
