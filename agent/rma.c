@@ -150,6 +150,7 @@ struct lock_ent {
 	uint32_t node;
 	uint8_t excl;
 	uint8_t waited;			/* not granted at once */
+	uint8_t heap;			/* a holder on the heap, not pooled */
 	struct rmad_am_hdr *pkt;	/* the operation that came with it */
 };
 
@@ -316,6 +317,39 @@ static void send_grant(struct agent *a, struct rma_lock *k,
 static void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		     const uint8_t *pl, struct agent_win *w, uint16_t aflags);
 
+/* Back to the pool, or to the heap it came from. */
+static void ent_free(struct lock_ent *e)
+{
+	free(e->pkt);
+	e->pkt = NULL;
+	if (e->heap) {
+		free(e);
+		return;
+	}
+	e->next = lfree;
+	lfree = e;
+}
+
+/*
+ * A granted request moves to the heap: lock_queue bounds the requests
+ * that wait, not the locks held, or holders that wait for locks
+ * elsewhere could keep every entry and starve the requests that would
+ * let them finish.  (Without memory the pooled entry stays.)
+ */
+static struct lock_ent *hold(struct lock_ent *e)
+{
+	struct lock_ent *h = malloc(sizeof(*h));
+
+	if (!h)
+		return e;
+	*h = *e;
+	h->heap = 1;
+	e->pkt = NULL;
+	e->next = lfree;
+	lfree = e;
+	return h;
+}
+
 /*
  * Grant from the head of the FIFO while the word allows; 1 if any.  A
  * request that came with an operation gets that operation applied and
@@ -347,6 +381,7 @@ static int try_grant(struct agent *a, struct rma_lock *k)
 		k->qhead = e->next;
 		if (!k->qhead)
 			k->qtail = NULL;
+		e = hold(e);
 		e->next = k->holders;
 		k->holders = e;
 		granted = 1;
@@ -419,6 +454,7 @@ static int lock_enqueue(struct agent *a, const struct rmad_am_hdr *h,
 	}
 	lfree = e->next;
 	e->next = NULL;
+	e->heap = 0;
 	e->origin = h->origin;
 	e->node = h->src_node;
 	e->excl = !!(h->flags & RMAD_AMF_LOCK_EXCL);
@@ -454,8 +490,7 @@ static int holder_release(struct win_local *l, int32_t origin, uint32_t node)
 			continue;
 		*pp = e->next;
 		lw_release(lock_word(l), e->excl);
-		e->next = lfree;
-		lfree = e;
+		ent_free(e);
 		if (k->qhead)
 			lock_wait_add(k);	/* grant on the next turn */
 		return 1;
@@ -492,10 +527,7 @@ static void lock_free(struct win_local *l)
 		while (e) {
 			struct lock_ent *n = e->next;
 
-			free(e->pkt);
-			e->pkt = NULL;
-			e->next = lfree;
-			lfree = e;
+			ent_free(e);
 			e = n;
 		}
 	}

@@ -90,10 +90,10 @@
 	  "first level of the target pool); the global target_pool is " \
 	  "the second.  The window hint target_pool overrides it.")	\
 	X(lock_queue, INT, "4096", 0, 1, 1048576,			\
-	  "Lock requests from other nodes that the agent queues or "	\
-	  "holds at once, over all windows.  A request that finds the " \
-	  "queue full is refused and retried by the origin's agent "	\
-	  "after 200 microseconds.")					\
+	  "Lock requests from other nodes that wait in the agent's "	\
+	  "queues at once, over all windows (granted locks take no "	\
+	  "entry).  A request that finds the queue full is refused and " \
+	  "retried by the origin's agent after 200 microseconds.")	\
 	X(max_windows, INT, "64", 0, 1, 65536,				\
 	  "Window blocks in the shared segment, that is the most "	\
 	  "windows that exist at once on the node.")			\
