@@ -6,7 +6,7 @@
 # checked for shape.  No number is judged here: benchmarks never fail
 # on a number.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 6
+plan 7
 rb="$top_builddir/rmad-bench"
 # rows of a --quick run: 4 sizes x 2 modes x 4 ops, fop and cas x 2
 # modes, 2 bandwidth tests x 2 sizes, mr_1, mr_all, post, 2 T x 2 modes
@@ -50,4 +50,21 @@ else
 	echo "$out" | grep -q '"rows": \['
 fi
 ok $? "--json parses, 2 rows"
+
+# the MPI twin (bench/mpi/mpi-bench.c) must build warning-free and print
+# the same rows; Open MPI on one node uses osc/sm here
+cc=mpicc.openmpi
+command -v "$cc" >/dev/null || cc=mpicc
+if "$cc" -showme:version >/dev/null 2>&1; then
+	"$cc" -O2 -Wall -Wextra -Werror -o "$T_TMP/mpi-bench" \
+		"$top_srcdir/bench/mpi/mpi-bench.c" 2>&1 | sed 's/^/# /'
+	out=$(run_bounded 60 mpirun -np 2 "$T_TMP/mpi-bench" --quick \
+		-t lat,post,async -s 8 -T 0 --timeout 45 2>&1)
+	n=$(echo "$out" | grep -c ' ok$')
+	[ "$n" -eq 15 ] && ! echo "$out" | grep -q FAIL
+	ok $? "mpi-bench under Open MPI: $n of 15 rows checked their data"
+	[ "$n" -eq 15 ] || diag "$out"
+else
+	ok 0 "# SKIP no Open MPI mpicc"
+fi
 done_testing
