@@ -407,6 +407,7 @@ static unsigned char *wbase;	/* window: data region, then acc region */
 static unsigned char *sbuf, *rbuf, *cbuf;	/* origin buffers */
 static double *samples;
 static int nfail;
+static double total_cpu, total_wall;	/* over the rows, on rank 0 */
 static int first_row = 1;
 
 static double now(void)
@@ -538,7 +539,8 @@ static int parse_args(int argc, char **argv)
 		else if (!strcmp(a, "-m") || !strcmp(a, "--mode")) {
 			if (!v)
 				return -1;
-			opt.mode_lock = !strcmp(v, "lock") || !strcmp(v, "both");
+			opt.mode_lock = !strcmp(v, "lock") ||
+					!strcmp(v, "both");
 			opt.mode_flush = !strcmp(v, "flush") ||
 					 !strcmp(v, "both");
 			if (!opt.mode_lock && !opt.mode_flush)
@@ -697,9 +699,10 @@ static void print_row(const struct row *r)
 		       r->wall, r->ok ? "ok" : "FAIL");
 		break;
 	case FMT_JSON:
-		printf("%s    {\"test\": \"%s\", \"mode\": \"%s\", \"size\": %zu, "
-		       "\"t_us\": %s, \"iters\": %d, \"p50_us\": %.3f, "
-		       "\"p90_us\": %.3f, \"p99_us\": %.3f, \"mbps\": %s, "
+		printf("%s    {\"test\": \"%s\", \"mode\": \"%s\", "
+		       "\"size\": %zu, \"t_us\": %s, \"iters\": %d, "
+		       "\"p50_us\": %.3f, \"p90_us\": %.3f, \"p99_us\": %.3f, "
+		       "\"mbps\": %s, "
 		       "\"mops\": %s, \"cpu_s\": %.3f, \"wall_s\": %.3f, "
 		       "\"check\": \"%s\"}", first_row ? "" : ",\n", r->test,
 		       r->mode, r->size, r->t_us < 0 ? "null" : t_us,
@@ -796,6 +799,8 @@ static int row_end(struct meter *m, struct row *r)
 		r->ok = 0;
 	if (!r->ok)
 		nfail++;
+	total_cpu += r->cpu;
+	total_wall += r->wall;
 	print_row(r);
 	return rc;
 }
@@ -1285,7 +1290,12 @@ int main(int argc, char **argv)
 	}
 	rc = run_all();
 	if (rank == 0 && opt.fmt == FMT_JSON)
-		printf("\n  ], \"failed\": %d}\n", nfail);
+		printf("\n  ], \"failed\": %d, \"cpu_s\": %.3f, "
+		       "\"wall_s\": %.3f}\n", nfail, total_cpu, total_wall);
+	else if (rank == 0 && opt.fmt == FMT_TABLE)
+		printf("# all rows: job CPU %.3f s (agents included) in %.3f s"
+		       ", %d failed their check\n", total_cpu, total_wall,
+		       nfail);
 	b_barrier();
 	b_free_mem(cbuf);
 	b_free_mem(rbuf);
