@@ -1,0 +1,1313 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rmad-bench.c - the one-sided benchmark suite: latency of every RMA op,
+ * put/get bandwidth, message rate, post rate and asynchronous progress,
+ * OSU-style (warm-up, then timed iterations, median and percentiles),
+ * with the CPU time of the whole job (agents included) and a check of
+ * the data every test moved.
+ *
+ * The same source is compiled twice: as rmad-bench against librmad, and
+ * with BENCH_MPI defined as bench/mpi/mpi-bench against MPI-3 RMA (that
+ * file only includes this one).  Only the small backend section below
+ * differs, so both print the same rows and their numbers compare
+ * directly.  Rank 0 is the origin, rank size-1 the target (on another
+ * node when the ranks are split among nodes in blocks); rank 0 prints.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0"
+#endif
+
+/* ------------------------------------------------------------ backends */
+#ifdef BENCH_MPI
+#include <mpi.h>
+
+#define IMPL_NAME "mpi"
+#define PROG_NAME "mpi-bench"
+typedef MPI_Win bwin_t;
+typedef MPI_Datatype btype_t;
+#define B_BYTE MPI_BYTE
+#define B_UINT8 MPI_UINT8_T
+#define B_INT64 MPI_INT64_T
+
+static int b_init(int *argc, char ***argv)
+{
+	return MPI_Init(argc, argv) == MPI_SUCCESS ? 0 : -1;
+}
+
+static void b_finalize(void)
+{
+	MPI_Finalize();
+}
+
+static void b_rank_size(int *rank, int *size)
+{
+	MPI_Comm_rank(MPI_COMM_WORLD, rank);
+	MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+static int b_barrier(void)
+{
+	return MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static int b_alloc_mem(size_t size, void *p)
+{
+	return MPI_Alloc_mem((MPI_Aint)size, MPI_INFO_NULL, p);
+}
+
+static void b_free_mem(void *p)
+{
+	MPI_Free_mem(p);
+}
+
+static int b_win_alloc(size_t size, void *base, bwin_t *w)
+{
+	return MPI_Win_allocate((MPI_Aint)size, 1, MPI_INFO_NULL,
+				MPI_COMM_WORLD, base, w);
+}
+
+static void b_win_free(bwin_t *w)
+{
+	MPI_Win_free(w);
+}
+
+static int b_put(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return MPI_Put(b, n, t, r, (MPI_Aint)d, n, t, w);
+}
+
+static int b_get(void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return MPI_Get(b, n, t, r, (MPI_Aint)d, n, t, w);
+}
+
+static int b_acc(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return MPI_Accumulate(b, n, t, r, (MPI_Aint)d, n, t, MPI_SUM, w);
+}
+
+static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,
+		  bwin_t w)
+{
+	return MPI_Get_accumulate(b, n, t, res, n, t, r, (MPI_Aint)d, n, t,
+				  MPI_SUM, w);
+}
+
+static int b_fop(const void *b, void *res, int r, size_t d, bwin_t w)
+{
+	return MPI_Fetch_and_op(b, res, MPI_INT64_T, r, (MPI_Aint)d, MPI_SUM,
+				w);
+}
+
+static int b_cas(const void *b, const void *c, void *res, int r, size_t d,
+		 bwin_t w)
+{
+	return MPI_Compare_and_swap(b, c, res, MPI_INT64_T, r, (MPI_Aint)d, w);
+}
+
+static int b_lock(int r, bwin_t w)
+{
+	return MPI_Win_lock(MPI_LOCK_EXCLUSIVE, r, 0, w);
+}
+
+static int b_unlock(int r, bwin_t w)
+{
+	return MPI_Win_unlock(r, w);
+}
+
+static int b_lock_all(bwin_t w)
+{
+	return MPI_Win_lock_all(0, w);
+}
+
+static int b_unlock_all(bwin_t w)
+{
+	return MPI_Win_unlock_all(w);
+}
+
+static int b_flush(int r, bwin_t w)
+{
+	return MPI_Win_flush(r, w);
+}
+
+static int b_flush_all(bwin_t w)
+{
+	return MPI_Win_flush_all(w);
+}
+
+/* the job's sum of v, valid on rank 0; collective */
+static int b_sum0(double v, double *out)
+{
+	return MPI_Reduce(&v, out, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+
+struct binfo {
+	int nodes, local_rank, agent_pid;
+	char provider[64];
+};
+
+static int b_info(struct binfo *in)
+{
+	MPI_Comm node;
+	int lr, first, nodes;
+	const char *p = getenv("BENCH_MPI_FLAVOR");
+
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+			    MPI_INFO_NULL, &node);
+	MPI_Comm_rank(node, &lr);
+	MPI_Comm_free(&node);
+	first = lr == 0;
+	MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	in->nodes = nodes;
+	in->local_rank = lr;
+	in->agent_pid = 0;
+	snprintf(in->provider, sizeof(in->provider), "%s", p ? p : "-");
+	return 0;
+}
+
+static int b_ctl_init(void)
+{
+	return 0;
+}
+
+static void b_ctl_fini(void)
+{
+}
+
+#else /* librmad */
+#include <rmad.h>
+
+#define IMPL_NAME "rmad"
+#define PROG_NAME "rmad-bench"
+typedef rmad_win_t bwin_t;
+typedef rmad_datatype_t btype_t;
+#define B_BYTE RMAD_BYTE
+#define B_UINT8 RMAD_UINT8
+#define B_INT64 RMAD_INT64
+
+static int b_init(int *argc, char ***argv)
+{
+	return rmad_init(argc, argv);
+}
+
+static void b_finalize(void)
+{
+	rmad_finalize();
+}
+
+static void b_rank_size(int *rank, int *size)
+{
+	rmad_rank(rank);
+	rmad_size(size);
+}
+
+static int b_barrier(void)
+{
+	return rmad_barrier();
+}
+
+static int b_alloc_mem(size_t size, void *p)
+{
+	return rmad_alloc_mem(size, (void **)p);
+}
+
+static void b_free_mem(void *p)
+{
+	rmad_free_mem(p);
+}
+
+static int b_win_alloc(size_t size, void *base, bwin_t *w)
+{
+	return rmad_win_allocate(size, 1, NULL, RMAD_GROUP_ALL, base, w);
+}
+
+static void b_win_free(bwin_t *w)
+{
+	rmad_win_free(w);
+}
+
+static int b_put(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return rmad_put(b, n, t, r, d, n, t, w);
+}
+
+static int b_get(void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return rmad_get(b, n, t, r, d, n, t, w);
+}
+
+static int b_acc(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return rmad_accumulate(b, n, t, r, d, n, t, RMAD_SUM, w);
+}
+
+static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,
+		  bwin_t w)
+{
+	return rmad_get_accumulate(b, n, t, res, n, t, r, d, n, t, RMAD_SUM,
+				   w);
+}
+
+static int b_fop(const void *b, void *res, int r, size_t d, bwin_t w)
+{
+	return rmad_fetch_and_op(b, res, RMAD_INT64, r, d, RMAD_SUM, w);
+}
+
+static int b_cas(const void *b, const void *c, void *res, int r, size_t d,
+		 bwin_t w)
+{
+	return rmad_compare_and_swap(b, c, res, RMAD_INT64, r, d, w);
+}
+
+static int b_lock(int r, bwin_t w)
+{
+	return rmad_win_lock(RMAD_LOCK_EXCLUSIVE, r, 0, w);
+}
+
+static int b_unlock(int r, bwin_t w)
+{
+	return rmad_win_unlock(r, w);
+}
+
+static int b_lock_all(bwin_t w)
+{
+	return rmad_win_lock_all(0, w);
+}
+
+static int b_unlock_all(bwin_t w)
+{
+	return rmad_win_unlock_all(w);
+}
+
+static int b_flush(int r, bwin_t w)
+{
+	return rmad_win_flush(r, w);
+}
+
+static int b_flush_all(bwin_t w)
+{
+	return rmad_win_flush_all(w);
+}
+
+/*
+ * rmad has no reduction: every rank puts its value into its slot of a
+ * small window on rank 0, and the barrier after the unlocks orders those
+ * puts before rank 0 reads the slots.
+ */
+static bwin_t ctl_win = RMAD_WIN_NULL;
+static volatile double *ctl_base;
+
+static int b_ctl_init(void)
+{
+	int size;
+
+	rmad_size(&size);
+	return rmad_win_allocate((size_t)size * sizeof(double), 1, NULL,
+				 RMAD_GROUP_ALL, &ctl_base, &ctl_win);
+}
+
+static void b_ctl_fini(void)
+{
+	if (ctl_win != RMAD_WIN_NULL)
+		rmad_win_free(&ctl_win);
+}
+
+static int b_sum0(double v, double *out)
+{
+	int rank, size, rc;
+
+	b_rank_size(&rank, &size);
+	rc = rmad_win_lock(RMAD_LOCK_SHARED, 0, 0, ctl_win);
+	if (!rc)
+		rc = rmad_put(&v, 1, RMAD_DOUBLE, 0, (size_t)rank * sizeof(v),
+			      1, RMAD_DOUBLE, ctl_win);
+	if (!rc)
+		rc = rmad_win_unlock(0, ctl_win);
+	if (!rc)
+		rc = rmad_barrier();
+	if (!rc && rank == 0) {
+		*out = 0;
+		for (int i = 0; i < size; i++)
+			*out += ctl_base[i];
+	}
+	return rc;
+}
+
+struct binfo {
+	int nodes, local_rank, agent_pid;
+	char provider[64];
+};
+
+static int b_info(struct binfo *in)
+{
+	struct rmad_info ri;
+	int rc = rmad_get_info(&ri);
+
+	if (rc)
+		return rc;
+	in->nodes = ri.nnodes;
+	in->local_rank = ri.local_rank;
+	in->agent_pid = ri.agent_pid;
+	snprintf(in->provider, sizeof(in->provider), "%s",
+		 ri.provider[0] ? ri.provider : "-");
+	return 0;
+}
+#endif
+
+/* ------------------------------------------------------------ options */
+
+#define MAX_SIZE_LIMIT (4u << 20)
+#define OPS_PER_FLUSH 64
+#define MAX_SIZES 32
+#define MAX_TS 16
+
+enum { T_PUT, T_GET, T_ACC, T_GACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_MR_1,
+	T_MR_ALL, T_POST, T_ASYNC, T_NTESTS };
+
+static const char *const test_names[T_NTESTS] = {
+	"put", "get", "acc", "gacc", "fop", "cas", "put_bw", "get_bw", "mr_1",
+	"mr_all", "post", "async"
+};
+
+enum { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+static struct {
+	int tests[T_NTESTS];
+	int mode_lock, mode_flush;
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	size_t min_size, max_size;
+	long ts[MAX_TS];
+	int nts;
+	int iters, warmup;
+	double max_time;
+	int timeout;
+	int fmt;
+	const char *label;
+} opt;
+
+static int rank, nranks, origin, target;
+static struct binfo info;
+static bwin_t win;
+static unsigned char *wbase;	/* window: data region, then acc region */
+static unsigned char *sbuf, *rbuf, *cbuf;	/* origin buffers */
+static double *samples;
+static int nfail;
+static double total_cpu, total_wall;	/* over the rows, on rank 0 */
+static int first_row = 1;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " PROG_NAME " [options]   (run with 2 or more ranks)\n"
+"  -t, --tests LIST     comma list of put,get,acc,gacc,fop,cas,put_bw,\n"
+"                       get_bw,mr_1,mr_all,post,async or the groups lat,\n"
+"                       bw,mr,all (default all)\n"
+"  -m, --mode M         latency sync mode: lock, flush or both (both)\n"
+"  -s, --sizes LIST     message sizes (K and M suffixes), e.g. 8,4K,4M\n"
+"      --min-size N     smallest size of the 1 B..4 MiB ladder (1)\n"
+"      --max-size N     largest size of the ladder (4M)\n"
+"  -T, --compute LIST   target compute times in us for async\n"
+"                       (0,100,1000,10000)\n"
+"  -i, --iters N        timed iterations (1000; a tenth above 64 KiB)\n"
+"  -w, --warmup N       warm-up iterations (100; a tenth above 64 KiB)\n"
+"      --max-time S     stop a row's timed loop after S seconds (2)\n"
+"      --quick          few iterations and sizes: a smoke test\n"
+"      --csv, --json    machine-readable output (default: a table)\n"
+"      --label NAME     name of this run in the output (" IMPL_NAME ")\n"
+"      --timeout S      give up after S seconds in all (600; 0: never)\n"
+"  -V, --version        print the version\n"
+"  -h, --help           this text\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v < 1 || v > MAX_SIZE_LIMIT)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int set_test(const char *name)
+{
+	static const struct {
+		const char *group;
+		int first, last;
+	} groups[] = {
+		{ "lat", T_PUT, T_CAS }, { "bw", T_PUT_BW, T_GET_BW },
+		{ "mr", T_MR_1, T_MR_ALL }, { "all", 0, T_NTESTS - 1 },
+	};
+
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+		if (!strcmp(name, groups[g].group)) {
+			for (int t = groups[g].first; t <= groups[g].last; t++)
+				opt.tests[t] = 1;
+			return 0;
+		}
+	for (int t = 0; t < T_NTESTS; t++)
+		if (!strcmp(name, test_names[t])) {
+			opt.tests[t] = 1;
+			return 0;
+		}
+	return -1;
+}
+
+/* split a comma list in place; calls fn on each item */
+static int for_each_item(char *list, int (*fn)(const char *))
+{
+	char *save = NULL;
+
+	for (char *s = strtok_r(list, ",", &save); s;
+	     s = strtok_r(NULL, ",", &save))
+		if (fn(s))
+			return -1;
+	return 0;
+}
+
+static int add_size(const char *s)
+{
+	if (opt.nsizes == MAX_SIZES || parse_size(s, &opt.sizes[opt.nsizes]))
+		return -1;
+	opt.nsizes++;
+	return 0;
+}
+
+static int add_t(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (opt.nts == MAX_TS || end == s || *end || v < 0 || v > 10000000)
+		return -1;
+	opt.ts[opt.nts++] = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	int any_test = 0, quick = 0, iters = -1, warmup = -1;
+	char *tests = NULL, *sizes = NULL, *ts = NULL;
+
+	opt.mode_lock = opt.mode_flush = 1;
+	opt.min_size = 1;
+	opt.max_size = MAX_SIZE_LIMIT;
+	opt.max_time = 2.0;
+	opt.timeout = 600;
+	opt.label = IMPL_NAME;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int used = 1;
+
+		if (!strcmp(a, "-t") || !strcmp(a, "--tests"))
+			tests = (char *)v;
+		else if (!strcmp(a, "-m") || !strcmp(a, "--mode")) {
+			if (!v)
+				return -1;
+			opt.mode_lock = !strcmp(v, "lock") ||
+					!strcmp(v, "both");
+			opt.mode_flush = !strcmp(v, "flush") ||
+					 !strcmp(v, "both");
+			if (!opt.mode_lock && !opt.mode_flush)
+				return -1;
+		} else if (!strcmp(a, "-s") || !strcmp(a, "--sizes"))
+			sizes = (char *)v;
+		else if (!strcmp(a, "--min-size")) {
+			if (!v || parse_size(v, &opt.min_size))
+				return -1;
+		} else if (!strcmp(a, "--max-size")) {
+			if (!v || parse_size(v, &opt.max_size))
+				return -1;
+		} else if (!strcmp(a, "-T") || !strcmp(a, "--compute"))
+			ts = (char *)v;
+		else if (!strcmp(a, "-i") || !strcmp(a, "--iters"))
+			iters = v ? atoi(v) : 0;
+		else if (!strcmp(a, "-w") || !strcmp(a, "--warmup"))
+			warmup = v ? atoi(v) : -1;
+		else if (!strcmp(a, "--max-time"))
+			opt.max_time = v ? atof(v) : 0;
+		else if (!strcmp(a, "--timeout"))
+			opt.timeout = v ? atoi(v) : -1;
+		else if (!strcmp(a, "--label"))
+			opt.label = v;
+		else {
+			used = 0;
+			if (!strcmp(a, "--quick"))
+				quick = 1;
+			else if (!strcmp(a, "--csv"))
+				opt.fmt = FMT_CSV;
+			else if (!strcmp(a, "--json"))
+				opt.fmt = FMT_JSON;
+			else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+				return 1;
+			else if (!strcmp(a, "-V") || !strcmp(a, "--version"))
+				return 2;
+			else
+				return -1;
+		}
+		if (used) {
+			if (!v)
+				return -1;
+			i++;
+		}
+	}
+	if (tests) {
+		char *dup = strdup(tests);
+		int rc = dup ? for_each_item(dup, set_test) : -1;
+
+		free(dup);
+		if (rc)
+			return -1;
+	}
+	for (int t = 0; t < T_NTESTS; t++)
+		any_test |= opt.tests[t];
+	if (!any_test)
+		set_test("all");
+	if (sizes) {
+		char *dup = strdup(sizes);
+		int rc = dup ? for_each_item(dup, add_size) : -1;
+
+		free(dup);
+		if (rc)
+			return -1;
+	} else if (quick) {
+		static const size_t q[] = { 1, 8, 4096, 1 << 20 };
+
+		for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+			if (q[k] >= opt.min_size && q[k] <= opt.max_size)
+				opt.sizes[opt.nsizes++] = q[k];
+	} else {
+		for (size_t s = 1; s <= MAX_SIZE_LIMIT; s <<= 1)
+			if (s >= opt.min_size && s <= opt.max_size)
+				opt.sizes[opt.nsizes++] = s;
+	}
+	if (ts) {
+		char *dup = strdup(ts);
+		int rc = dup ? for_each_item(dup, add_t) : -1;
+
+		free(dup);
+		if (rc)
+			return -1;
+	} else if (quick) {
+		opt.ts[0] = 0;
+		opt.ts[1] = 1000;
+		opt.nts = 2;
+	} else {
+		static const long d[] = { 0, 100, 1000, 10000 };
+
+		for (int k = 0; k < 4; k++)
+			opt.ts[k] = d[k];
+		opt.nts = 4;
+	}
+	opt.iters = iters >= 0 ? iters : quick ? 10 : 1000;
+	opt.warmup = warmup >= 0 ? warmup : quick ? 2 : 100;
+	if (opt.iters < 1 || opt.warmup < 0 || opt.max_time <= 0 ||
+	    opt.timeout < 0 || !opt.label || opt.nsizes == 0)
+		return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ rows */
+
+struct row {
+	const char *test, *mode;
+	size_t size;
+	long t_us;		/* async compute time, -1: none */
+	int iters;
+	double p50, p90, p99;	/* microseconds per op (or per epoch) */
+	double mbps, mops;	/* 0: not measured */
+	double cpu, wall;	/* job CPU seconds (agents included), wall */
+	int ok;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* fill p50/p90/p99 (us) from n samples in seconds, each covering per ops */
+static void stats(struct row *r, double *t, int n, int per)
+{
+	if (n <= 0) {
+		r->p50 = r->p90 = r->p99 = 0;
+		return;
+	}
+	qsort(t, (size_t)n, sizeof(*t), cmp_double);
+	r->p50 = t[(n - 1) / 2] * 1e6 / per;
+	r->p90 = t[(int)((n - 1) * 0.90)] * 1e6 / per;
+	r->p99 = t[(int)((n - 1) * 0.99)] * 1e6 / per;
+	r->iters = n;
+}
+
+static void print_row(const struct row *r)
+{
+	char t_us[24], mb[24], mo[24];
+
+	if (rank != 0)
+		return;
+	snprintf(t_us, sizeof(t_us), r->t_us < 0 ? "-" : "%ld", r->t_us);
+	snprintf(mb, sizeof(mb), r->mbps > 0 ? "%.1f" : "-", r->mbps);
+	snprintf(mo, sizeof(mo), r->mops > 0 ? "%.3f" : "-", r->mops);
+	switch (opt.fmt) {
+	case FMT_CSV:
+		if (first_row)
+			printf("label,impl,ranks,nodes,provider,test,mode,size,"
+			       "t_us,iters,p50_us,p90_us,p99_us,mbps,mops,"
+			       "cpu_s,wall_s,check\n");
+		printf("%s,%s,%d,%d,%s,%s,%s,%zu,%s,%d,%.3f,%.3f,%.3f,%s,%s,"
+		       "%.3f,%.3f,%s\n", opt.label, IMPL_NAME, nranks,
+		       info.nodes, info.provider, r->test, r->mode, r->size,
+		       t_us, r->iters, r->p50, r->p90, r->p99,
+		       r->mbps > 0 ? mb : "", r->mops > 0 ? mo : "", r->cpu,
+		       r->wall, r->ok ? "ok" : "FAIL");
+		break;
+	case FMT_JSON:
+		printf("%s    {\"test\": \"%s\", \"mode\": \"%s\", "
+		       "\"size\": %zu, \"t_us\": %s, \"iters\": %d, "
+		       "\"p50_us\": %.3f, \"p90_us\": %.3f, \"p99_us\": %.3f, "
+		       "\"mbps\": %s, "
+		       "\"mops\": %s, \"cpu_s\": %.3f, \"wall_s\": %.3f, "
+		       "\"check\": \"%s\"}", first_row ? "" : ",\n", r->test,
+		       r->mode, r->size, r->t_us < 0 ? "null" : t_us,
+		       r->iters, r->p50, r->p90, r->p99,
+		       r->mbps > 0 ? mb : "null", r->mops > 0 ? mo : "null",
+		       r->cpu, r->wall, r->ok ? "ok" : "FAIL");
+		break;
+	default:
+		if (first_row)
+			printf("%-7s %-5s %8s %6s %6s %10s %10s %10s %9s %8s "
+			       "%7s %7s %s\n", "test", "mode", "size", "T_us",
+			       "iters", "p50_us", "p90_us", "p99_us", "MB/s",
+			       "Mops/s", "cpu_s", "wall_s", "check");
+		printf("%-7s %-5s %8zu %6s %6d %10.3f %10.3f %10.3f %9s %8s "
+		       "%7.3f %7.3f %s\n", r->test, r->mode, r->size, t_us,
+		       r->iters, r->p50, r->p90, r->p99, mb, mo, r->cpu,
+		       r->wall, r->ok ? "ok" : "FAIL");
+	}
+	first_row = 0;
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------ CPU time */
+
+static double self_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* user+sys seconds of process pid from /proc, 0 if it cannot be read */
+static double proc_cpu(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+	size_t n;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* the command name may hold spaces: fields count from its ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* this rank's share of the job's CPU: itself, plus its node's agent once */
+static double my_cpu(void)
+{
+	double c = self_cpu();
+
+	if (info.local_rank == 0)
+		c += proc_cpu(info.agent_pid);
+	return c;
+}
+
+struct meter {
+	double cpu0, wall0;
+};
+
+/* collective: start a row */
+static int row_begin(struct meter *m)
+{
+	int rc = b_barrier();
+
+	m->cpu0 = my_cpu();
+	m->wall0 = now();
+	return rc;
+}
+
+/* collective: end a row, sum the CPU time to rank 0, print it */
+static int row_end(struct meter *m, struct row *r)
+{
+	int rc = b_barrier();
+	double mine = my_cpu() - m->cpu0, sum = 0;
+
+	r->wall = now() - m->wall0;
+	if (!rc)
+		rc = b_sum0(mine, &sum);
+	r->cpu = sum;
+	if (rc)
+		r->ok = 0;
+	if (!r->ok)
+		nfail++;
+	total_cpu += r->cpu;
+	total_wall += r->wall;
+	print_row(r);
+	return rc;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static void fill(unsigned char *b, size_t n, size_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(i * 31 + seed * 7 + 1);
+}
+
+static int iters_for(size_t size)
+{
+	return size > 65536 ? (opt.iters + 9) / 10 : opt.iters;
+}
+
+static int warmup_for(size_t size)
+{
+	return size > 65536 ? (opt.warmup + 9) / 10 : opt.warmup;
+}
+
+static size_t acc_off(void)
+{
+	return MAX_SIZE_LIMIT;
+}
+
+/* outside any epoch: put n bytes of b at disp of the target, completed */
+static int put_sync(const void *b, size_t n, size_t disp)
+{
+	int rc = b_lock(target, win);
+
+	if (!rc)
+		rc = b_put(b, (int)n, B_BYTE, target, disp, win);
+	if (!rc)
+		rc = b_unlock(target, win);
+	return rc;
+}
+
+static int get_sync(void *b, size_t n, size_t disp)
+{
+	int rc = b_lock(target, win);
+
+	if (!rc)
+		rc = b_get(b, (int)n, B_BYTE, target, disp, win);
+	if (!rc)
+		rc = b_unlock(target, win);
+	return rc;
+}
+
+static int check_fail(struct row *r, const char *what)
+{
+	fprintf(stderr, PROG_NAME ": %s %s size %zu: %s\n", r->test, r->mode,
+		r->size, what);
+	r->ok = 0;
+	return -1;
+}
+
+/* accumulate element type and count for a size */
+static void acc_shape(size_t size, btype_t *t, int *count, size_t *esz)
+{
+	if (size >= 8) {
+		*t = B_INT64;
+		*esz = 8;
+	} else {
+		*t = B_UINT8;
+		*esz = 1;
+	}
+	*count = (int)(size / *esz);
+}
+
+/* is every element of the acc region equal to total (in its type)? */
+static int acc_region_is(const unsigned char *b, size_t size, long total)
+{
+	if (size >= 8) {
+		const int64_t *v = (const int64_t *)b;
+
+		for (size_t i = 0; i < size / 8; i++)
+			if (v[i] != total)
+				return 0;
+	} else {
+		for (size_t i = 0; i < size; i++)
+			if (b[i] != (unsigned char)total)
+				return 0;
+	}
+	return 1;
+}
+
+/*
+ * One latency row on the origin: op t of size bytes, lock mode (an epoch
+ * per op) or flush mode (op+flush inside one lock_all).  Data checked.
+ */
+static int lat_origin(int t, int lock_mode, size_t size, struct row *r)
+{
+	int warm = warmup_for(size), n = iters_for(size), done = 0, rc = 0;
+	int count = 0;
+	btype_t at;
+	size_t esz;
+	int64_t one = 1, cmp, nv, res = 0;
+	int64_t *ones = (int64_t *)cbuf;
+	double tstart;
+
+	acc_shape(size, &at, &count, &esz);
+	if (t == T_FOP || t == T_CAS)
+		size = 8;
+	fill(sbuf, size, size);
+	/* starting state of the target */
+	if (t == T_GET)
+		rc = put_sync(sbuf, size, 0);
+	else if (t != T_PUT) {
+		memset(rbuf, 0, size);
+		rc = put_sync(rbuf, size, acc_off());
+	}
+	if (t == T_ACC || t == T_GACC) {
+		if (esz == 8)
+			for (int i = 0; i < count; i++)
+				ones[i] = 1;
+		else
+			memset(cbuf, 1, size);
+	}
+	memset(rbuf, 0, size);
+	if (rc)
+		return check_fail(r, "cannot set up the target");
+	if (!lock_mode)
+		rc = b_lock_all(win);
+	tstart = now();
+	for (int k = -warm; k < n && !rc; k++) {
+		double t0 = now();
+
+		if (lock_mode)
+			rc = b_lock(target, win);
+		switch (t) {
+		case T_PUT:
+			rc = rc ? rc : b_put(sbuf, (int)size, B_BYTE, target,
+					     0, win);
+			break;
+		case T_GET:
+			rc = rc ? rc : b_get(rbuf, (int)size, B_BYTE, target,
+					     0, win);
+			break;
+		case T_ACC:
+			rc = rc ? rc : b_acc(cbuf, count, at, target,
+					     acc_off(), win);
+			break;
+		case T_GACC:
+			rc = rc ? rc : b_gacc(cbuf, rbuf, count, at, target,
+					      acc_off(), win);
+			break;
+		case T_FOP:
+			rc = rc ? rc : b_fop(&one, &res, target, acc_off(),
+					     win);
+			break;
+		case T_CAS:
+			cmp = k + warm;
+			nv = cmp + 1;
+			rc = rc ? rc : b_cas(&nv, &cmp, &res, target,
+					     acc_off(), win);
+			break;
+		}
+		if (!rc)
+			rc = lock_mode ? b_unlock(target, win) :
+					 b_flush(target, win);
+		if (k >= 0)
+			samples[done++] = now() - t0;
+		/* the fetched value must be the count of earlier ops */
+		if (!rc && (t == T_FOP || t == T_CAS) && res != k + warm) {
+			check_fail(r, "fetched value out of sequence");
+			break;
+		}
+		if (k >= 0 && now() - tstart > opt.max_time)
+			break;
+	}
+	if (!lock_mode && b_unlock_all(win) && !rc)
+		rc = -1;
+	stats(r, samples, done, 1);
+	if (rc)
+		return check_fail(r, "an RMA call failed");
+	/* check what the target holds, or what came back */
+	switch (t) {
+	case T_PUT:
+		if (get_sync(rbuf, size, 0) || memcmp(rbuf, sbuf, size))
+			return check_fail(r, "target data differs");
+		break;
+	case T_GET:
+		if (memcmp(rbuf, sbuf, size))
+			return check_fail(r, "fetched data differs");
+		break;
+	default:
+		if (t == T_GACC &&
+		    !acc_region_is(rbuf, size, warm + done - 1))
+			return check_fail(r, "fetched accumulate differs");
+		if (get_sync(rbuf, size, acc_off()) ||
+		    !acc_region_is(rbuf, size, warm + done))
+			return check_fail(r, "target accumulate differs");
+	}
+	(void)res;
+	return 0;
+}
+
+/*
+ * Bandwidth, message rate and post rate: inside one lock_all, windows of
+ * OPS_PER_FLUSH ops then a flush.  Post rate times only the enqueues.
+ */
+static int window_origin(int t, size_t size, struct row *r)
+{
+	int warm = warmup_for(size), n = iters_for(size), done = 0, rc;
+	double tstart;
+	int per = OPS_PER_FLUSH;
+
+	fill(sbuf, size, size + 3);
+	if (t == T_GET_BW) {
+		rc = put_sync(sbuf, size, 0);
+		memset(rbuf, 0, size);
+		if (rc)
+			return check_fail(r, "cannot set up the target");
+	}
+	rc = b_lock_all(win);
+	tstart = now();
+	for (int k = -warm; k < n && !rc; k++) {
+		double t0 = now(), t1;
+
+		for (int j = 0; j < per && !rc; j++) {
+			int tg = target;
+
+			if (t == T_MR_ALL) {
+				/* round robin over every rank but this one */
+				tg = j % (nranks - 1);
+				tg += tg >= origin;
+			}
+			if (t == T_GET_BW)
+				rc = b_get(rbuf, (int)size, B_BYTE, tg, 0, win);
+			else
+				rc = b_put(sbuf, (int)size, B_BYTE, tg,
+					   t == T_MR_ALL || t == T_MR_1 ?
+					   (size_t)j * 8 : 0, win);
+		}
+		t1 = now();
+		if (!rc)
+			rc = t == T_MR_ALL ? b_flush_all(win) :
+					     b_flush(target, win);
+		if (t != T_POST)
+			t1 = now();
+		if (k >= 0)
+			samples[done++] = t1 - t0;
+		if (k >= 0 && now() - tstart > opt.max_time)
+			break;
+	}
+	if (b_unlock_all(win) && !rc)
+		rc = -1;
+	stats(r, samples, done, per);
+	if (r->p50 > 0) {
+		if (t == T_PUT_BW || t == T_GET_BW)
+			r->mbps = size / r->p50;	/* bytes/us = MB/s */
+		else
+			r->mops = 1 / r->p50;
+	}
+	if (rc)
+		return check_fail(r, "an RMA call failed");
+	if (t == T_GET_BW) {
+		if (memcmp(rbuf, sbuf, size))
+			return check_fail(r, "fetched data differs");
+	} else if (t == T_PUT_BW || t == T_POST) {
+		if (get_sync(rbuf, size, 0) || memcmp(rbuf, sbuf, size))
+			return check_fail(r, "target data differs");
+	} else if (get_sync(rbuf, (size_t)per * 8, 0)) {
+		return check_fail(r, "cannot read the target back");
+	} else {
+		/* target got slots j with j % (nranks - 1) == its index */
+		for (int j = 0; j < per; j++)
+			if ((t == T_MR_1 || j % (nranks - 1) ==
+			     target - (target > origin)) &&
+			    memcmp(rbuf + j * 8, sbuf, 8))
+				return check_fail(r, "target data differs");
+	}
+	return 0;
+}
+
+/* spin for us microseconds without calling the library */
+static void compute(long us)
+{
+	double end = now() + us * 1e-6;
+	volatile double x = 1;
+
+	while (now() < end)
+		for (int i = 0; i < 100; i++)
+			x = x * 1.0000001 + 1e-9;
+}
+
+/*
+ * Asynchronous progress: every iteration starts at a barrier; the target
+ * then computes for T us with no library call while the origin times one
+ * lock/acc/unlock (mode lock) or put+flush inside lock_all (mode flush).
+ * The iteration count comes from T alone, so every rank agrees on it.
+ */
+static int async_row(long tus, int lock_mode, struct row *r)
+{
+	int n = (int)(opt.max_time * 1e6 / (tus + 200));
+	int warm = 2, done = 0, rc = 0, rc2;
+	int64_t one = 1;
+	struct meter m;
+
+	if (n > opt.iters)
+		n = opt.iters;
+	if (n < 3)
+		n = 3;
+	r->t_us = tus;
+	r->size = 8;
+	if (row_begin(&m))
+		return -1;
+	if (rank == origin) {
+		memset(rbuf, 0, 8);
+		rc = put_sync(rbuf, 8, acc_off());
+		if (!lock_mode && !rc)
+			rc = b_lock_all(win);
+	}
+	for (int k = -warm; k < n; k++) {
+		rc2 = b_barrier();
+		if (rc2)
+			return rc2;	/* the job is broken: stop */
+		if (rank == target) {
+			compute(tus);
+		} else if (rank == origin && !rc) {
+			double t0 = now();
+
+			if (lock_mode) {
+				rc = b_lock(target, win);
+				rc = rc ? rc : b_acc(&one, 1, B_INT64, target,
+						     acc_off(), win);
+				rc = rc ? rc : b_unlock(target, win);
+			} else {
+				rc = b_put(&one, 1, B_INT64, target,
+					   acc_off() + 8, win);
+				rc = rc ? rc : b_flush(target, win);
+			}
+			if (k >= 0)
+				samples[done++] = now() - t0;
+		}
+	}
+	if (rank == origin) {
+		if (!lock_mode && b_unlock_all(win) && !rc)
+			rc = -1;
+		stats(r, samples, done, 1);
+		if (rc)
+			check_fail(r, "an RMA call failed");
+		else if (get_sync(rbuf, 16, acc_off()) ||
+			 ((int64_t *)rbuf)[lock_mode ? 0 : 1] !=
+			 (lock_mode ? n + warm : 1))
+			check_fail(r, "target data differs");
+	}
+	return row_end(&m, r);
+}
+
+/* one row of a test that only the origin drives */
+static int origin_row(int t, const char *mode, size_t size)
+{
+	struct row r = { .test = test_names[t], .mode = mode, .size = size,
+			 .t_us = -1, .ok = 1 };
+	struct meter m;
+
+	if (row_begin(&m))
+		return -1;
+	if (rank == origin) {
+		if (t <= T_CAS)
+			lat_origin(t, !strcmp(mode, "lock"), size, &r);
+		else
+			window_origin(t, size, &r);
+	}
+	if (t == T_FOP || t == T_CAS)
+		r.size = 8;
+	return row_end(&m, &r);
+}
+
+static int run_all(void)
+{
+	int rc = 0;
+
+	for (int t = T_PUT; t <= T_CAS && !rc; t++) {
+		if (!opt.tests[t])
+			continue;
+		for (int lk = 1; lk >= 0 && !rc; lk--) {
+			if ((lk && !opt.mode_lock) || (!lk && !opt.mode_flush))
+				continue;
+			for (int s = 0; s < opt.nsizes && !rc; s++) {
+				size_t sz = opt.sizes[s];
+
+				if ((t == T_FOP || t == T_CAS) && s > 0)
+					break;
+				rc = origin_row(t, lk ? "lock" : "flush", sz);
+			}
+		}
+	}
+	for (int t = T_PUT_BW; t <= T_GET_BW && !rc; t++)
+		for (int s = 0; opt.tests[t] && s < opt.nsizes && !rc; s++)
+			if (opt.sizes[s] >= 1024)
+				rc = origin_row(t, "flush", opt.sizes[s]);
+	for (int t = T_MR_1; t <= T_POST && !rc; t++)
+		if (opt.tests[t])
+			rc = origin_row(t, "flush", 8);
+	for (int k = 0; opt.tests[T_ASYNC] && k < opt.nts && !rc; k++)
+		for (int lk = 1; lk >= 0 && !rc; lk--) {
+			struct row r = { .test = "async",
+					 .mode = lk ? "lock" : "flush",
+					 .ok = 1 };
+
+			rc = async_row(opt.ts[k], lk, &r);
+		}
+	return rc;
+}
+
+/* ------------------------------------------------------------ main */
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = PROG_NAME ": timed out\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(124);
+	_exit(124);
+}
+
+int main(int argc, char **argv)
+{
+	int prc = parse_args(argc, argv), rc;
+	size_t wsize = 2 * (size_t)MAX_SIZE_LIMIT;
+	size_t bsize = (size_t)MAX_SIZE_LIMIT + OPS_PER_FLUSH * 8;
+	char date[32];
+	time_t tnow = time(NULL);
+
+	if (prc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (prc == 2) {
+		printf(PROG_NAME " " PACKAGE_VERSION "\n");
+		return 0;
+	}
+	if (prc < 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (opt.timeout > 0) {
+		signal(SIGALRM, on_alarm);
+		alarm((unsigned)opt.timeout);
+	}
+	rc = b_init(&argc, &argv);
+	if (rc) {
+		fprintf(stderr, PROG_NAME ": init failed (%d)\n", rc);
+		return 3;
+	}
+	b_rank_size(&rank, &nranks);
+	if (nranks < 2) {
+		fprintf(stderr, PROG_NAME ": needs 2 or more ranks\n");
+		b_finalize();
+		return 2;
+	}
+	origin = 0;
+	target = nranks - 1;
+	samples = calloc((size_t)opt.iters + 1, sizeof(*samples));
+	rc = !samples ? -1 : b_info(&info);
+	rc = rc ? rc : b_ctl_init();
+	rc = rc ? rc : b_win_alloc(wsize, &wbase, &win);
+	rc = rc ? rc : b_alloc_mem(bsize, &sbuf);
+	rc = rc ? rc : b_alloc_mem(bsize, &rbuf);
+	rc = rc ? rc : b_alloc_mem(bsize, &cbuf);
+	if (rc) {
+		fprintf(stderr, PROG_NAME ": setup failed (%d)\n", rc);
+		return 3;
+	}
+	memset(wbase, 0, wsize);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%MZ", gmtime(&tnow));
+	if (rank == 0) {
+		if (opt.fmt == FMT_JSON)
+			printf("{\"label\": \"%s\", \"impl\": \"%s\", "
+			       "\"ranks\": %d, \"nodes\": %d, \"provider\": "
+			       "\"%s\", \"origin\": %d, \"target\": %d, "
+			       "\"date\": \"%s\", \"rows\": [\n", opt.label,
+			       IMPL_NAME, nranks, info.nodes, info.provider,
+			       origin, target, date);
+		else if (opt.fmt == FMT_TABLE)
+			printf("# " PROG_NAME " " PACKAGE_VERSION ": %s (%s), "
+			       "%d ranks on %d nodes, provider %s, rank %d -> "
+			       "rank %d, %s\n", opt.label, IMPL_NAME, nranks,
+			       info.nodes, info.provider, origin, target,
+			       date);
+		fflush(stdout);
+	}
+	rc = run_all();
+	if (rank == 0 && opt.fmt == FMT_JSON)
+		printf("\n  ], \"failed\": %d, \"cpu_s\": %.3f, "
+		       "\"wall_s\": %.3f}\n", nfail, total_cpu, total_wall);
+	else if (rank == 0 && opt.fmt == FMT_TABLE)
+		printf("# all rows: job CPU %.3f s (agents included) in %.3f s"
+		       ", %d failed their check\n", total_cpu, total_wall,
+		       nfail);
+	b_barrier();
+	b_free_mem(cbuf);
+	b_free_mem(rbuf);
+	b_free_mem(sbuf);
+	b_win_free(&win);
+	b_ctl_fini();
+	b_finalize();
+	free(samples);
+	if (rc)
+		return 3;
+	if (rank == 0 && nfail)
+		fprintf(stderr, PROG_NAME ": %d rows failed their check\n",
+			nfail);
+	return nfail ? 1 : 0;
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# bench.sh - smoke pass of rmad-bench: every test runs a few iterations
+# (--quick) and checks the data it moved, on one node and across 2
+# virtual nodes over shm and tcp;ofi_rxm; the CSV and JSON outputs are
+# checked for shape.  No number is judged here: benchmarks never fail
+# on a number.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+plan 7
+rb="$top_builddir/rmad-bench"
+# rows of a --quick run: 4 sizes x 2 modes x 4 ops, fop and cas x 2
+# modes, 2 bandwidth tests x 2 sizes, mr_1, mr_all, post, 2 T x 2 modes
+rows=47
+
+"$rb" --help | grep -q -- "--quick"
+ok $? "rmad-bench --help"
+
+check() {
+	local what=$1 out=$2 rc=$3 n bad
+	n=$(echo "$out" | grep -c ' ok$')
+	bad=$(echo "$out" | grep -c 'FAIL')
+	[ "$rc" -eq 0 ] && [ "$n" -eq "$rows" ] && [ "$bad" -eq 0 ]
+	ok $? "$what: $n of $rows rows checked their data (rc $rc)"
+	[ "$n" -eq "$rows" ] && [ "$rc" -eq 0 ] || diag "$out"
+}
+
+out=$(run_bounded 60 "$RMAD_RUN" -q --timeout 50 -np 2 "$rb" --quick \
+	--timeout 45 2>&1)
+check "1 node, 2 ranks" "$out" $?
+for prov in shm 'tcp;ofi_rxm'; do
+	out=$(run_bounded 90 "$RMAD_RUN" -q --timeout 80 --vnodes 2 \
+		--provider "$prov" -np 2 "$rb" --quick --timeout 75 2>&1)
+	check "$prov, 2 vnodes, 2 ranks" "$out" $?
+done
+
+out=$(run_bounded 60 "$RMAD_RUN" -q --timeout 50 -np 2 "$rb" --quick \
+	--tests put,fop,async -T 0 --csv --timeout 45 2>/dev/null)
+n=$(echo "$out" | grep -c ',ok$')
+h=$(echo "$out" | head -1 | tr ',' '\n' | wc -l)
+[ "$n" -eq 12 ] && [ "$h" -eq 18 ]
+ok $? "--csv: $n rows, $h columns"
+
+out=$(run_bounded 60 "$RMAD_RUN" -q --timeout 50 -np 2 "$rb" --quick \
+	--tests cas --json --timeout 45 2>/dev/null)
+if command -v python3 >/dev/null; then
+	echo "$out" | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+assert d["failed"] == 0 and len(d["rows"]) == 2, d'
+else
+	echo "$out" | grep -q '"rows": \['
+fi
+ok $? "--json parses, 2 rows"
+
+# the MPI twin (bench/mpi/mpi-bench.c) must build warning-free and print
+# the same rows; Open MPI on one node uses osc/sm here
+cc=mpicc.openmpi
+command -v "$cc" >/dev/null || cc=mpicc
+if "$cc" -showme:version >/dev/null 2>&1; then
+	"$cc" -O2 -Wall -Wextra -Werror -o "$T_TMP/mpi-bench" \
+		"$top_srcdir/bench/mpi/mpi-bench.c" 2>&1 | sed 's/^/# /'
+	out=$(run_bounded 60 mpirun -np 2 "$T_TMP/mpi-bench" --quick \
+		-t lat,post,async -s 8 -T 0 --timeout 45 2>&1)
+	n=$(echo "$out" | grep -c ' ok$')
+	[ "$n" -eq 15 ] && ! echo "$out" | grep -q FAIL
+	ok $? "mpi-bench under Open MPI: $n of 15 rows checked their data"
+	[ "$n" -eq 15 ] || diag "$out"
+else
+	ok 0 "# SKIP no Open MPI mpicc"
+fi
+done_testing
