@@ -114,10 +114,15 @@ int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit);
 void rmad_win_kick(struct rmad_client *c);
 
-/* A counter of rmad_win_stats: relaxed, since it orders nothing. */
+/*
+ * A counter of rmad_win_stats: a relaxed load and store, not an atomic
+ * add, which would cost more than the same-node operations it counts.
+ * Threads that post at the same moment may lose a count.
+ */
 static inline void rmad_win_count(uint64_t *ctr, uint64_t n)
 {
-	__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
+	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
 }
 
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */

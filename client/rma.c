@@ -24,9 +24,11 @@
  * lock_all, unlock_all); operations may come from any thread.
  *
  * For rmad_win_stats (win.c) each window counts the operations that
- * returned 0, where they went (in place or to the agent), and the calls
- * to the synchronization functions with the time spent in them: one
- * monotonic clock read on entry, one on exit.
+ * returned 0, where they went (in place or to the agent), the calls to
+ * the synchronization functions, and the time they spent waiting: for a
+ * held same-node lock, or for the agent's answer.  A call that waits
+ * for nothing (a same-node flush) reads no clock: on that path a clock
+ * read would cost more than the call.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -76,7 +78,8 @@ static int rlock_add(struct rmad_win_s *w, int rank)
 
 /* ------------------------------------------------- same-node lock word */
 
-static int lw_acquire(struct rmad_client *c, struct win_peer *p, int excl)
+static int lw_acquire(struct rmad_client *c, rmad_win_t w,
+		      struct win_peer *p, int excl)
 {
 	uint32_t *lw = &p->ctl->lock;
 	uint32_t me = c->slot + 1;
@@ -88,6 +91,9 @@ static int lw_acquire(struct rmad_client *c, struct win_peer *p, int excl)
 		if (rmad_lw_try(lw, excl, me)) {
 			if (!excl)	/* so the agent can undo it if we die */
 				store_relaxed(&p->ctl->shared_by[c->slot], 1);
+			if (t0)
+				rmad_win_count(&w->st_sync_wait_ns,
+					       rmad_now_ns() - t0);
 			return 0;
 		}
 		/* held: spin a while, then sleep on the word */
@@ -381,12 +387,16 @@ int rmad_compare_and_swap(const void *origin, const void *compare,
 static int agent_sync(rmad_win_t w, uint16_t opc, int target)
 {
 	struct rmad_op_elem t = { 0 };
+	uint64_t t0 = rmad_now_ns();
+	int err;
 
 	t.opcode = opc;
 	t.win = w->block;
 	t.ticket = w->key;
 	t.target = target;
-	return rmad_sync_elem(&rmad_cl, &t);
+	err = rmad_sync_elem(&rmad_cl, &t);
+	rmad_win_count(&w->st_sync_wait_ns, rmad_now_ns() - t0);
+	return err;
 }
 
 static int epoch_args(rmad_win_t win)
@@ -457,7 +467,8 @@ static int win_lock(int lock_type, int target, int assert, rmad_win_t win)
 		if (assert & RMAD_MODE_NOCHECK) {
 			p->locked = LOCKED_NOCHECK;
 		} else {
-			err = lw_acquire(c, p, lock_type == RMAD_LOCK_EXCLUSIVE);
+			err = lw_acquire(c, win, p,
+					 lock_type == RMAD_LOCK_EXCLUSIVE);
 			if (err)
 				return err;
 			p->locked = (uint8_t)lock_type;
@@ -536,7 +547,7 @@ static int win_lock_all(int assert, rmad_win_t win)
 			p->locked = LOCKED_NOCHECK;
 			continue;
 		}
-		err = lw_acquire(c, p, 0);
+		err = lw_acquire(c, win, p, 0);
 		if (err) {
 			while (--i >= 0) {
 				if (win->peers[i].locked == RMAD_LOCK_SHARED)
@@ -624,84 +635,64 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 }
 
 /*
- * The public synchronization calls: each is timed for rmad_win_stats
- * with one clock read on entry and one on exit, and counted whether it
- * succeeded or not, as long as the handle is a live window.
+ * The public synchronization calls: each is counted for rmad_win_stats
+ * whether it succeeded or not, as long as the handle is a live window
+ * (the waits inside are timed where they happen).
  */
-static int timed(rmad_win_t w, uint64_t t0, int err)
+static int timed(rmad_win_t w, int err)
 {
-	if (rmad_win_ok(w)) {
+	if (rmad_win_ok(w))
 		rmad_win_count(&w->st_sync_calls, 1);
-		rmad_win_count(&w->st_sync_wait_ns, rmad_now_ns() - t0);
-	}
 	return err;
 }
 
 int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
-	return timed(win, t0, win_lock(lock_type, target, assert, win));
+	return timed(win, win_lock(lock_type, target, assert, win));
 }
 
 int rmad_win_unlock(int target, rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
-	return timed(win, t0, win_unlock(target, win));
+	return timed(win, win_unlock(target, win));
 }
 
 int rmad_win_lock_all(int assert, rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
-	return timed(win, t0, win_lock_all(assert, win));
+	return timed(win, win_lock_all(assert, win));
 }
 
 int rmad_win_unlock_all(rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
-	return timed(win, t0, win_unlock_all(win));
+	return timed(win, win_unlock_all(win));
 }
 
 int rmad_win_flush(int target, rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
-	return timed(win, t0, target < 0 ? RMAD_ERR_RANK :
+	return timed(win, target < 0 ? RMAD_ERR_RANK :
 			      flush(target, win, RMAD_OPC_FLUSH));
 }
 
 int rmad_win_flush_all(rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
-	return timed(win, t0, flush(-1, win, RMAD_OPC_FLUSH));
+	return timed(win, flush(-1, win, RMAD_OPC_FLUSH));
 }
 
 int rmad_win_flush_local(int target, rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
-	return timed(win, t0, target < 0 ? RMAD_ERR_RANK :
+	return timed(win, target < 0 ? RMAD_ERR_RANK :
 			      flush(target, win, RMAD_OPC_FLUSH_LOCAL));
 }
 
 int rmad_win_flush_local_all(rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
-	return timed(win, t0, flush(-1, win, RMAD_OPC_FLUSH_LOCAL));
+	return timed(win, flush(-1, win, RMAD_OPC_FLUSH_LOCAL));
 }
 
 int rmad_win_sync(rmad_win_t win)
 {
-	uint64_t t0 = rmad_now_ns();
-
 	if (!rmad_win_ok(win))
 		return RMAD_ERR_ARG;
 	/* unified model: public and private copies are one; order them */
 	cmm_smp_mb();
-	return timed(win, t0, 0);
+	return timed(win, 0);
 }
