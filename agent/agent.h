@@ -41,6 +41,7 @@ struct agent_client {
 	uint64_t barrier_wait_op;	/* op index of a pending barrier + 1 */
 	int32_t rma_err;		/* async RMA error with no epoch to
 					 * report it in: the next sync's */
+	int staged;			/* no in-place access to its memory */
 };
 
 /* Pending ping from a local client, keyed by cookie. */
@@ -282,6 +283,8 @@ int agent_mem_init(struct agent *a);
 void agent_mem_fini(struct agent *a);
 void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
 		   int fd);
+void agent_mem_probe(struct agent *a, uint32_t c,
+		     const struct rmad_ctl_mem *m);
 void agent_mem_dereg(struct agent *a, uint32_t c,
 		     const struct rmad_ctl_mem *m);
 void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,

@@ -631,6 +631,7 @@ static void handle_register(struct agent *a, uint32_t c,
 		store_release(&sc->state, RMAD_CLIENT_ACTIVE);
 	}
 	ac->registered = 1;
+	ac->staged = 0;
 	ac->rma_err = 0;
 	a->st.clients_attached++;
 
@@ -775,6 +776,7 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		break;
 	case RMAD_CTL_MEM_REG:
 	case RMAD_CTL_MEM_DEREG:
+	case RMAD_CTL_CMA_PROBE:
 		if ((size_t)n != sizeof(m.mem) || !a->cl[c].registered) {
 			if (rfd >= 0)
 				close(rfd);
@@ -783,6 +785,8 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		}
 		if (m.h.type == RMAD_CTL_MEM_REG)
 			agent_mem_reg(a, c, &m.mem, rfd);
+		else if (m.h.type == RMAD_CTL_CMA_PROBE)
+			agent_mem_probe(a, c, &m.mem);
 		else
 			agent_mem_dereg(a, c, &m.mem);
 		break;

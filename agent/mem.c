@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -105,6 +106,24 @@ void agent_mem_dereg(struct agent *a, uint32_t c,
 		return;
 	}
 	answer(a, c, m->addr, RMAD_ERR_ARG);
+}
+
+/* Can we read client c's memory in place?  It put m->size at m->addr. */
+void agent_mem_probe(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m)
+{
+	uint64_t v = 0;
+	struct iovec l = { &v, sizeof(v) };
+	struct iovec r = { (void *)(uintptr_t)m->addr, sizeof(v) };
+	int ok = a->p.cma &&
+		 process_vm_readv(a->cl[c].pid, &l, 1, &r, 1, 0) ==
+		 (ssize_t)sizeof(v) && v == m->size;
+
+	a->cl[c].staged = !ok;
+	if (!ok)
+		rmad_info("client %u (pid %d): no in-place access to its "
+			  "memory%s; it stages", c, (int)a->cl[c].pid,
+			  a->p.cma ? "" : " (cma = false)");
+	answer(a, c, m->addr, ok ? 0 : RMAD_ERR_PERM);
 }
 
 /* Where [addr, addr + len) of client c is mapped here, or NULL. */

@@ -84,6 +84,7 @@ struct rma_op {
 	uint8_t counted;		/* in its target's nissued/nres */
 	uint8_t rdma;			/* moves by fi_write/fi_read */
 	uint8_t nx;			/* of them, chunks in flight */
+	uint8_t staged;			/* origin, result: staging offsets */
 	uint64_t raddr, rkey;		/* rdma: target bytes, key */
 	uint64_t wseq;			/* its place on the channel */
 	uint16_t pflags;		/* RMAD_AMF_* it went out with */
@@ -216,6 +217,8 @@ static int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 	}
 	if (!a->cl[c].registered)
 		return RMAD_ERR_AGENT;
+	if (!a->p.cma || a->cl[c].staged)
+		return RMAD_ERR_PERM;	/* it stages what it wants moved */
 	n = write ? process_vm_writev(a->cl[c].pid, &l, 1, &r, 1, 0) :
 		    process_vm_readv(a->cl[c].pid, &l, 1, &r, 1, 0);
 	if (n == (ssize_t)len)
@@ -245,6 +248,30 @@ static void orecv(struct rma_origin *o, const struct rmad_am_hdr *h)
 		o->st.pkts_recv[h->type - RMAD_AM_RMA_LOCK]++;
 		o->st.pkts_recv_total++;
 	}
+}
+
+/* The client's staging area: where staged ops keep their data. */
+static uint8_t *staging_of(struct agent *a, uint32_t c)
+{
+	return (uint8_t *)a->seg + a->lay.off_staging +
+	       (uint64_t)c * a->lay.staging_size;
+}
+
+/* Data of op at its client address (or staging offset) addr. */
+static int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
+		 void *buf, size_t len, int write)
+{
+	uint8_t *p;
+
+	if (!op->staged)
+		return client_io(a, op->client, addr, buf, len, write);
+	/* checked at submission: addr + len lies inside the area */
+	p = staging_of(a, op->client) + addr;
+	if (write)
+		memcpy(p, buf, len);
+	else
+		memcpy(buf, p, len);
+	return 0;
 }
 
 /* ---------------------------------------------------------- lock word */
@@ -831,8 +858,8 @@ static void xfer_done(struct rmad_fabric_xfer *fx, int status)
 	if (status && !op->status)
 		op->status = status;
 	if (!status && !op->status && op->opcode == RMAD_OPC_GET) {
-		int err = client_io(a, op->client, op->origin + x->off,
-				    x->buf, x->len, 1);
+		int err = op_io(a, op, op->origin + x->off, x->buf, x->len,
+				1);
 
 		if (err)
 			op->status = err;
@@ -919,8 +946,8 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 		if (n > (uint64_t)a->p.rdma_chunk)
 			n = (uint64_t)a->p.rdma_chunk;
 		if (put)
-			err = client_io(a, op->client, op->origin + op->sent,
-					x->buf, (size_t)n, 0);
+			err = op_io(a, op, op->origin + op->sent, x->buf,
+				    (size_t)n, 0);
 		if (err)
 			break;
 		err = put ? rmad_fabric_write(a->fab, t->node, x->buf,
@@ -1059,8 +1086,7 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 		} else if (data) {
 			int err = op->is_inline ?
 				  (memcpy(buf, op->data + op->sent, n), 0) :
-				  client_io(a, op->client, op->origin + op->sent,
-					    buf, n, 0);
+				  op_io(a, op, op->origin + op->sent, buf, n, 0);
 			if (err) {
 				/* nothing more goes out; the op ends once
 				 * what did go out is answered */
@@ -1440,6 +1466,9 @@ make:
 		}
 	}
 	tlist_add(o, t, i);
+	/* its client waits for it alone: hold nothing back */
+	if (op->staged)
+		t->release = 1;
 	return 0;
 }
 
@@ -1734,6 +1763,21 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 		return RMAD_ERR_ARG;
 	if (op->opcode == RMAD_OPC_CAS)
 		op->len = es;	/* one result */
+	if (op->staged) {
+		/* its data and results lie in the client's staging area */
+		uint64_t sz = a->lay.staging_size;
+		int in = !op->is_inline &&
+			 (op->opcode == RMAD_OPC_PUT ||
+			  op->opcode == RMAD_OPC_ACC ||
+			  op->opcode == RMAD_OPC_GET ||
+			  (op->opcode == RMAD_OPC_GACC && op->op != RMAD_NO_OP));
+		int out = op->opcode == RMAD_OPC_GACC ||
+			  op->opcode == RMAD_OPC_CAS;
+
+		if ((in && (op->origin > sz || op->len > sz - op->origin)) ||
+		    (out && (op->result > sz || op->len > sz - op->result)))
+			return RMAD_ERR_ARG;
+	}
 	/* large puts and gets go straight to the target's memory */
 	if ((op->opcode == RMAD_OPC_GET ||
 	     (op->opcode == RMAD_OPC_PUT && !op->is_inline)) &&
@@ -1773,6 +1817,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i)
 	op->origin = load_relaxed(&e->origin_off);
 	op->result = load_relaxed(&e->result_addr);
 	op->is_inline = !!(flags & RMAD_OPF_INLINE);
+	op->staged = !!(flags & RMAD_OPF_STAGED);
 	op->inline_len = load_relaxed(&e->inline_len);
 	if (load_relaxed(&e->dtype) > 255 || load_relaxed(&e->op) > 255) {
 		op->dtype = 0;
@@ -1939,8 +1984,8 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 		if (op->opcode == RMAD_OPC_CAS)
 			n = es;
 		if (!op->status) {
-			int err = client_io(a, op->client, addr + off,
-					    (void *)pl, (size_t)n, 1);
+			int err = op_io(a, op, addr + off, (void *)pl,
+					(size_t)n, 1);
 
 			if (err)
 				op->status = err;

@@ -66,6 +66,11 @@ int rmad_init(int *argc, char ***argv)
 	c->sync_issued = 0;
 	c->barrier_epoch = 0;
 	c->dead = 0;
+	err = rmad_stage_probe(c);
+	if (err) {
+		rmad_detach(c);
+		goto fail_boot;
+	}
 	c->initialized = 1;
 	err = rmad_barrier();
 	if (err) {

@@ -44,6 +44,9 @@ struct rmad_client {
 	uint64_t sync_issued;		/* tickets handed out */
 	uint64_t barrier_epoch;
 	int dead;			/* the agent is gone */
+	int staged;			/* the agent cannot reach our memory:
+					 * remote ops on it go through the
+					 * staging area, one at a time */
 };
 
 extern struct rmad_client rmad_cl;
@@ -124,6 +127,17 @@ static inline void rmad_win_count(uint64_t *ctr, uint64_t n)
 	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + n,
 			 __ATOMIC_RELAXED);
 }
+
+/* win.c: may the agent read our memory in place?  Sets c->staged. */
+int rmad_stage_probe(struct rmad_client *c);
+/* win.c: does [p, p + len) lie in rmad_alloc_mem memory? */
+int rmad_mem_shared(const void *p, size_t len);
+/* attach.c: one op through the staging area, waited for: in (inlen
+ * bytes) is copied to offset 0, the op's result (outlen bytes at offset
+ * off) back to out. */
+int rmad_staged_op(struct rmad_client *c, struct rmad_op_elem *t,
+		   const void *in, size_t inlen, void *out, size_t outlen,
+		   uint64_t off);
 
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
 int rmad_group_members(rmad_group_t g, int *n);

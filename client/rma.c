@@ -135,6 +135,7 @@ struct tref {
 	uint64_t off;			/* bytes into the target's window */
 	size_t len, es;
 	uint32_t dt;
+	int du;				/* the target's disp_unit */
 };
 
 static int covered(struct rmad_win_s *w, int rank, struct win_peer *p)
@@ -173,6 +174,7 @@ static int check(rmad_win_t w, int target, size_t tdisp, int count,
 	if (tdisp > (1ull << 40) / (uint64_t)du)
 		return RMAD_ERR_DISP;
 	r->off = (uint64_t)tdisp * (uint64_t)du;
+	r->du = du;
 	if (r->off > size || r->len > size - r->off)
 		return RMAD_ERR_DISP;
 	if (!r->p && c->dead)
@@ -192,6 +194,82 @@ static int counted(rmad_win_t w, uint64_t *kind)
 	return 0;
 }
 
+/*
+ * The agent cannot reach our memory (rmad_stage_probe): the op goes
+ * through the staging area in pieces that fit it, each waited for.  A
+ * piece is a whole number of elements and of the target's disp_unit, so
+ * that each starts at a displacement of its own.
+ */
+static int post_staged(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
+		       const struct tref *r, uint32_t op, const void *origin,
+		       const void *cmp, void *result)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_op_elem t = { 0 };
+	uint64_t area = c->hdr->staging_size, unit, piece, done = 0;
+	int in = origin && opc != RMAD_OPC_GET &&
+		 !(opc == RMAD_OPC_GACC && op == RMAD_NO_OP);
+	int out = opc == RMAD_OPC_GET || opc == RMAD_OPC_GACC;
+	int err = 0;
+
+	t.opcode = opc;
+	t.win = w->block;
+	t.ticket = w->key;
+	t.target = target;
+	t.dtype = r->dt;
+	t.op = op;
+	if (opc == RMAD_OPC_CAS) {
+		t.count = 1;
+		t.tdisp = tdisp;
+		memcpy(t.data, origin, r->es);
+		memcpy(t.data + r->es, cmp, r->es);
+		t.inline_len = (uint32_t)(2 * r->es);
+		t.flags = RMAD_OPF_INLINE;
+		t.result_addr = 0;
+		return rmad_staged_op(c, &t, NULL, 0, result, r->es, 0);
+	}
+	unit = r->es * (uint64_t)r->du;
+	/* data in at 0; a get_accumulate's result behind it */
+	piece = (in && out ? area / 2 : area) / unit * unit;
+	if (!piece)
+		return RMAD_ERR_NOMEM;	/* staging_size below one unit */
+	while (!err && done < r->len) {
+		uint64_t n = r->len - done < piece ? r->len - done : piece;
+
+		t.count = n / r->es;
+		t.tdisp = tdisp + done / (uint64_t)r->du;
+		t.origin_off = 0;
+		t.result_addr = in && out ? piece : 0;
+		err = rmad_staged_op(c, &t,
+				     in ? (const uint8_t *)origin + done : NULL,
+				     in ? n : 0,
+				     out ? (uint8_t *)(opc == RMAD_OPC_GET ?
+						       (void *)origin :
+						       result) + done : NULL,
+				     out ? n : 0, in && out ? piece : 0);
+		done += n;
+	}
+	return err;
+}
+
+/* Does this op make the agent touch our memory where it cannot? */
+static int needs_staging(uint16_t opc, const struct tref *r, uint32_t op,
+			 const void *origin, const void *result)
+{
+	int in = origin && opc != RMAD_OPC_GET && opc != RMAD_OPC_CAS &&
+		 r->len > RMAD_OP_INLINE &&
+		 !(opc == RMAD_OPC_GACC && op == RMAD_NO_OP);
+
+	if (opc == RMAD_OPC_GET)
+		return !rmad_mem_shared(origin, r->len);
+	if (in && !rmad_mem_shared(origin, r->len))
+		return 1;
+	if (opc == RMAD_OPC_GACC || opc == RMAD_OPC_CAS)
+		return !rmad_mem_shared(result,
+					opc == RMAD_OPC_CAS ? r->es : r->len);
+	return 0;
+}
+
 /* Hand an operation on a target of another node to the agent. */
 static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		int count, const struct tref *r, uint32_t op,
@@ -200,7 +278,17 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	struct rmad_client *c = &rmad_cl;
 	struct rmad_op_elem *e;
 	uint32_t idx;
-	int err = rmad_op_alloc(c, &idx);
+	int err;
+
+	if (c->staged && r && needs_staging(opc, r, op, origin, result)) {
+		err = post_staged(w, opc, target, tdisp, r, op, origin, cmp,
+				  result);
+		if (err)
+			return err;
+		__atomic_add_fetch(&w->remote_posted, 1, __ATOMIC_RELAXED);
+		return counted(w, &w->st_ops_remote);
+	}
+	err = rmad_op_alloc(c, &idx);
 
 	if (err)
 		return err;

@@ -501,6 +501,40 @@ static int ctl_call(struct rmad_client *c, const void *m, size_t len, int fd,
 	return ctl_reply(c, key, &r);
 }
 
+int rmad_stage_probe(struct rmad_client *c)
+{
+	static volatile uint64_t magic = 0x7374616765645f3fULL;
+	struct rmad_ctl_mem m = { 0 };
+	int err;
+
+	m.h.magic = RMAD_CTL_MAGIC;
+	m.h.abi_version = RMAD_ABI_VERSION;
+	m.h.type = RMAD_CTL_CMA_PROBE;
+	m.addr = (uint64_t)(uintptr_t)&magic;
+	m.size = magic;
+	pthread_mutex_lock(&ctl_lock);
+	err = ctl_call(c, &m, sizeof(m), -1, m.addr);
+	pthread_mutex_unlock(&ctl_lock);
+	c->staged = err == RMAD_ERR_PERM;
+	if (c->staged)
+		rmad_info("the agent cannot reach this process's memory: "
+			  "remote operations on it are staged");
+	return err == RMAD_ERR_PERM ? 0 : err;
+}
+
+int rmad_mem_shared(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+	int in = 0;
+
+	pthread_mutex_lock(&ctl_lock);
+	for (struct mem_region *r = mems; r && !in; r = r->next)
+		in = a >= (uintptr_t)r->base && len <= r->size &&
+		     a - (uintptr_t)r->base <= r->size - len;
+	pthread_mutex_unlock(&ctl_lock);
+	return in;
+}
+
 int rmad_alloc_mem(size_t size, void **ptr)
 {
 	struct rmad_client *c = &rmad_cl;

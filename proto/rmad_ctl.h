@@ -34,6 +34,13 @@ enum {
 	RMAD_CTL_TEXT_REPLY = 13,	/* agent -> rmadctl: text/JSON */
 	RMAD_CTL_WIN_STATS = 14,	/* client -> agent */
 	RMAD_CTL_WIN_STATS_REPLY = 15,	/* agent -> client */
+	/*
+	 * client -> agent, struct rmad_ctl_mem: can the agent read our
+	 * memory in place?  addr holds size (a magic value) for it to read;
+	 * the answer is a WIN_REPLY keyed by addr, status 0 or
+	 * RMAD_ERR_PERM (then the client stages its buffers).
+	 */
+	RMAD_CTL_CMA_PROBE = 16,
 };
 
 struct rmad_ctl_hdr {

@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	3	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	4	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -184,6 +184,10 @@ enum {
 					 * status; otherwise the agent does */
 #define RMAD_OPF_SYNC	0x2		/* completion bumps RMAD_CNT_SYNC */
 #define RMAD_OPF_INLINE	0x4		/* origin data is in `data` */
+#define RMAD_OPF_STAGED	0x8		/* origin_off and result_addr are
+					 * offsets in the client's staging
+					 * area, not addresses (the agent
+					 * cannot reach the client's memory) */
 
 #define RMAD_OP_INLINE	48
 

@@ -133,6 +133,14 @@
 	  "operation is answered, and an accumulate waits for the "	\
 	  "answer to the previous one unless the window's "		\
 	  "accumulate_ordering hint is none.")				\
+	X(cma, BOOL, "true", 0, 0, 0,					\
+	  "Read and write client buffers in place with "		\
+	  "process_vm_readv/writev (clients allow it with "		\
+	  "PR_SET_PTRACER).  false, or a kernel or container that "	\
+	  "refuses it, makes clients stage remote operations on "	\
+	  "ordinary memory through their staging area in the shared "	\
+	  "segment, one operation at a time; rmad_alloc_mem memory "	\
+	  "never needs it.")						\
 	X(rdma_threshold, SIZE, "32k", 0, 0, 1099511627776,		\
 	  "Puts and gets to another node of at least this many bytes "	\
 	  "move by fi_write/fi_read straight into the target's "	\
