@@ -339,6 +339,8 @@ static void send_members(struct agent *a, int node, int type,
 	} while (off < n);
 }
 
+static_assert(RMAD_WIN_PEERS_PER_MSG <= RMAD_MSG_MAXFDS, "peers per msg");
+
 static void send_peers(struct agent *a, struct agent_win *w,
 		       struct win_local *l)
 {
@@ -363,8 +365,12 @@ static void send_peers(struct agent *a, struct agent_win *w,
 		}
 		m.count = cnt;
 		if (rmad_send_msg(a->cl[l->client].fd, &m, sizeof(m), fds,
-				  cnt) < 0)
+				  cnt) < 0) {
+			rmad_warn("window %llx: cannot send its peers to "
+				  "client %u", (unsigned long long)w->key,
+				  l->client);
 			return;
+		}
 	}
 }
 

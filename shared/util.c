@@ -103,12 +103,12 @@ int rmad_agent_sock_path(const char *sdir, int vnode, char *out, size_t len)
 int rmad_send_msg(int sock, const void *buf, size_t len, const int *fds,
 		  int nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	char cbuf[CMSG_SPACE(sizeof(int) * RMAD_MSG_MAXFDS)];
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t r;
 
-	if (nfds < 0 || nfds > 4)
+	if (nfds < 0 || nfds > RMAD_MSG_MAXFDS)
 		return -EINVAL;
 	if (nfds) {
 		struct cmsghdr *cm;
@@ -132,7 +132,7 @@ int rmad_send_msg(int sock, const void *buf, size_t len, const int *fds,
 
 long rmad_recv_msg(int sock, void *buf, size_t len, int *fds, int *nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+	char cbuf[CMSG_SPACE(sizeof(int) * RMAD_MSG_MAXFDS)];
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct msghdr mh = {
 		.msg_iov = &iov,

@@ -29,6 +29,10 @@ void rmad_sanitize(const char *in, char *out, size_t len);
 /* Socket of agent `vnode` (-1: the node's only agent) in session dir. */
 int rmad_agent_sock_path(const char *sdir, int vnode, char *out, size_t len);
 
+/* Descriptors one control message carries at most: a window's same-node
+ * peers go RMAD_WIN_PEERS_PER_MSG at a time. */
+#define RMAD_MSG_MAXFDS	8
+
 /* SOCK_SEQPACKET message with up to nfds descriptors (SCM_RIGHTS). */
 int rmad_send_msg(int sock, const void *buf, size_t len, const int *fds,
 		  int nfds);
