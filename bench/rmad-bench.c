@@ -18,6 +18,7 @@
 #endif
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -153,6 +154,13 @@ static int b_flush_all(bwin_t w)
 static int b_sum0(double v, double *out)
 {
 	return MPI_Reduce(&v, out, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+
+/* every rank's v, by rank, into all[] on rank 0; collective */
+static int b_gather0(double v, double *all)
+{
+	return MPI_Gather(&v, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0,
+			  MPI_COMM_WORLD);
 }
 
 struct binfo {
@@ -326,7 +334,8 @@ static void b_ctl_fini(void)
 		rmad_win_free(&ctl_win);
 }
 
-static int b_sum0(double v, double *out)
+/* every rank's v, by rank, into all[] on rank 0; collective */
+static int b_gather0(double v, double *all)
 {
 	int rank, size, rc;
 
@@ -339,11 +348,31 @@ static int b_sum0(double v, double *out)
 		rc = rmad_win_unlock(0, ctl_win);
 	if (!rc)
 		rc = rmad_barrier();
+	if (!rc && rank == 0)
+		for (int i = 0; i < size; i++)
+			all[i] = ctl_base[i];
+	/* no rank may overwrite a slot before rank 0 has read it */
+	if (!rc)
+		rc = rmad_barrier();
+	return rc;
+}
+
+static int b_sum0(double v, double *out)
+{
+	int rank, size, rc;
+	double *all;
+
+	b_rank_size(&rank, &size);
+	all = calloc((size_t)size, sizeof(*all));
+	if (!all)
+		return -1;
+	rc = b_gather0(v, all);
 	if (!rc && rank == 0) {
 		*out = 0;
 		for (int i = 0; i < size; i++)
-			*out += ctl_base[i];
+			*out += all[i];
 	}
+	free(all);
 	return rc;
 }
 
@@ -376,12 +405,14 @@ static int b_info(struct binfo *in)
 #define MAX_TS 16
 
 enum { T_PUT, T_GET, T_ACC, T_GACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_MR_1,
-	T_MR_ALL, T_POST, T_ASYNC, T_NTESTS };
+	T_MR_ALL, T_POST, T_ASYNC, T_MEM, T_NTESTS };
 
 static const char *const test_names[T_NTESTS] = {
 	"put", "get", "acc", "gacc", "fop", "cas", "put_bw", "get_bw", "mr_1",
-	"mr_all", "post", "async"
+	"mr_all", "post", "async", "mem"
 };
+
+#define MEM_WIN_SIZE 4096	/* bytes per rank of the mem test's window */
 
 enum { FMT_TABLE, FMT_CSV, FMT_JSON };
 
@@ -409,6 +440,7 @@ static double *samples;
 static int nfail;
 static double total_cpu, total_wall;	/* over the rows, on rank 0 */
 static int first_row = 1;
+static int us_header;		/* the table's header has been printed */
 
 static double now(void)
 {
@@ -423,8 +455,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: " PROG_NAME " [options]   (run with 2 or more ranks)\n"
 "  -t, --tests LIST     comma list of put,get,acc,gacc,fop,cas,put_bw,\n"
-"                       get_bw,mr_1,mr_all,post,async or the groups lat,\n"
-"                       bw,mr,all (default all)\n"
+"                       get_bw,mr_1,mr_all,post,async,mem or the groups\n"
+"                       lat,bw,mr,all (default all; all leaves out mem)\n"
 "  -m, --mode M         latency sync mode: lock, flush or both (both)\n"
 "  -s, --sizes LIST     message sizes (K and M suffixes), e.g. 8,4K,4M\n"
 "      --min-size N     smallest size of the 1 B..4 MiB ladder (1)\n"
@@ -470,7 +502,7 @@ static int set_test(const char *name)
 		int first, last;
 	} groups[] = {
 		{ "lat", T_PUT, T_CAS }, { "bw", T_PUT_BW, T_GET_BW },
-		{ "mr", T_MR_1, T_MR_ALL }, { "all", 0, T_NTESTS - 1 },
+		{ "mr", T_MR_1, T_MR_ALL }, { "all", 0, T_ASYNC },
 	};
 
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
@@ -676,6 +708,30 @@ static void stats(struct row *r, double *t, int n, int per)
 	r->iters = n;
 }
 
+/*
+ * A mem row holds KiB where the others hold microseconds: p50 is the
+ * median over the ranks (or agents), p90 the 90th percentile, p99 the
+ * maximum, and iters how many ranks (or agents) were counted.
+ */
+static int is_mem(const struct row *r)
+{
+	return !strcmp(r->test, test_names[T_MEM]);
+}
+
+static void print_mem_row(const struct row *r)
+{
+	static int header = 1;
+
+	if (header)
+		printf("%-7s %-5s %8s %6s %10s %10s %10s %7s %7s %s\n",
+		       "test", "mode", "win_B", "count", "med_KiB", "p90_KiB",
+		       "max_KiB", "cpu_s", "wall_s", "check");
+	header = 0;
+	printf("%-7s %-5s %8zu %6d %10.1f %10.1f %10.1f %7.3f %7.3f %s\n",
+	       r->test, r->mode, r->size, r->iters, r->p50, r->p90, r->p99,
+	       r->cpu, r->wall, r->ok ? "ok" : "FAIL");
+}
+
 static void print_row(const struct row *r)
 {
 	char t_us[24], mb[24], mo[24];
@@ -704,14 +760,20 @@ static void print_row(const struct row *r)
 		       "\"p50_us\": %.3f, \"p90_us\": %.3f, \"p99_us\": %.3f, "
 		       "\"mbps\": %s, "
 		       "\"mops\": %s, \"cpu_s\": %.3f, \"wall_s\": %.3f, "
-		       "\"check\": \"%s\"}", first_row ? "" : ",\n", r->test,
+		       "\"unit\": \"%s\", \"check\": \"%s\"}",
+		       first_row ? "" : ",\n", r->test,
 		       r->mode, r->size, r->t_us < 0 ? "null" : t_us,
 		       r->iters, r->p50, r->p90, r->p99,
 		       r->mbps > 0 ? mb : "null", r->mops > 0 ? mo : "null",
-		       r->cpu, r->wall, r->ok ? "ok" : "FAIL");
+		       r->cpu, r->wall, is_mem(r) ? "KiB" : "us",
+		       r->ok ? "ok" : "FAIL");
 		break;
 	default:
-		if (first_row)
+		if (is_mem(r)) {
+			print_mem_row(r);
+			break;
+		}
+		if (!us_header++)
 			printf("%-7s %-5s %8s %6s %6s %10s %10s %10s %9s %8s "
 			       "%7s %7s %s\n", "test", "mode", "size", "T_us",
 			       "iters", "p50_us", "p90_us", "p99_us", "MB/s",
@@ -1153,6 +1215,147 @@ static int async_row(long tus, int lock_mode, struct row *r)
 	return row_end(&m, r);
 }
 
+/* ------------------------------------------------------------ memory */
+
+/* the value of field (e.g. "VmRSS:") in a /proc file, in KiB; NAN if none */
+static double proc_kib(const char *path, const char *field)
+{
+	char line[256];
+	size_t n = strlen(field);
+	double v = NAN;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NAN;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n)) {
+			v = strtod(line + n, NULL);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+struct memsnap {
+	double rss, hwm, pss, agent;	/* KiB; NAN: not measured */
+};
+
+static void mem_snap(struct memsnap *s)
+{
+	char path[64];
+
+	s->rss = proc_kib("/proc/self/status", "VmRSS:");
+	s->hwm = proc_kib("/proc/self/status", "VmHWM:");
+	s->pss = proc_kib("/proc/self/smaps_rollup", "Pss:");
+	s->agent = NAN;
+	/* one rank per node counts its node's agent */
+	if (info.local_rank == 0 && info.agent_pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/status",
+			 info.agent_pid);
+		s->agent = proc_kib(path, "VmRSS:");
+	}
+}
+
+/* collective: gather v, print a mem row of its median, p90 and max */
+static int mem_row(const char *mode, double v, double *all, double cpu,
+		   double wall, int ok)
+{
+	struct row r = { .test = test_names[T_MEM], .mode = mode,
+			 .size = MEM_WIN_SIZE, .t_us = -1, .ok = ok,
+			 .cpu = cpu, .wall = wall };
+	int n = 0, rc = b_gather0(v, all);
+
+	if (rc || rank != 0)
+		return rc;
+	for (int i = 0; i < nranks; i++)
+		if (!isnan(all[i]))
+			all[n++] = all[i];
+	if (n == 0)
+		return 0;	/* nobody measured it (no agent, no Pss) */
+	qsort(all, (size_t)n, sizeof(*all), cmp_double);
+	r.iters = n;
+	r.p50 = all[(n - 1) / 2];
+	r.p90 = all[(int)((n - 1) * 0.90)];
+	r.p99 = all[n - 1];
+	if (!r.ok)
+		nfail++;
+	print_row(&r);
+	return 0;
+}
+
+/*
+ * Per-process memory of a window over all ranks (BENCHMARKS.md P9):
+ * each rank's RSS before allocating a MEM_WIN_SIZE window, after it, and
+ * after one lock_all epoch that puts 8 bytes to every rank (so per-target
+ * state made on first use counts too); its Pss and peak RSS after the
+ * epoch; and the RSS of each node's agent.  Growth in KiB, nothing
+ * subtracted: the window's own bytes are in it.
+ */
+static int mem_test(void)
+{
+	struct memsnap s0, s1, s2;
+	struct meter m;
+	bwin_t w;
+	int64_t *base = NULL, v = rank + 1;
+	double *all, cpu = 0, bad = 0, wall;
+	int rc, rc2, ok = 1;
+
+	all = calloc((size_t)nranks, sizeof(*all));
+	if (!all)
+		return -1;
+	rc = row_begin(&m);
+	mem_snap(&s0);
+	rc = rc ? rc : b_win_alloc(MEM_WIN_SIZE, &base, &w);
+	if (rc) {
+		free(all);
+		return rc;
+	}
+	memset(base, 0, MEM_WIN_SIZE);
+	rc = b_barrier();
+	mem_snap(&s1);
+	/* rank r puts r + 1 into slot r of every window */
+	rc = rc ? rc : b_lock_all(w);
+	for (int t = 0; t < nranks && !rc; t++)
+		rc = b_put(&v, 1, B_INT64, t,
+			   (size_t)rank % (MEM_WIN_SIZE / 8) * 8, w);
+	rc2 = rc ? -1 : b_unlock_all(w);
+	rc = rc ? rc : rc2;
+	rc2 = b_barrier();
+	rc = rc ? rc : rc2;
+	mem_snap(&s2);
+	wall = now() - m.wall0;
+	/* what this rank's window holds, read inside an epoch on itself */
+	if (!rc && !b_lock(rank, w)) {
+		for (int r = 0; r < nranks && r < MEM_WIN_SIZE / 8; r++)
+			if (base[r] != r + 1)
+				ok = 0;
+		b_unlock(rank, w);
+	} else {
+		ok = 0;
+	}
+	if (rc || !ok)
+		fprintf(stderr, PROG_NAME ": mem: rank %d: %s\n", rank,
+			rc ? "an RMA call failed" : "window data differs");
+	rc2 = b_sum0(my_cpu() - m.cpu0, &cpu);
+	rc = rc ? rc : rc2;
+	/* rank 0 learns how many ranks failed */
+	rc2 = b_sum0(ok && !rc ? 0 : 1, &bad);
+	ok = !rc2 && bad == 0;
+	rc2 = rc2 ? rc2 : mem_row("alloc", s1.rss - s0.rss, all, cpu, wall,
+				  ok);
+	rc2 = rc2 ? rc2 : mem_row("epoch", s2.rss - s0.rss, all, cpu, wall,
+				  ok);
+	rc2 = rc2 ? rc2 : mem_row("hwm", s2.hwm - s0.hwm, all, cpu, wall, ok);
+	rc2 = rc2 ? rc2 : mem_row("pss", s2.pss - s0.pss, all, cpu, wall, ok);
+	rc2 = rc2 ? rc2 : mem_row("agent", s2.agent - s0.agent, all, cpu,
+				  wall, ok);
+	total_cpu += cpu;
+	total_wall += wall;
+	b_win_free(&w);
+	free(all);
+	return rc ? rc : rc2;
+}
+
 /* one row of a test that only the origin drives */
 static int origin_row(int t, const char *mode, size_t size)
 {
@@ -1177,6 +1380,8 @@ static int run_all(void)
 {
 	int rc = 0;
 
+	if (opt.tests[T_MEM])
+		rc = mem_test();
 	for (int t = T_PUT; t <= T_CAS && !rc; t++) {
 		if (!opt.tests[t])
 			continue;
@@ -1227,6 +1432,7 @@ int main(int argc, char **argv)
 	int prc = parse_args(argc, argv), rc;
 	size_t wsize = 2 * (size_t)MAX_SIZE_LIMIT;
 	size_t bsize = (size_t)MAX_SIZE_LIMIT + OPS_PER_FLUSH * 8;
+	int only_mem = 1;
 	char date[32];
 	time_t tnow = time(NULL);
 
@@ -1259,6 +1465,11 @@ int main(int argc, char **argv)
 	}
 	origin = 0;
 	target = nranks - 1;
+	/* the mem test alone needs no big buffers: keep the job small */
+	for (int t = 0; t < T_MEM; t++)
+		only_mem &= !opt.tests[t];
+	if (only_mem)
+		wsize = bsize = MEM_WIN_SIZE;
 	samples = calloc((size_t)opt.iters + 1, sizeof(*samples));
 	rc = !samples ? -1 : b_info(&info);
 	rc = rc ? rc : b_ctl_init();

@@ -6,7 +6,7 @@
 # checked for shape.  No number is judged here: benchmarks never fail
 # on a number.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 7
+plan 8
 rb="$top_builddir/rmad-bench"
 # rows of a --quick run: 4 sizes x 2 modes x 4 ops, fop and cas x 2
 # modes, 2 bandwidth tests x 2 sizes, mr_1, mr_all, post, 2 T x 2 modes
@@ -33,12 +33,18 @@ for prov in shm 'tcp;ofi_rxm'; do
 	check "$prov, 2 vnodes, 2 ranks" "$out" $?
 done
 
+# with -t mem (P9): a row per measure, KiB of growth, P in the ranks
+# column; in the same run, so that the pass takes no longer
 out=$(run_bounded 60 "$RMAD_RUN" -q --timeout 50 -np 2 "$rb" --quick \
-	--tests put,fop,async -T 0 --csv --timeout 45 2>/dev/null)
+	--tests put,fop,async,mem -T 0 --csv --timeout 45 2>/dev/null)
 n=$(echo "$out" | grep -c ',ok$')
 h=$(echo "$out" | head -1 | tr ',' '\n' | wc -l)
-[ "$n" -eq 12 ] && [ "$h" -eq 18 ]
+[ "$n" -eq 17 ] && [ "$h" -eq 18 ]
 ok $? "--csv: $n rows, $h columns"
+n=$(echo "$out" | grep -cE '^rmad,rmad,2,1,[^,]*,mem,(alloc|epoch|hwm|pss|agent),4096,.*,ok$')
+[ "$n" -eq 5 ]
+ok $? "-t mem, 2 ranks: $n of 5 rows"
+[ "$n" -eq 5 ] || diag "$out"
 
 out=$(run_bounded 60 "$RMAD_RUN" -q --timeout 50 -np 2 "$rb" --quick \
 	--tests cas --json --timeout 45 2>/dev/null)
@@ -52,18 +58,18 @@ fi
 ok $? "--json parses, 2 rows"
 
 # the MPI twin (bench/mpi/mpi-bench.c) must build warning-free and print
-# the same rows; Open MPI on one node uses osc/sm here
+# the same rows (and its 4 mem rows); Open MPI on one node uses osc/sm here
 cc=mpicc.openmpi
 command -v "$cc" >/dev/null || cc=mpicc
 if "$cc" -showme:version >/dev/null 2>&1; then
 	"$cc" -O2 -Wall -Wextra -Werror -o "$T_TMP/mpi-bench" \
 		"$top_srcdir/bench/mpi/mpi-bench.c" 2>&1 | sed 's/^/# /'
 	out=$(run_bounded 60 mpirun -np 2 "$T_TMP/mpi-bench" --quick \
-		-t lat,post,async -s 8 -T 0 --timeout 45 2>&1)
+		-t lat,post,async,mem -s 8 -T 0 --timeout 45 2>&1)
 	n=$(echo "$out" | grep -c ' ok$')
-	[ "$n" -eq 15 ] && ! echo "$out" | grep -q FAIL
-	ok $? "mpi-bench under Open MPI: $n of 15 rows checked their data"
-	[ "$n" -eq 15 ] || diag "$out"
+	[ "$n" -eq 19 ] && ! echo "$out" | grep -q FAIL
+	ok $? "mpi-bench under Open MPI: $n of 19 rows checked their data"
+	[ "$n" -eq 19 ] || diag "$out"
 else
 	ok 0 "# SKIP no Open MPI mpicc"
 fi
