@@ -19,6 +19,8 @@
  *      put, put, get, put
  *   F. an exclusive lock that must wait: the op waits at the target
  *      with its lock request, and both land
+ *   H. lazy release keeps NOCHECK: lock(NOCHECK), put, flush, put,
+ *      unlock sends no LOCK and no UNLOCK
  *   G. ordering: 20 REPLACE accumulates to one place end with the
  *      last value; on a channel taken as unordered (am_ordering=false)
  *      each waited for the previous one's answer, but not with the
@@ -201,6 +203,32 @@ int main(int argc, char **argv)
 			      (unsigned long long)s, (unsigned long long)r,
 			      (long long)v);
 		}
+		/* H. NOCHECK survives the flush: no LOCK, no UNLOCK */
+		{
+			struct rmad_stats a0, a1;
+
+			OK(rmad_win_stats(w, &a0));
+			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1,
+					 RMAD_MODE_NOCHECK, w));
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, 450, 1,
+				    RMAD_INT64, w));
+			OK(rmad_win_flush(1, w));
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, 451, 1,
+				    RMAD_INT64, w));
+			OK(rmad_win_unlock(1, w));
+			OK(rmad_win_stats(w, &a1));
+			s = a1.pkts_sent_total - a0.pkts_sent_total;
+			r = a1.pkts_recv_total - a0.pkts_recv_total;
+			report("H lock(NOCHECK)+put+flush+put+unlock", s, r);
+			CHECK(a1.pkts_sent[RMAD_PKT_LOCK] ==
+			      a0.pkts_sent[RMAD_PKT_LOCK] &&
+			      a1.pkts_sent[RMAD_PKT_UNLOCK] ==
+			      a0.pkts_sent[RMAD_PKT_UNLOCK] &&
+			      (!exact || (s == 2 && r == 2)),
+			      "H: %llu sent, %llu received, LOCK/UNLOCK sent",
+			      (unsigned long long)s, (unsigned long long)r);
+		}
+
 		/* G. accumulate ordering */
 		{
 			rmad_win_t w2 = RMAD_WIN_NULL;
@@ -288,6 +316,8 @@ int main(int argc, char **argv)
 			      "C/D: puts missing");
 			CHECK(!exact || (base[300] == 1 && base[301] == 1 &&
 					 base[302] == 1), "E: puts missing");
+			CHECK(base[450] == 1 && base[451] == 1,
+			      "H: puts missing");
 			/* F: hold our own window while rank 0 asks */
 			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1, 0, w));
 			rmad_barrier();		/* 2 */
