@@ -453,8 +453,18 @@ int rmad_op_submit(struct rmad_client *c, uint32_t idx)
 	return 0;
 }
 
-int rmad_sync_elem(struct rmad_client *c, const struct rmad_op_elem *t)
+/*
+ * Post t as a KEEP|SYNC element and wait for its answer, one at a time
+ * per process (sync_lock): SYNC completions then come in ticket order.
+ * A staged op also owns the staging area meanwhile: in (inlen bytes)
+ * goes to its start first, and outlen bytes at off come back to out.
+ */
+static int sync_wait(struct rmad_client *c, const struct rmad_op_elem *t,
+		     uint16_t flags, const void *in, size_t inlen, void *out,
+		     size_t outlen, uint64_t off)
 {
+	uint8_t *stage = (uint8_t *)c->seg + c->hdr->off_staging +
+			 (uint64_t)c->slot * c->hdr->staging_size;
 	struct rmad_op_elem *e;
 	uint32_t idx;
 	uint64_t want;
@@ -466,10 +476,12 @@ int rmad_sync_elem(struct rmad_client *c, const struct rmad_op_elem *t)
 	err = rmad_op_alloc(c, &idx);
 	if (err)
 		goto out;
+	if (inlen)
+		memcpy(stage, in, inlen);
 	e = rmad_shm_op_at(c->seg, c->hdr, idx);
 	*e = *t;
 	e->next = RMAD_NIL;
-	e->flags = RMAD_OPF_KEEP | RMAD_OPF_SYNC;
+	e->flags = (uint16_t)(RMAD_OPF_KEEP | RMAD_OPF_SYNC | flags);
 	e->owner = c->slot;
 	e->owner_gen = c->reg.gen;
 	e->status = RMAD_ERR_INTERNAL;
@@ -488,61 +500,29 @@ int rmad_sync_elem(struct rmad_client *c, const struct rmad_op_elem *t)
 	st = load_relaxed(&e->status);
 	rmad_op_free(c, idx);
 	err = st <= 0 && st >= RMAD_ERR_LAST ? st : RMAD_ERR_INTERNAL;
+	if (!err && outlen)
+		memcpy(out, stage + off, outlen);
 out:
 	pthread_mutex_unlock(&c->sync_lock);
 	return err;
+}
+
+int rmad_sync_elem(struct rmad_client *c, const struct rmad_op_elem *t)
+{
+	return sync_wait(c, t, 0, NULL, 0, NULL, 0, 0);
 }
 
 int rmad_staged_op(struct rmad_client *c, struct rmad_op_elem *t,
 		   const void *in, size_t inlen, void *out, size_t outlen,
 		   uint64_t off)
 {
-	uint8_t *stage = (uint8_t *)c->seg + c->hdr->off_staging +
-			 (uint64_t)c->slot * c->hdr->staging_size;
-	struct rmad_op_elem *e;
-	uint32_t idx;
-	uint64_t want;
-	int err, st;
-
-	if (c->dead)
-		return RMAD_ERR_AGENT;
 	if (inlen > c->hdr->staging_size || off > c->hdr->staging_size ||
 	    outlen > c->hdr->staging_size - off)
 		return RMAD_ERR_ARG;
-	/* one staged op at a time: the area and the sync ticket are ours */
-	pthread_mutex_lock(&c->sync_lock);
-	err = rmad_op_alloc(c, &idx);
-	if (err)
-		goto out;
-	if (inlen)
-		memcpy(stage, in, inlen);
-	e = rmad_shm_op_at(c->seg, c->hdr, idx);
-	*e = *t;
-	e->next = RMAD_NIL;
-	e->flags = (uint16_t)(RMAD_OPF_KEEP | RMAD_OPF_SYNC | RMAD_OPF_STAGED |
-			      (t->flags & RMAD_OPF_INLINE));
-	e->owner = c->slot;
-	e->owner_gen = c->reg.gen;
-	e->status = RMAD_ERR_INTERNAL;
-	want = ++c->sync_issued;
-	err = rmad_op_submit(c, idx);
-	if (err) {
-		c->sync_issued--;
-		rmad_op_free(c, idx);
-		goto out;
-	}
-	err = rmad_counter_wait(c->me, RMAD_CNT_SYNC, want,
-				c->p.client_spin_us, rmad_agent_alive, c);
-	if (err)
-		goto out;
-	st = load_relaxed(&e->status);
-	rmad_op_free(c, idx);
-	err = st <= 0 && st >= RMAD_ERR_LAST ? st : RMAD_ERR_INTERNAL;
-	if (!err && outlen)
-		memcpy(out, stage + off, outlen);
-out:
-	pthread_mutex_unlock(&c->sync_lock);
-	return err;
+	return sync_wait(c, t,
+			 (uint16_t)(RMAD_OPF_STAGED |
+				    (t->flags & RMAD_OPF_INLINE)),
+			 in, inlen, out, outlen, off);
 }
 
 int rmad_sync_op(struct rmad_client *c, uint16_t opcode, int32_t target,
