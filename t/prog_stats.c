@@ -31,25 +31,10 @@
 
 #include <rmad.h>
 
+#include "prog.h"
+
 static int rank, size, fails;
 
-#define CHECK(cond, ...)					\
-	do {							\
-		if (!(cond)) {					\
-			printf("rank %d: FAIL ", rank);		\
-			printf(__VA_ARGS__);			\
-			printf("\n");				\
-			fflush(stdout);				\
-			fails++;				\
-		}						\
-	} while (0)
-
-#define OK(call)						\
-	do {							\
-		int e_ = (call);				\
-		CHECK(e_ == 0, "%s:%d %s: %s", __FILE__, __LINE__, \
-		      #call, rmad_strerror(e_));		\
-	} while (0)
 
 #define D(f)	((unsigned long long)(s1.f - s0.f))
 
