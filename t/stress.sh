@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # stress.sh - resource exhaustion (t/prog_stress.c): pools of one or two
-# elements (op_pool=2, client_op_pool=1, target_pool=2,
+# elements (op_pool=8, client_op_pool=2, target_pool=2,
 # win_target_pool=1, win_slots=1, lock_queue=2), three windows at once,
 # every passive-target epoch kind, over shm and tcp;ofi_rxm.  No
 # deadlock, exact counters, and no growth of the agents' memory.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 plan 2
 pr="$top_builddir/t/prog_stress"
-tiny=(--set op_pool=2 --set client_op_pool=1 --set target_pool=2
+tiny=(--set op_pool=8 --set client_op_pool=2 --set target_pool=2
 	--set win_target_pool=1 --set win_slots=1 --set lock_queue=2)
 run() {
 	local what=$1 np=$2 out rc n
