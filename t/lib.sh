@@ -99,6 +99,14 @@ t_cleanup() {
 			[ "$p" != "$$" ] && kill -KILL "$p" 2>/dev/null
 		fi
 	done
+	# libfabric shm regions (/dev/shm/PID:...) of agents killed above:
+	# made since this test began, by a process that is gone
+	for f in /dev/shm/[0-9]*:*; do
+		[ -e "$f" ] && [ "$f" -nt "$T_RUNDIR" ] || continue
+		p=${f#/dev/shm/}
+		p=${p%%:*}
+		kill -0 "$p" 2>/dev/null || rm -f "$f"
+	done
 	rm -rf "$T_RUNDIR"
 }
 trap t_cleanup EXIT
