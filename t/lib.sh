@@ -28,6 +28,8 @@ T_RUNDIR=$(mktemp -d /tmp/rmad-t.XXXXXX)
 export RMAD_RUNDIR="$T_RUNDIR"
 T_TMP="$T_RUNDIR/tmp"
 mkdir -p "$T_TMP"
+: >"$T_RUNDIR/.start"	# when this test began (the directory's own
+			# time moves as files come and go)
 T_N=0
 T_FAIL=0
 T_PIDS=()
@@ -99,10 +101,14 @@ t_cleanup() {
 			[ "$p" != "$$" ] && kill -KILL "$p" 2>/dev/null
 		fi
 	done
+	# reap them: a zombie still answers kill -0
+	for p in "${T_PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
 	# libfabric shm regions (/dev/shm/PID:...) of agents killed above:
 	# made since this test began, by a process that is gone
 	for f in /dev/shm/[0-9]*:*; do
-		[ -e "$f" ] && [ "$f" -nt "$T_RUNDIR" ] || continue
+		[ -e "$f" ] && [ "$f" -nt "$T_RUNDIR/.start" ] || continue
 		p=${f#/dev/shm/}
 		p=${p%%:*}
 		kill -0 "$p" 2>/dev/null || rm -f "$f"
