@@ -203,7 +203,8 @@ struct agent_win {
 };
 
 /* rma.c: the agent's counters for client c's use of window w (the
- * fields counted by the agent; the others are left alone) */
+ * fields counted by the agent; the process-counted ones come back zero,
+ * and *out is left alone when c never sent anything remote on w) */
 struct rmad_stats;
 /* client c found no op element to take: release what rma.c holds back */
 void agent_rma_unhold(struct agent *a, uint32_t c);

@@ -2321,23 +2321,8 @@ void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 
 	if (!o)
 		return;		/* nothing went to other nodes */
-	out->ops_issued = o->st.ops_issued;
-	out->ops_completed = o->st.ops_completed;
-	memcpy(out->pkts_sent, o->st.pkts_sent, sizeof(out->pkts_sent));
-	memcpy(out->pkts_recv, o->st.pkts_recv, sizeof(out->pkts_recv));
-	out->pkts_sent_total = o->st.pkts_sent_total;
-	out->pkts_recv_total = o->st.pkts_recv_total;
-	out->piggyback_lock = o->st.piggyback_lock;
-	out->piggyback_unlock = o->st.piggyback_unlock;
-	out->piggyback_flush = o->st.piggyback_flush;
-	out->single_op = o->st.single_op;
-	out->acks_saved = o->st.acks_saved;
-	out->locks_queued = o->st.locks_queued;
-	out->rdma_writes = o->st.rdma_writes;
-	out->rdma_reads = o->st.rdma_reads;
-	out->target_hwm = o->st.target_hwm;
-	out->ops_held_hwm = o->st.ops_held_hwm;
-	out->order_waits = o->st.order_waits;
+	/* the process-counted fields are never set in o->st: zero */
+	*out = o->st;
 }
 
 int agent_rma_init(struct agent *a)

@@ -13,17 +13,10 @@
 
 #include <rmad.h>
 
+#include "prog.h"
+
 static int rank, size, fails;
 
-#define CHECK(cond, ...)					\
-	do {							\
-		if (!(cond)) {					\
-			printf("rank %d: FAIL ", rank);		\
-			printf(__VA_ARGS__);			\
-			printf("\n");				\
-			fails++;				\
-		}						\
-	} while (0)
 
 static size_t size_of(int r)
 {
