@@ -413,14 +413,20 @@ int agent_poll_rings(struct agent *a)
 	for (uint32_t c = 0; c < h->max_clients; c++) {
 		struct agent_client *ac = &a->cl[c];
 		struct rmad_shm_client *sc;
-		uint32_t v;
+		uint32_t v, want;
 		int n = 0;
 
 		if (!ac->registered)
 			continue;
 		sc = shm_client(a, c);
-		if (load_relaxed(&sc->want_ops))
-			refill_client(a, c);
+		/*
+		 * A client asks for elements after submitting the ops that
+		 * used its last ones (release, paired here).  Those ops must
+		 * be routed before refill_client looks for held ones to
+		 * release, or they are held after it looked, and the client
+		 * waits for elements that only its epoch's end would free.
+		 */
+		want = load_acquire(&sc->want_ops);
 		while (n < RING_BATCH &&
 		       rmad_ring_pop(sc->ring, mask, h->ring_entries,
 				     &ac->head, &v)) {
@@ -429,6 +435,8 @@ int agent_poll_rings(struct agent *a)
 		}
 		if (n)
 			store_release(&sc->sq_head, ac->head);
+		if (want && n < RING_BATCH)
+			refill_client(a, c);	/* else after the rest */
 		total += n;
 	}
 	if (total)

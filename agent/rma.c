@@ -378,36 +378,51 @@ static struct lock_ent *hold(struct lock_ent *e)
 }
 
 /*
- * Grant from the head of the FIFO while the word allows; 1 if any.  A
- * request that came with an operation gets that operation applied and
- * answered instead of a LOCK_GRANTED.
+ * Grant every waiting request the word allows now; 1 if any.  A request
+ * that came with an operation gets that operation applied and answered
+ * instead of a LOCK_GRANTED.
+ *
+ * The rule is the same-node CAS's: a shared request is granted whenever
+ * the word is not held exclusive, even past an exclusive request queued
+ * before it; exclusive requests go in FIFO order.  Holding shared locks
+ * while asking for more is what lock_all does (same-node ones at once,
+ * remote ones later), so a queued exclusive request that kept later
+ * shared ones out would close a cycle: A holds S(x) and waits for S(y)
+ * behind E(y), which waits for B's S(y), while B waits for S(x) behind
+ * an E(x) that waits for A.  Exclusive requests can starve under a
+ * constant stream of shared ones; MPICH's rule is the same.
  */
 static int try_grant(struct agent *a, struct rma_lock *k)
 {
 	uint32_t *lw = lock_word(k->l);
-	int granted = 0;
+	struct lock_ent **pp = &k->qhead, *prev = NULL;
+	int granted = 0, blocked = 0;
 
-	while (k->qhead) {
-		struct lock_ent *e = k->qhead;
+	while (*pp) {
+		struct lock_ent *e = *pp;
 
-		if (!rmad_lw_try(lw, e->excl, RMAD_LW_AGENT)) {
+		if ((blocked && e->excl) ||	/* FIFO among exclusives */
+		    !rmad_lw_try(lw, e->excl, RMAD_LW_AGENT)) {
 			uint32_t v = load_relaxed(lw);
 
 			e->waited = 1;
-			/* flag the word; a release racing with us shows up
-			 * as a failed CAS, and we look again */
-			if (v & RMAD_LW_QUEUED)
-				return granted;
-			if (__atomic_compare_exchange_n(lw, &v,
-							v | RMAD_LW_QUEUED, 0,
-							__ATOMIC_ACQ_REL,
-							__ATOMIC_RELAXED))
-				return granted;
+			if (!(v & RMAD_LW_QUEUED) &&
+			    !__atomic_compare_exchange_n(lw, &v,
+							 v | RMAD_LW_QUEUED, 0,
+							 __ATOMIC_ACQ_REL,
+							 __ATOMIC_RELAXED))
+				continue;	/* raced with a release: again */
+			blocked = 1;
+			if (v & RMAD_LW_EXCL)
+				break;		/* nobody else gets in */
+			/* flagged: a later shared request may still fit */
+			prev = e;
+			pp = &e->next;
 			continue;
 		}
-		k->qhead = e->next;
-		if (!k->qhead)
-			k->qtail = NULL;
+		*pp = e->next;
+		if (k->qtail == e)
+			k->qtail = prev;
 		e = hold(e);
 		e->next = k->holders;
 		k->holders = e;
@@ -418,14 +433,16 @@ static int try_grant(struct agent *a, struct rma_lock *k)
 				     (e->waited ? RMAD_AMF_QUEUED : 0);
 
 			e->pkt = NULL;
-			/* (may release e again: an UNLOCK rode along) */
+			/* (may release e again: an UNLOCK rode along; the
+			 * walk goes on from *pp, which stays valid) */
 			apply_op(a, ph, (const uint8_t *)(ph + 1), k->w, f);
 			free(ph);
 		} else {
 			send_grant(a, k, e);
 		}
 	}
-	uatomic_and(lw, ~RMAD_LW_QUEUED);
+	if (!k->qhead)
+		uatomic_and(lw, ~RMAD_LW_QUEUED);
 	return granted;
 }
 
@@ -1505,8 +1522,12 @@ static int sync_done(struct rma_origin *o, uint32_t i)
 	return 1;
 }
 
-/* CLEANUP_WIN_AGGRESSIVE: free one of our target elements. */
-static void aggressive(struct rma_origin *o)
+/*
+ * CLEANUP_WIN_AGGRESSIVE: free one of our target elements; 1 when it
+ * chose one (the caller must look at the targets again: an element with
+ * nothing in flight goes at once).
+ */
+static int aggressive(struct rma_origin *o)
 {
 	struct rma_target *pick = NULL;
 	static const uint8_t order[] = { T_GRANTED, T_ISSUED, T_CALLED };
@@ -1515,14 +1536,14 @@ static void aggressive(struct rma_origin *o)
 		/* per-target protocol out of elements: the window protocol */
 		o->state = WS_LOCK_ALL_ISSUED;
 		o->la_next = 0;
-		return;
+		return 1;
 	}
 	if (o->state == WS_LOCK_ALL_ISSUED)
-		return;
+		return 0;
 	for (uint32_t s = 0; s < o->nslots; s++)
 		for (struct rma_target *t = o->slots[s]; t; t = t->next)
 			if (t->evict)
-				return;		/* one at a time */
+				return 0;	/* one at a time */
 	for (size_t k = 0; k < sizeof(order) && !pick; k++)
 		for (uint32_t s = 0; s < o->nslots && !pick; s++)
 			for (struct rma_target *t = o->slots[s]; t; t = t->next)
@@ -1530,8 +1551,10 @@ static void aggressive(struct rma_origin *o)
 					pick = t;
 					break;
 				}
-	if (pick)
-		pick->evict = 1;
+	if (!pick)
+		return 0;
+	pick->evict = 1;
+	return 1;
 }
 
 /* The window protocol of lock_all: lock (or unlock) every remote member
@@ -1581,16 +1604,22 @@ static int progress_origin(struct agent *a, struct rma_origin *o)
 			}
 		}
 		while (o->shead != RMAD_NIL) {
-			uint32_t i = o->shead;
+			uint32_t i = o->shead, nx = sh[i].next;
 
 			o->need_target = 0;
-			if (route(a, o, i) < 0)
+			/* route() links i into another list through the same
+			 * next field: take i off this one by nx, not by it */
+			if (route(a, o, i) < 0) {
+				sh[i].next = nx;
 				break;
-			list_pop(&o->shead, &o->stail);
+			}
+			o->shead = nx;
+			if (nx == RMAD_NIL)
+				o->stail = RMAD_NIL;
 			again = 1;
 		}
 		if (o->shead != RMAD_NIL && o->need_target)
-			aggressive(o);
+			again |= aggressive(o);
 		while (o->yhead != RMAD_NIL && sync_done(o, o->yhead)) {
 			uint32_t i = list_pop(&o->yhead, &o->ytail);
 			struct rma_op *op = &sh[i];

@@ -1,20 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # stress.sh - resource exhaustion (t/prog_stress.c): pools of one or two
-# elements (op_pool=8, client_op_pool=2, target_pool=2,
+# elements (op_pool=2, client_op_pool=1, target_pool=1,
 # win_target_pool=1, win_slots=1, lock_queue=2), three windows at once,
 # every passive-target epoch kind, over shm and tcp;ofi_rxm.  No
-# deadlock, exact counters, and no growth of the agents' memory.
+# deadlock, exact counters, and no growth of the agents' memory.  Then
+# t/prog_lockmix.c: lock_all epochs against exclusive one-target epochs,
+# one rank per node, which deadlocks if queued exclusive requests keep
+# shared ones out.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 2
+plan 4
 pr="$top_builddir/t/prog_stress"
-tiny=(--set op_pool=8 --set client_op_pool=2 --set target_pool=2
+tiny=(--set op_pool=2 --set client_op_pool=1 --set target_pool=1
 	--set win_target_pool=1 --set win_slots=1 --set lock_queue=2)
 run() {
 	local what=$1 np=$2 out rc n
 	shift 2
-	out=$(run_bounded 120 "$RMAD_RUN" -q "${tiny[@]}" "$@" -np "$np" \
-		"$pr" 10 2>&1)
+	out=$(run_bounded 120 "$RMAD_RUN" -q "$@" -np "$np" "$pr" $args 2>&1)
 	rc=$?
 	n=$(echo "$out" | grep -c ": ok (node")
 	[ "$rc" -eq 0 ] && [ "$n" -eq "$np" ]
@@ -22,6 +24,13 @@ run() {
 	echo "$out" | grep "RSS" | sed 's/^/# /'
 	[ "$n" -eq "$np" ] || diag "$(echo "$out" | tail -30)"
 }
-run "shm, 3 vnodes, 4 ranks" 4 --vnodes 3 --provider shm
-run "tcp;ofi_rxm, 2 vnodes, 3 ranks" 3 --vnodes 2 --provider 'tcp;ofi_rxm'
+args=10
+run "shm, 3 vnodes, 4 ranks" 4 "${tiny[@]}" --vnodes 3 --provider shm
+run "tcp;ofi_rxm, 2 vnodes, 3 ranks" 3 "${tiny[@]}" --vnodes 2 \
+	--provider 'tcp;ofi_rxm'
+pr="$top_builddir/t/prog_lockmix"
+args=300
+run "lock_all vs exclusive, shm, 4 vnodes" 4 --vnodes 4 --provider shm
+run "lock_all vs exclusive, tcp;ofi_rxm, 4 vnodes" 4 --vnodes 4 \
+	--provider 'tcp;ofi_rxm'
 done_testing

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * prog_lockmix.c - shared lock_all epochs and exclusive one-target
+ * epochs at once, every rank on its own node: even ranks add 1 to every
+ * target under lock_all, odd ranks add 2 to one target under an
+ * exclusive lock.  A lock_all holds its same-node lock while it waits
+ * for remote ones, so a target that kept shared requests behind a
+ * queued exclusive one would deadlock here (rmad(7), "Lock fairness").
+ * At the end every target's counter must be exact.
+ *
+ * Usage: prog_lockmix [iterations] (default 300).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rmad.h>
+
+#include "prog.h"
+
+static int rank, fails;
+
+int main(int argc, char **argv)
+{
+	int size, n = argc > 1 ? atoi(argv[1]) : 300;
+	int64_t *base, one = 1, want = 0, got = -1;
+	rmad_win_t w = NULL;
+	struct rmad_info in;
+
+	if (rmad_init(&argc, &argv)) {
+		printf("rank ?: FAIL rmad_init\n");
+		return 1;
+	}
+	rmad_rank(&rank);
+	rmad_size(&size);
+	rmad_get_info(&in);
+	OK(rmad_win_allocate(64, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	if (!w)
+		return 1;
+	base[0] = 0;
+	rmad_barrier();
+	for (int i = 0; i < n && !fails; i++) {
+		if (rank % 2 == 0) {
+			OK(rmad_win_lock_all(0, w));
+			for (int t = 0; t < size; t++)
+				OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0,
+						   1, RMAD_INT64, RMAD_SUM,
+						   w));
+			OK(rmad_win_unlock_all(w));
+		} else {
+			int t = (i + rank) % size;
+
+			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, t, 0, w));
+			OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0, 1,
+					   RMAD_INT64, RMAD_SUM, w));
+			OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0, 1,
+					   RMAD_INT64, RMAD_SUM, w));
+			OK(rmad_win_unlock(t, w));
+		}
+	}
+	rmad_barrier();
+	/* what every rank added to this one */
+	for (int r = 0; r < size; r++) {
+		if (r % 2 == 0) {
+			want += n;
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			if ((i + r) % size == rank)
+				want += 2;
+	}
+	OK(rmad_win_lock(RMAD_LOCK_SHARED, rank, 0, w));
+	got = base[0];
+	OK(rmad_win_unlock(rank, w));
+	CHECK(got == want, "counter %lld, want %lld", (long long)got,
+	      (long long)want);
+	rmad_barrier();
+	OK(rmad_win_free(&w));
+	if (fails)
+		printf("rank %d: FAIL %d checks\n", rank, fails);
+	else
+		printf("rank %d: ok (node %d, %d iterations)\n", rank,
+		       in.node, n);
+	fflush(stdout);
+	rmad_finalize();
+	return fails != 0;
+}
