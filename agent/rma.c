@@ -42,6 +42,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -2247,6 +2248,58 @@ int agent_rma_progress(struct agent *a)
 	return n;
 }
 
+/*
+ * Did dead client c hold a shared count on l's lock word?  HELD says yes
+ * and NONE no.  INTENT or RELEASING mean it died around its CAS: then
+ * the count in the word, less the holders we know of (our remote grants
+ * and the other slots that say HELD), tells.  Live clients pass through
+ * INTENT and RELEASING in nanoseconds; we wait for a moment when none
+ * does, and give up after a while (with a warning: the lock may stay
+ * shared-held by one phantom, or lose a count).
+ */
+static int dead_shared(struct agent *a, struct win_local *l, uint32_t c)
+{
+	struct rmad_win_ctl *ctl = l->base;
+	uint8_t b = load_acquire(&ctl->shared_by[c]);
+	uint32_t nslots = (uint32_t)a->lay.max_clients;
+
+	if (b == RMAD_SB_NONE)
+		return 0;
+	if (b != RMAD_SB_INTENT && b != RMAD_SB_RELEASING)
+		return 1;	/* HELD, or a byte the client scribbled */
+	if (nslots > sizeof(ctl->shared_by))
+		nslots = sizeof(ctl->shared_by);
+	for (int tries = 0; tries < 100000; tries++) {
+		uint32_t v = load_acquire(&ctl->lock), known = 0;
+		int busy = 0;
+
+		for (struct lock_ent *e = l->lk ? l->lk->holders : NULL; e;
+		     e = e->next)
+			known += !e->excl;
+		for (uint32_t s = 0; s < nslots && !busy; s++) {
+			uint8_t o = load_acquire(&ctl->shared_by[s]);
+
+			if (s == c)
+				continue;
+			if (o == RMAD_SB_HELD)
+				known++;
+			else if (o != RMAD_SB_NONE)
+				busy = 1;
+		}
+		/* acquire: the word did not move while we counted */
+		if (busy || load_acquire(&ctl->lock) != v) {
+			sched_yield();
+			continue;
+		}
+		if (v & RMAD_LW_EXCL)
+			return 0;
+		return (v & RMAD_LW_VALUE) == known + 1;
+	}
+	rmad_warn("rank %d's window: cannot tell whether dead client %u held "
+		  "a shared lock; assuming not", l->rank, c);
+	return 0;
+}
+
 /* A client is gone: its locks on this node's windows go, and its epochs
  * end (locks it holds elsewhere are released by messages). */
 void agent_rma_client_gone(struct agent *a, uint32_t c)
@@ -2267,10 +2320,10 @@ void agent_rma_client_gone(struct agent *a, uint32_t c)
 				lw_release(&ctl->lock, 1);
 			}
 			if (c < sizeof(ctl->shared_by) &&
-			    load_relaxed(&ctl->shared_by[c])) {
-				store_relaxed(&ctl->shared_by[c], 0);
+			    dead_shared(a, l, c))
 				lw_release(&ctl->lock, 0);
-			}
+			if (c < sizeof(ctl->shared_by))
+				store_relaxed(&ctl->shared_by[c], RMAD_SB_NONE);
 			if (l->lk && l->lk->qhead)
 				try_grant(a, l->lk);
 		}

@@ -87,10 +87,16 @@ static int lw_acquire(struct rmad_client *c, rmad_win_t w,
 
 	for (;;) {
 		uint32_t v = load_acquire(lw);
+		int got;
 
-		if (rmad_lw_try(lw, excl, me)) {
-			if (!excl)	/* so the agent can undo it if we die */
-				store_relaxed(&p->ctl->shared_by[c->slot], 1);
+		if (!excl)	/* so the agent can undo it if we die */
+			__atomic_store_n(&p->ctl->shared_by[c->slot],
+					 RMAD_SB_INTENT, __ATOMIC_SEQ_CST);
+		got = rmad_lw_try(lw, excl, me);
+		if (!excl)
+			store_relaxed(&p->ctl->shared_by[c->slot],
+				      got ? RMAD_SB_HELD : RMAD_SB_NONE);
+		if (got) {
 			if (t0)
 				rmad_win_count(&w->st_sync_wait_ns,
 					       rmad_now_ns() - t0);
@@ -120,8 +126,11 @@ static void lw_release(struct rmad_client *c, struct win_peer *p, int excl)
 	uint32_t v;
 
 	if (!excl)
-		store_relaxed(&p->ctl->shared_by[c->slot], 0);
+		__atomic_store_n(&p->ctl->shared_by[c->slot],
+				 RMAD_SB_RELEASING, __ATOMIC_SEQ_CST);
 	v = rmad_lw_release(lw, excl);
+	if (!excl)
+		store_release(&p->ctl->shared_by[c->slot], RMAD_SB_NONE);
 	if (v & RMAD_LW_SLEEPERS)
 		rmad_futex_wake(lw, INT_MAX);
 	if (v & RMAD_LW_QUEUED)

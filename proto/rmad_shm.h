@@ -257,10 +257,22 @@ struct rmad_shm_win {
 #define RMAD_LW_VALUE		0x0000ffffu	/* shared holders, or the owner */
 #define RMAD_LW_AGENT		0xffffu		/* exclusive owner: the agent */
 
+/*
+ * shared_by[slot]: where a same-node client stands with a shared lock, so
+ * that its agent can undo a dead client's count.  INTENT is written
+ * before the CAS that takes the count and RELEASING before the one that
+ * gives it back: a client killed between the two leaves a byte that says
+ * "maybe", and the agent settles it by recounting the holders.
+ */
+#define RMAD_SB_NONE		0
+#define RMAD_SB_HELD		1
+#define RMAD_SB_INTENT		2
+#define RMAD_SB_RELEASING	3
+
 struct rmad_win_ctl {
 	uint32_t lock;			/* RMAD_LW_* */
 	uint32_t pad[15];
-	uint8_t shared_by[RMAD_WIN_CTL_SIZE - 64];	/* by client slot */
+	uint8_t shared_by[RMAD_WIN_CTL_SIZE - 64];	/* RMAD_SB_*, by slot */
 };
 
 /* The pieces the agent and the client both need to find their way. */
