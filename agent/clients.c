@@ -393,6 +393,7 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 	case RMAD_OPC_UNLOCK_ALL:
 	case RMAD_OPC_FLUSH:
 	case RMAD_OPC_FLUSH_LOCAL:
+	case RMAD_OPC_LOCK_WAIT:
 		agent_rma_op(a, c, i);
 		break;
 	default:

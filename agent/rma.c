@@ -102,6 +102,8 @@ struct rma_target {
 	uint8_t release;		/* a flush_local waits: hold nothing */
 	uint8_t lock_op;		/* the lock request rides on an op */
 	uint8_t released;		/* an op's answer said UNLOCKED */
+	uint8_t lock_now;		/* request the lock even with no op */
+	uint32_t lseq;			/* place among the epoch's lock calls */
 	uint32_t head, tail;		/* pending ops */
 	uint32_t npend;			/* ... how many */
 	uint32_t nissued;		/* sent, not fully answered */
@@ -132,6 +134,7 @@ struct rma_origin {
 	uint32_t shead, stail;		/* stalled submissions */
 	uint32_t yhead, ytail;		/* sync requests */
 	int need_target;
+	uint32_t lcalls;		/* per-target lock calls so far */
 	int32_t *evicted;		/* granted locks without an element */
 	int nevicted, capevicted;
 	/* lock_all window protocol */
@@ -1223,6 +1226,36 @@ static void get_to_tail(struct agent *a, struct rma_target *t)
  * the closing synchronization), the last before an unlock or flush
  * carrying UNLOCK or the request for an ack (RMA_DONE).
  */
+/*
+ * Per-target locks are acquired in the order they were called: t's
+ * request waits while a lock called before it is not granted yet, and
+ * that earlier lock is requested now even if it has no operation to
+ * ride on.  So processes that lock targets in one order never hold a
+ * later lock while waiting for an earlier one, and cannot deadlock each
+ * other (rmad(7), "Lock order").  0 when t may go; 1 when it must wait,
+ * 2 when it must wait and an earlier lock was just told to go.
+ */
+static int lock_order_wait(struct rma_origin *o, struct rma_target *t)
+{
+	int wait = 0;
+
+	if (o->state != WS_PER_TARGET)
+		return 0;
+	for (uint32_t s = 0; s < o->nslots; s++)
+		for (struct rma_target *e = o->slots[s]; e; e = e->next) {
+			if (e == t || e->state == T_GRANTED ||
+			    e->lseq >= t->lseq)
+				continue;
+			if (!wait)
+				wait = 1;
+			if (e->state == T_CALLED && !e->lock_now) {
+				e->lock_now = 1;
+				wait = 2;
+			}
+		}
+	return wait;
+}
+
 static int issue_target(struct agent *a, struct rma_origin *o,
 			struct rma_target *t)
 {
@@ -1232,13 +1265,19 @@ static int issue_target(struct agent *a, struct rma_origin *o,
 	if (t->state == T_CALLED) {
 		uint32_t i = t->head;
 
-		if (i == RMAD_NIL && !t->evict) {
+		if (i == RMAD_NIL && !t->evict && !t->lock_now) {
 			if (t->want_unlock) {
 				/* locked, never used: nothing to send */
 				target_free(o, t);
 				return 1;
 			}
 			return 0;
+		}
+		switch (lock_order_wait(o, t)) {
+		case 1:
+			return 0;
+		case 2:
+			return 1;	/* the earlier one goes first */
 		}
 		if (t->retry_at && rmad_now_ns() < t->retry_at) {
 			retry_pending = 1;
@@ -1252,7 +1291,8 @@ static int issue_target(struct agent *a, struct rma_origin *o,
 						RMAD_AMF_LOCK_SHARED;
 
 			if (lone && !t->want_unlock && !t->sync_want &&
-			    !t->release && !t->evict && !o->no_hold)
+			    !t->release && !t->evict && !o->no_hold &&
+			    !t->lock_now)
 				return 0;	/* until the epoch's end */
 			if (lone && t->want_unlock)
 				fl |= RMAD_AMF_UNLOCK;
@@ -1390,6 +1430,7 @@ static int route(struct agent *a, struct rma_origin *o, uint32_t i)
 			return -1;
 		o->state = WS_PER_TARGET;
 		o->no_hold = 0;
+		t->lseq = ++o->lcalls;
 		t->excl = op->op == RMAD_LOCK_EXCLUSIVE;
 		t->nocheck = !!(op->dtype & RMAD_MODE_NOCHECK);
 		op_finish(a, o, i);
@@ -1428,6 +1469,15 @@ static int route(struct agent *a, struct rma_origin *o, uint32_t i)
 			o->la_unlock = 1;
 			o->la_next = 0;
 		}
+		list_add(&o->yhead, &o->ytail, i);
+		return 0;
+	case RMAD_OPC_LOCK_WAIT:
+		/* a same-node lock is next: every lock called before it
+		 * must be held first, ops or not */
+		for (uint32_t s = 0; s < o->nslots; s++)
+			for (t = o->slots[s]; t; t = t->next)
+				if (t->state == T_CALLED)
+					t->lock_now = 1;
 		list_add(&o->yhead, &o->ytail, i);
 		return 0;
 	case RMAD_OPC_FLUSH:
@@ -1516,6 +1566,10 @@ static int sync_done(struct rma_origin *o, uint32_t i)
 				break;
 			case RMAD_OPC_FLUSH_LOCAL:
 				if (t->head != RMAD_NIL || t->nres)
+					return 0;
+				break;
+			case RMAD_OPC_LOCK_WAIT:
+				if (t->state != T_GRANTED)
 					return 0;
 				break;
 			}
@@ -1906,6 +1960,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i)
 		case RMAD_OPC_UNLOCK_ALL:
 		case RMAD_OPC_FLUSH:
 		case RMAD_OPC_FLUSH_LOCAL:
+		case RMAD_OPC_LOCK_WAIT:
 			if (!o) {
 				/* nothing was ever sent from here; an error
 				 * that found no epoch surfaces now */

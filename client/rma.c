@@ -564,6 +564,14 @@ static int win_lock(int lock_type, int target, int assert, rmad_win_t win)
 		if (assert & RMAD_MODE_NOCHECK) {
 			p->locked = LOCKED_NOCHECK;
 		} else {
+			/* locks are taken in call order: the remote ones
+			 * called before this one first (rmad(7), "Lock
+			 * order") */
+			if (win->nrlocks) {
+				err = agent_sync(win, RMAD_OPC_LOCK_WAIT, -1);
+				if (err)
+					return err;
+			}
 			err = lw_acquire(c, win, p,
 					 lock_type == RMAD_LOCK_EXCLUSIVE);
 			if (err)

@@ -176,6 +176,9 @@ enum {
 	RMAD_OPC_UNLOCK_ALL = 12,	/* KEEP|SYNC */
 	RMAD_OPC_FLUSH = 13,		/* KEEP|SYNC, target or -1 for all */
 	RMAD_OPC_FLUSH_LOCAL = 14,	/* KEEP|SYNC, target or -1 for all */
+	/* KEEP|SYNC: done when every per-target lock called so far in the
+	 * epoch is granted (before a same-node lock is taken) */
+	RMAD_OPC_LOCK_WAIT = 15,
 	RMAD_OPC_MAX
 };
 

@@ -1,18 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * prog_lockmix.c - shared lock_all epochs and exclusive one-target
- * epochs at once, every rank on its own node: even ranks add 1 to every
- * target under lock_all, odd ranks add 2 to one target under an
- * exclusive lock.  A lock_all holds its same-node lock while it waits
- * for remote ones, so a target that kept shared requests behind a
- * queued exclusive one would deadlock here (rmad(7), "Lock fairness").
- * At the end every target's counter must be exact.
+ * prog_lockmix.c - lock patterns that deadlock when the runtime gets
+ * lock granting or lock order wrong.  At the end every target's counter
+ * must be exact.
  *
- * Usage: prog_lockmix [iterations] (default 300).
+ * mix: shared lock_all epochs and exclusive one-target epochs at once:
+ *   even ranks add 1 to every target under lock_all, odd ranks add 2 to
+ *   one target under an exclusive lock.  A lock_all holds its same-node
+ *   lock while it waits for remote ones, so a target that kept shared
+ *   requests behind a queued exclusive one would deadlock (rmad(7),
+ *   "Lock fairness").
+ * order: every rank locks every target, in rank order, odd ones (and
+ *   every third round all) exclusive, then adds 1 to each, last target
+ *   first, and unlocks them starting from its own rank.  Only locks
+ *   acquired in call order keep this from deadlocking (rmad(7), "Lock
+ *   order").
+ *
+ * Usage: prog_lockmix mix|order [iterations] (default 300).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rmad.h>
 
@@ -22,7 +31,8 @@ static int rank, fails;
 
 int main(int argc, char **argv)
 {
-	int size, n = argc > 1 ? atoi(argv[1]) : 300;
+	int size, order = argc > 1 && !strcmp(argv[1], "order");
+	int n = argc > 2 ? atoi(argv[2]) : 300;
 	int64_t *base, one = 1, want = 0, got = -1;
 	rmad_win_t w = NULL;
 	struct rmad_info in;
@@ -40,7 +50,23 @@ int main(int argc, char **argv)
 	base[0] = 0;
 	rmad_barrier();
 	for (int i = 0; i < n && !fails; i++) {
-		if (rank % 2 == 0) {
+		if (order) {
+			int64_t junk;
+
+			for (int t = 0; t < size; t++)
+				OK(rmad_win_lock(t % 2 || i % 3 == 0 ?
+						 RMAD_LOCK_EXCLUSIVE :
+						 RMAD_LOCK_SHARED, t, 0, w));
+			for (int t = size - 1; t >= 0; t--) {
+				OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0,
+						   1, RMAD_INT64, RMAD_SUM,
+						   w));
+				OK(rmad_get(&junk, 1, RMAD_INT64, t, 1, 1,
+					    RMAD_INT64, w));
+			}
+			for (int k = 0; k < size; k++)
+				OK(rmad_win_unlock((rank + k) % size, w));
+		} else if (rank % 2 == 0) {
 			OK(rmad_win_lock_all(0, w));
 			for (int t = 0; t < size; t++)
 				OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0,
@@ -61,7 +87,7 @@ int main(int argc, char **argv)
 	rmad_barrier();
 	/* what every rank added to this one */
 	for (int r = 0; r < size; r++) {
-		if (r % 2 == 0) {
+		if (order || r % 2 == 0) {
 			want += n;
 			continue;
 		}

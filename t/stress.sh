@@ -7,9 +7,10 @@
 # deadlock, exact counters, and no growth of the agents' memory.  Then
 # t/prog_lockmix.c: lock_all epochs against exclusive one-target epochs,
 # one rank per node, which deadlocks if queued exclusive requests keep
-# shared ones out.
+# shared ones out; and exclusive locks on every target at once, taken in
+# rank order, which deadlocks unless locks are acquired in call order.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 4
+plan 6
 pr="$top_builddir/t/prog_stress"
 tiny=(--set op_pool=2 --set client_op_pool=1 --set target_pool=1
 	--set win_target_pool=1 --set win_slots=1 --set lock_queue=2)
@@ -29,8 +30,13 @@ run "shm, 3 vnodes, 4 ranks" 4 "${tiny[@]}" --vnodes 3 --provider shm
 run "tcp;ofi_rxm, 2 vnodes, 3 ranks" 3 "${tiny[@]}" --vnodes 2 \
 	--provider 'tcp;ofi_rxm'
 pr="$top_builddir/t/prog_lockmix"
-args=300
+args="mix 300"
 run "lock_all vs exclusive, shm, 4 vnodes" 4 --vnodes 4 --provider shm
 run "lock_all vs exclusive, tcp;ofi_rxm, 4 vnodes" 4 --vnodes 4 \
 	--provider 'tcp;ofi_rxm'
+args="order 150"
+run "exclusive locks on every target, in order, shm, 3 vnodes" 4 \
+	--vnodes 3 --provider shm
+run "exclusive locks on every target, in order, tiny pools, tcp;ofi_rxm" \
+	4 "${tiny[@]}" --vnodes 3 --provider 'tcp;ofi_rxm'
 done_testing
