@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	4	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	5	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -176,6 +176,17 @@ enum {
 	RMAD_OPC_UNLOCK_ALL = 12,	/* KEEP|SYNC */
 	RMAD_OPC_FLUSH = 13,		/* KEEP|SYNC, target or -1 for all */
 	RMAD_OPC_FLUSH_LOCAL = 14,	/* KEEP|SYNC, target or -1 for all */
+	/*
+	 * A window's op pool (the op_pool hint), KEEP|SYNC.  OPS_RESERVE
+	 * asks for `count` global elements reserved to this client: the
+	 * agent writes the number granted (uint32_t, maybe 0) at the start
+	 * of the client's staging area and the indices after it.  While
+	 * reserved, an element always comes back to the client's list.
+	 * OPS_RETURN gives back `count` reserved elements whose indices
+	 * (uint32_t) the client wrote at the start of its staging area.
+	 */
+	RMAD_OPC_OPS_RESERVE = 15,
+	RMAD_OPC_OPS_RETURN = 16,
 	RMAD_OPC_MAX
 };
 
