@@ -407,9 +407,13 @@ static uint8_t *staging_at(struct agent *a, uint32_t c)
  * OPS_RESERVE: reserve up to `count` global elements to client c for a
  * window's op pool.  What it gets is capped by what fits the staging
  * area, by what is free, and by its fair share of the global pool (as
- * lending is), so one client's windows cannot take the whole pool.  The
- * answer is the number granted, then the indices; fewer than asked, even
- * none, is not an error: the window then uses the client's list alone.
+ * lending is), so one client's windows cannot take the whole pool.  And
+ * one element per client stays unreserved: a reserved element serves
+ * its window only, and with client_op_pool=0 lent elements are all a
+ * client has for its other windows and for barriers, so a pool reserved
+ * to the last element would starve those for good.  The answer is the
+ * number granted, then the indices; fewer than asked, even none, is not
+ * an error: the window then uses the client's list alone.
  */
 static void ops_reserve(struct agent *a, uint32_t c, uint32_t i)
 {
@@ -418,12 +422,14 @@ static void ops_reserve(struct agent *a, uint32_t c, uint32_t i)
 	uint32_t *out = (uint32_t *)staging_at(a, c);
 	uint64_t want = load_relaxed(&e->count);
 	uint32_t room = (uint32_t)(h->staging_size / sizeof(uint32_t)) - 1;
-	uint32_t share, n = 0;
+	uint32_t share, keep, total = agent_global_reserved(a), n = 0;
 
-	share = h->op_pool_size / (uint32_t)(a->nclients ? a->nclients : 1);
+	keep = (uint32_t)(a->nclients > 0 ? a->nclients : 1);
+	share = h->op_pool_size / keep;
 	if (want > room)
 		want = room;
-	while (n < want && reserved[c] < share && a->ngfree) {
+	while (n < want && reserved[c] < share &&
+	       (uint64_t)total + n + keep < h->op_pool_size && a->ngfree) {
 		uint32_t g = a->gfree[--a->ngfree];
 
 		if (op_owner[g] != NO_OWNER || op_inflight[g])
