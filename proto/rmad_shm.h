@@ -23,7 +23,10 @@
  * (its reserved elements plus any the agent lent it), and only the agent
  * touches the global list, lending elements to a client whose list ran
  * dry (want_ops) up to a fair share.  The agent keeps the owner of every
- * element privately, so it can take back all a dead client held.
+ * element privately, so it can take back all a dead client held.  A
+ * window's op pool (the op_pool hint) is global elements reserved to a
+ * client (RMAD_OPC_OPS_RESERVE); they come back to the client's list and
+ * the client sorts them out to their window.
  *   target elements             target_pool_size
  *   window blocks               max_windows x window_stride
  *   staging                     max_clients x staging_size
