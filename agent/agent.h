@@ -224,6 +224,8 @@ void agent_complete_op(struct agent *a, uint32_t client, uint32_t op,
 void agent_flush_wakeups(struct agent *a);
 void agent_op_abandon(struct agent *a, uint32_t op);
 uint32_t agent_global_free(struct agent *a);
+/* global elements reserved to windows' op pools (op_pool hint) */
+uint32_t agent_global_reserved(struct agent *a);
 void agent_drop_all_clients(struct agent *a);
 
 /* jobs.c */

@@ -39,6 +39,13 @@
 static uint16_t *op_owner;	/* client slot, NO_OWNER when global */
 static uint8_t *op_inflight;	/* submitted and not yet completed */
 static uint32_t *borrowed;	/* global elements lent, per client */
+/*
+ * Global elements reserved to a client for a window's op pool (the
+ * op_pool hint): not counted in borrowed[], and always back to the
+ * client's list while reserved, since the client sorts them by window.
+ */
+static uint8_t *op_resv;
+static uint32_t *reserved;	/* such elements, per client */
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -140,7 +147,9 @@ int agent_segment_create(struct agent *a)
 	op_owner = calloc(nops, sizeof(*op_owner));
 	op_inflight = calloc(nops, 1);
 	borrowed = calloc(h.max_clients, sizeof(*borrowed));
-	if (!op_owner || !op_inflight || !borrowed)
+	op_resv = calloc(nops, 1);
+	reserved = calloc(h.max_clients, sizeof(*reserved));
+	if (!op_owner || !op_inflight || !borrowed || !op_resv || !reserved)
 		goto fail_map;
 	for (uint64_t i = 0; i < nops; i++)
 		op_owner[i] = i < h.op_pool_size ?
@@ -194,11 +203,15 @@ void agent_segment_destroy(struct agent *a)
 	free(op_owner);
 	free(op_inflight);
 	free(borrowed);
+	free(op_resv);
+	free(reserved);
 	free(a->gfree);
 	a->gfree = NULL;
 	op_owner = NULL;
 	op_inflight = NULL;
 	borrowed = NULL;
+	op_resv = NULL;
+	reserved = NULL;
 }
 
 static struct rmad_shm_client *shm_client(struct agent *a, uint32_t c)
@@ -223,6 +236,25 @@ uint32_t agent_global_free(struct agent *a)
 	return a->ngfree;
 }
 
+uint32_t agent_global_reserved(struct agent *a)
+{
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; c < a->lay.max_clients; c++)
+		n += reserved[c];
+	return n;
+}
+
+/* Element i is no longer reserved to its owner: it counts as lent. */
+static void unreserve(struct agent *a, uint32_t i)
+{
+	if (i >= a->lay.op_pool_size || !op_resv[i])
+		return;
+	op_resv[i] = 0;
+	if (op_owner[i] < a->lay.max_clients && reserved[op_owner[i]])
+		reserved[op_owner[i]]--;
+}
+
 /*
  * Hand element i back: to its client's list if the client is alive and
  * owns it, to the global list otherwise.  Borrowed elements go home to
@@ -239,8 +271,8 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 	    op_owner[i] == c) {
 		struct rmad_shm_client *sc = shm_client(a, c);
 
-		if (own || load_relaxed(&sc->op_free.count) <
-			   h->client_op_pool) {
+		if (own || op_resv[i] ||
+		    load_relaxed(&sc->op_free.count) < h->client_op_pool) {
 			if (rmad_pool_put(&sc->op_free, &v, i) == 0) {
 				rmad_counter_advance(sc, RMAD_CNT_FREED, 1);
 				a->cl[c].moved = 1;
@@ -250,6 +282,13 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 	}
 	if (own)
 		return;		/* dead client's reserve: reset on reattach */
+	if (op_resv[i]) {
+		/* a window's reserve whose client is gone: home */
+		unreserve(a, i);
+		op_owner[i] = NO_OWNER;
+		global_put(a, i);
+		return;
+	}
 	if (op_owner[i] != NO_OWNER && op_owner[i] < h->max_clients &&
 	    borrowed[op_owner[i]])
 		borrowed[op_owner[i]]--;
@@ -309,8 +348,11 @@ void agent_op_abandon(struct agent *a, uint32_t i)
 	if (i >= a->lay.op_pool_size)
 		return;
 	op_inflight[i] = 0;
-	if (op_owner[i] != NO_OWNER && op_owner[i] < a->lay.max_clients &&
-	    borrowed[op_owner[i]] && !a->cl[op_owner[i]].registered)
+	if (op_resv[i])
+		unreserve(a, i);
+	else if (op_owner[i] != NO_OWNER &&
+		 op_owner[i] < a->lay.max_clients &&
+		 borrowed[op_owner[i]] && !a->cl[op_owner[i]].registered)
 		borrowed[op_owner[i]]--;
 	op_owner[i] = NO_OWNER;
 	global_put(a, i);
@@ -355,6 +397,95 @@ void agent_flush_wakeups(struct agent *a)
 	}
 }
 
+static uint8_t *staging_at(struct agent *a, uint32_t c)
+{
+	return (uint8_t *)a->seg + a->lay.off_staging +
+	       (uint64_t)c * a->lay.staging_size;
+}
+
+/*
+ * OPS_RESERVE: reserve up to `count` global elements to client c for a
+ * window's op pool.  What it gets is capped by what fits the staging
+ * area, by what is free, and by its fair share of the global pool (as
+ * lending is), so one client's windows cannot take the whole pool.  And
+ * one element per client stays unreserved: a reserved element serves
+ * its window only, and with client_op_pool=0 lent elements are all a
+ * client has for its other windows and for barriers, so a pool reserved
+ * to the last element would starve those for good.  The answer is the
+ * number granted, then the indices; fewer than asked, even none, is not
+ * an error: the window then uses the client's list alone.
+ */
+static void ops_reserve(struct agent *a, uint32_t c, uint32_t i)
+{
+	const struct rmad_shm_hdr *h = &a->lay;
+	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, h, i);
+	uint32_t *out = (uint32_t *)staging_at(a, c);
+	uint64_t want = load_relaxed(&e->count);
+	uint32_t room = (uint32_t)(h->staging_size / sizeof(uint32_t)) - 1;
+	uint32_t share, keep, total = agent_global_reserved(a), n = 0;
+
+	keep = (uint32_t)(a->nclients > 0 ? a->nclients : 1);
+	share = h->op_pool_size / keep;
+	if (want > room)
+		want = room;
+	while (n < want && reserved[c] < share &&
+	       (uint64_t)total + n + keep < h->op_pool_size && a->ngfree) {
+		uint32_t g = a->gfree[--a->ngfree];
+
+		if (op_owner[g] != NO_OWNER || op_inflight[g])
+			continue;	/* cannot happen; never lend it twice */
+		op_owner[g] = (uint16_t)c;
+		op_resv[g] = 1;
+		reserved[c]++;
+		out[1 + n++] = g;
+	}
+	out[0] = n;
+	if (h->op_pool_size - a->ngfree > a->st.op_pool_hwm)
+		a->st.op_pool_hwm = h->op_pool_size - a->ngfree;
+	rmad_dbg("client %u: %u of %llu op elements reserved", c, n,
+		 (unsigned long long)load_relaxed(&e->count));
+	agent_complete_op(a, c, i, 0);
+}
+
+/*
+ * OPS_RETURN: reserved elements come home.  Each index is checked: one
+ * that is not a global element reserved to c and idle is counted as bad
+ * and ignored, so a client can neither free what is not its own nor
+ * what an operation still uses.
+ */
+static void ops_return(struct agent *a, uint32_t c, uint32_t i)
+{
+	const struct rmad_shm_hdr *h = &a->lay;
+	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, h, i);
+	const uint32_t *in = (const uint32_t *)staging_at(a, c);
+	uint64_t n = load_relaxed(&e->count);
+	uint32_t room = (uint32_t)(h->staging_size / sizeof(uint32_t));
+	uint32_t bad = 0;
+
+	if (n > room) {
+		bad++;
+		n = room;
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		uint32_t g = load_relaxed(&in[k]);
+
+		if (g >= h->op_pool_size || op_owner[g] != c ||
+		    !op_resv[g] || op_inflight[g]) {
+			bad++;
+			continue;
+		}
+		unreserve(a, g);
+		op_owner[g] = NO_OWNER;
+		global_put(a, g);
+	}
+	if (bad) {
+		a->cl[c].bad_ops += bad;
+		a->st.ops_bad += bad;
+		rmad_warn("client %u: %u bad op elements returned", c, bad);
+	}
+	agent_complete_op(a, c, i, 0);
+}
+
 /* One submitted op: checks, then dispatch. */
 static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 {
@@ -381,6 +512,12 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 		break;
 	case RMAD_OPC_BARRIER:
 		agent_op_barrier(a, c, i);
+		break;
+	case RMAD_OPC_OPS_RESERVE:
+		ops_reserve(a, c, i);
+		break;
+	case RMAD_OPC_OPS_RETURN:
+		ops_return(a, c, i);
 		break;
 	case RMAD_OPC_PUT:
 	case RMAD_OPC_GET:
@@ -535,16 +672,21 @@ static void client_release(struct agent *a, uint32_t c, int died)
 	ac->registered = 0;
 	store_release(&sc->state, died ? RMAD_CLIENT_DEAD : RMAD_CLIENT_FREE);
 	agent_mem_release(a, c);
-	/* Borrowed global elements not in flight go home now; in-flight
-	 * ones when their operation ends (agent_op_abandon). */
+	/* Borrowed and reserved global elements not in flight go home now;
+	 * in-flight ones when their operation ends (agent_op_abandon).  No
+	 * element stays reserved: a reused slot must not inherit them. */
 	for (uint32_t i = 0; i < h->op_pool_size && i < nops; i++) {
-		if (op_owner[i] != c || op_inflight[i])
+		if (op_owner[i] != c)
+			continue;
+		unreserve(a, i);
+		if (op_inflight[i])
 			continue;
 		op_owner[i] = NO_OWNER;
 		global_put(a, i);
 		back++;
 	}
 	borrowed[c] = 0;
+	reserved[c] = 0;
 	/* its locks here are released, its epochs elsewhere ended */
 	agent_rma_client_gone(a, c);
 	a->nclients--;

@@ -437,6 +437,8 @@ static void text_stats(struct agent *a, struct sbuf *b)
 	sb_printf(b, "  global in use      %u of %u\n", op_pool_in_use(a),
 		  a->hdr ? a->lay.op_pool_size : 0);
 	sb_printf(b, "  high-water mark    %u\n", st->op_pool_hwm);
+	sb_printf(b, "  reserved           %u (window op pools)\n",
+		  a->hdr ? agent_global_reserved(a) : 0);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;
 
@@ -579,9 +581,10 @@ static void json_stats(struct agent *a, struct sbuf *b)
 		  (unsigned long long)st->pkts_dropped);
 	json_pkts(b, "pkts_sent", st->pkts_sent);
 	json_pkts(b, "pkts_recv", st->pkts_recv);
-	sb_printf(b, "},\"op_pool\":{\"size\":%u,\"in_use\":%u,\"hwm\":%u}",
+	sb_printf(b, "},\"op_pool\":{\"size\":%u,\"in_use\":%u,\"hwm\":%u,"
+		  "\"reserved\":%u}",
 		  a->hdr ? a->lay.op_pool_size : 0, op_pool_in_use(a),
-		  st->op_pool_hwm);
+		  st->op_pool_hwm, a->hdr ? agent_global_reserved(a) : 0);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;
 

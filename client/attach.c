@@ -334,6 +334,10 @@ void rmad_detach(struct rmad_client *c)
 		close(c->sock);
 	}
 	c->sock = -1;
+	/* the agent took back every reserved element with the slot */
+	free(c->op_home);
+	c->op_home = NULL;
+	__atomic_store_n(&c->nresv_wins, 0, __ATOMIC_RELEASE);
 	if (c->seg)
 		munmap(c->seg, c->seg_size);
 	c->seg = NULL;
@@ -398,15 +402,55 @@ static struct rmad_pool_view my_view(struct rmad_client *c)
 	return v;
 }
 
-int rmad_op_alloc(struct rmad_client *c, uint32_t *idx)
+static int resv_windows(struct rmad_client *c)
+{
+	return __atomic_load_n(&c->nresv_wins, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Window op pools.  The agent returns every element, reserved or not, to
+ * our one list, so the elements reserved to a window are sorted out on
+ * the way: an element of another window's reserve that we pop goes to
+ * that window's stash, and the search goes on.  So a window takes its
+ * own reserve first, then the list, and one window's held-back ops
+ * cannot use up the elements another window reserved.
+ */
+static uint32_t pick_op(struct rmad_client *c, rmad_win_t w,
+			struct rmad_pool_view *v)
+{
+	uint32_t nops = rmad_shm_nops(c->hdr), i;
+
+	pthread_mutex_lock(&c->pool_lock);
+	if (w && w->nstash) {
+		i = w->stash[--w->nstash];
+		pthread_mutex_unlock(&c->pool_lock);
+		return i;
+	}
+	while ((i = rmad_pool_get(&c->me->op_free, v)) != RMAD_NIL) {
+		rmad_win_t h = c->op_home && i < nops ? c->op_home[i] : NULL;
+
+		/* a full stash cannot happen: then use the element */
+		if (!h || h == w || h->nstash >= h->nresv)
+			break;
+		h->stash[h->nstash++] = i;
+	}
+	pthread_mutex_unlock(&c->pool_lock);
+	return i;
+}
+
+int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx)
 {
 	struct rmad_pool_view v = my_view(c);
 
 	for (;;) {
 		uint64_t seen = rmad_counter_read(c->me, RMAD_CNT_FREED);
-		uint32_t i = rmad_pool_get(&c->me->op_free, &v);
+		uint32_t i;
 		int err;
 
+		if (resv_windows(c))
+			i = pick_op(c, w, &v);
+		else
+			i = rmad_pool_get(&c->me->op_free, &v);
 		if (i != RMAD_NIL) {
 			*idx = i;
 			return 0;
@@ -427,6 +471,19 @@ void rmad_op_free(struct rmad_client *c, uint32_t idx)
 {
 	struct rmad_pool_view v = my_view(c);
 
+	if (resv_windows(c)) {
+		rmad_win_t h;
+
+		pthread_mutex_lock(&c->pool_lock);
+		h = c->op_home && idx < rmad_shm_nops(c->hdr) ?
+		    c->op_home[idx] : NULL;
+		if (h && h->nstash < h->nresv) {
+			h->stash[h->nstash++] = idx;
+			pthread_mutex_unlock(&c->pool_lock);
+			return;
+		}
+		pthread_mutex_unlock(&c->pool_lock);
+	}
 	rmad_pool_put(&c->me->op_free, &v, idx);
 }
 
@@ -459,7 +516,8 @@ int rmad_op_submit(struct rmad_client *c, uint32_t idx)
  * A staged op also owns the staging area meanwhile: in (inlen bytes)
  * goes to its start first, and outlen bytes at off come back to out.
  */
-static int sync_wait(struct rmad_client *c, const struct rmad_op_elem *t,
+static int sync_wait(struct rmad_client *c, rmad_win_t w,
+		     const struct rmad_op_elem *t,
 		     uint16_t flags, const void *in, size_t inlen, void *out,
 		     size_t outlen, uint64_t off)
 {
@@ -473,7 +531,7 @@ static int sync_wait(struct rmad_client *c, const struct rmad_op_elem *t,
 	if (c->dead)
 		return RMAD_ERR_AGENT;
 	pthread_mutex_lock(&c->sync_lock);
-	err = rmad_op_alloc(c, &idx);
+	err = rmad_op_alloc(c, w, &idx);
 	if (err)
 		goto out;
 	if (inlen)
@@ -507,19 +565,21 @@ out:
 	return err;
 }
 
-int rmad_sync_elem(struct rmad_client *c, const struct rmad_op_elem *t)
+int rmad_sync_elem(struct rmad_client *c, rmad_win_t w,
+		   const struct rmad_op_elem *t)
 {
-	return sync_wait(c, t, 0, NULL, 0, NULL, 0, 0);
+	return sync_wait(c, w, t, 0, NULL, 0, NULL, 0, 0);
 }
 
-int rmad_staged_op(struct rmad_client *c, struct rmad_op_elem *t,
+int rmad_staged_op(struct rmad_client *c, rmad_win_t w,
+		   struct rmad_op_elem *t,
 		   const void *in, size_t inlen, void *out, size_t outlen,
 		   uint64_t off)
 {
 	if (inlen > c->hdr->staging_size || off > c->hdr->staging_size ||
 	    outlen > c->hdr->staging_size - off)
 		return RMAD_ERR_ARG;
-	return sync_wait(c, t,
+	return sync_wait(c, w, t,
 			 (uint16_t)(RMAD_OPF_STAGED |
 				    (t->flags & RMAD_OPF_INLINE)),
 			 in, inlen, out, outlen, off);
@@ -533,5 +593,153 @@ int rmad_sync_op(struct rmad_client *c, uint16_t opcode, int32_t target,
 	t.opcode = opcode;
 	t.target = target;
 	t.ticket = ticket;
-	return rmad_sync_elem(c, &t);
+	return rmad_sync_elem(c, NULL, &t);
+}
+
+/* How many indices one OPS_RESERVE or OPS_RETURN carries. */
+static uint32_t pool_batch(struct rmad_client *c)
+{
+	return (uint32_t)(c->hdr->staging_size / sizeof(uint32_t)) - 1;
+}
+
+int rmad_op_pool_reserve(struct rmad_client *c, rmad_win_t w, long want)
+{
+	uint32_t nops = rmad_shm_nops(c->hdr), batch = pool_batch(c);
+	uint32_t *buf;
+	int err = 0;
+
+	if (want <= 0 || c->dead)
+		return 0;
+	if (want > (long)c->hdr->op_pool_size)
+		want = (long)c->hdr->op_pool_size;	/* all there is */
+	if (!want)
+		return 0;
+	pthread_mutex_lock(&c->pool_lock);
+	if (!c->op_home)
+		c->op_home = calloc(nops, sizeof(*c->op_home));
+	pthread_mutex_unlock(&c->pool_lock);
+	w->stash = calloc((size_t)want, sizeof(*w->stash));
+	buf = calloc((size_t)batch + 1, sizeof(*buf));
+	if (!c->op_home || !w->stash || !buf) {
+		free(buf);
+		free(w->stash);
+		w->stash = NULL;
+		return RMAD_ERR_NOMEM;
+	}
+	while (w->nresv < (uint32_t)want) {
+		struct rmad_op_elem t = { 0 };
+		uint32_t ask = (uint32_t)want - w->nresv, n;
+
+		if (ask > batch)
+			ask = batch;
+		t.opcode = RMAD_OPC_OPS_RESERVE;
+		t.count = ask;
+		err = rmad_staged_op(c, NULL, &t, NULL, 0, buf,
+				     ((size_t)ask + 1) * sizeof(*buf), 0);
+		if (err)
+			break;
+		/* the staging area is in reach of every client: check it */
+		n = buf[0] < ask ? buf[0] : ask;
+		pthread_mutex_lock(&c->pool_lock);
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t g = buf[1 + k];
+
+			if (g >= c->hdr->op_pool_size || c->op_home[g])
+				continue;
+			c->op_home[g] = w;
+			w->stash[w->nstash++] = g;
+			w->nresv++;
+		}
+		pthread_mutex_unlock(&c->pool_lock);
+		if (buf[0] < ask)
+			break;		/* the agent granted all it would */
+	}
+	free(buf);
+	if (!w->nresv) {
+		free(w->stash);
+		w->stash = NULL;
+	}
+	if (w->nresv)
+		__atomic_add_fetch(&c->nresv_wins, 1, __ATOMIC_RELEASE);
+	rmad_dbg("window %llx: %u of %ld op elements reserved",
+		 (unsigned long long)w->key, w->nresv, want);
+	return err;
+}
+
+#define POOL_DRAIN_MS	2000
+
+/*
+ * The window is gone: gather its reserved elements from our list (its
+ * operations are over, so they come home soon if not yet) and give them
+ * back to the agent.  One that does not turn up in time stays with us as
+ * an ordinary element; the agent takes it back when we detach.
+ */
+void rmad_op_pool_return(struct rmad_client *c, rmad_win_t w)
+{
+	struct rmad_pool_view v = my_view(c);
+	uint32_t nops = rmad_shm_nops(c->hdr), batch = pool_batch(c);
+	uint64_t t0 = rmad_now_ns();
+	uint32_t *other, nother = 0;
+	uint32_t done = 0;
+
+	if (!w->nresv)
+		return;
+	other = calloc(nops, sizeof(*other));
+	pthread_mutex_lock(&c->pool_lock);
+	while (other && !c->dead && w->nstash < w->nresv) {
+		uint32_t i = rmad_pool_get(&c->me->op_free, &v);
+		rmad_win_t h = i < nops ? c->op_home[i] : NULL;
+
+		if (i == RMAD_NIL) {
+			/* not home yet: let others have the rest meanwhile */
+			while (nother)
+				rmad_pool_put(&c->me->op_free, &v,
+					      other[--nother]);
+			pthread_mutex_unlock(&c->pool_lock);
+			if (rmad_now_ns() - t0 >
+			    (uint64_t)POOL_DRAIN_MS * 1000000ull ||
+			    rmad_agent_alive(c)) {
+				pthread_mutex_lock(&c->pool_lock);
+				break;
+			}
+			usleep(1000);
+			pthread_mutex_lock(&c->pool_lock);
+			continue;
+		}
+		if (h == w)
+			w->stash[w->nstash++] = i;
+		else if (h && h->nstash < h->nresv)
+			h->stash[h->nstash++] = i;
+		else
+			other[nother++] = i;
+	}
+	while (nother)
+		rmad_pool_put(&c->me->op_free, &v, other[--nother]);
+	if (w->nstash < w->nresv)
+		rmad_warn("window %llx: %u of %u reserved op elements did not "
+			  "come back; kept until detach",
+			  (unsigned long long)w->key, w->nresv - w->nstash,
+			  w->nresv);
+	for (uint32_t i = 0; i < nops; i++)
+		if (c->op_home[i] == w)
+			c->op_home[i] = NULL;
+	w->nresv = 0;
+	pthread_mutex_unlock(&c->pool_lock);
+	__atomic_sub_fetch(&c->nresv_wins, 1, __ATOMIC_RELEASE);
+	free(other);
+	while (done < w->nstash && !c->dead) {
+		struct rmad_op_elem t = { 0 };
+		uint32_t n = w->nstash - done < batch ? w->nstash - done :
+			     batch;
+
+		t.opcode = RMAD_OPC_OPS_RETURN;
+		t.count = n;
+		if (rmad_staged_op(c, NULL, &t, w->stash + done,
+				   (size_t)n * sizeof(*w->stash), NULL, 0, 0))
+			break;
+		done += n;
+	}
+	free(w->stash);
+	w->stash = NULL;
+	w->nstash = 0;
 }

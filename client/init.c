@@ -21,6 +21,7 @@ struct rmad_client rmad_cl = {
 	.sock = -1,
 	.doorbell = -1,
 	.sync_lock = PTHREAD_MUTEX_INITIALIZER,
+	.pool_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static const char *conf_path(void)

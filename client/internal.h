@@ -28,6 +28,8 @@ struct rmad_bootinfo {
 	int session_given;		/* from RMAD_SESSION */
 };
 
+struct rmad_win_s;
+
 struct rmad_client {
 	int initialized;
 	struct rmad_params p;
@@ -43,6 +45,16 @@ struct rmad_client {
 	pthread_mutex_t sync_lock;	/* serializes sync tickets */
 	uint64_t sync_issued;		/* tickets handed out */
 	uint64_t barrier_epoch;
+	/*
+	 * Window op pools (the op_pool hint): op_home[i] is the window
+	 * that element i is reserved to, NULL for the rest.  Allocated at
+	 * the first reservation; pool_lock guards it and every window's
+	 * stash.  nresv_wins: windows holding a reservation; while 0,
+	 * allocation needs neither.
+	 */
+	pthread_mutex_t pool_lock;
+	struct rmad_win_s **op_home;
+	int nresv_wins;
 	int dead;			/* the agent is gone */
 	int staged;			/* the agent cannot reach our memory:
 					 * remote ops on it go through the
@@ -95,6 +107,10 @@ struct rmad_win_s {
 	int remote_members;		/* members on other nodes exist */
 	uint64_t remote_posted;		/* remote ops since the last flush */
 	int agent_epoch;		/* the agent knows of an epoch */
+	/* its op pool (attach.c), under rmad_cl.pool_lock */
+	uint32_t *stash;		/* free reserved elements */
+	uint32_t nstash;
+	uint32_t nresv;			/* elements reserved to it */
 	/*
 	 * rmad_win_stats: this process's counters.  Operations and flushes
 	 * may come from several threads, so every update is a relaxed
@@ -135,7 +151,8 @@ int rmad_mem_shared(const void *p, size_t len);
 /* attach.c: one op through the staging area, waited for: in (inlen
  * bytes) is copied to offset 0, the op's result (outlen bytes at offset
  * off) back to out. */
-int rmad_staged_op(struct rmad_client *c, struct rmad_op_elem *t,
+int rmad_staged_op(struct rmad_client *c, rmad_win_t w,
+		   struct rmad_op_elem *t,
 		   const void *in, size_t inlen, void *out, size_t outlen,
 		   uint64_t off);
 
@@ -152,7 +169,8 @@ void rmad_boot_client_fini(struct rmad_bootinfo *b);
 int rmad_attach(struct rmad_client *c);
 void rmad_detach(struct rmad_client *c);
 int rmad_agent_alive(void *arg);
-int rmad_op_alloc(struct rmad_client *c, uint32_t *idx);
+/* an element for an op on window w (NULL: on none) */
+int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx);
 void rmad_op_free(struct rmad_client *c, uint32_t idx);
 int rmad_op_submit(struct rmad_client *c, uint32_t idx);
 /* Submit a KEEP|SYNC op and wait for its status. */
@@ -160,6 +178,11 @@ int rmad_sync_op(struct rmad_client *c, uint16_t opcode, int32_t target,
 		 uint64_t ticket);
 /* Submit a prepared KEEP|SYNC element (fields after `owner_gen` are
  * taken from t) and wait for its status. */
-int rmad_sync_elem(struct rmad_client *c, const struct rmad_op_elem *t);
+int rmad_sync_elem(struct rmad_client *c, rmad_win_t w,
+		   const struct rmad_op_elem *t);
+/* Window op pools: reserve want elements for w (fewer is no error), and
+ * give them all back when it is freed. */
+int rmad_op_pool_reserve(struct rmad_client *c, rmad_win_t w, long want);
+void rmad_op_pool_return(struct rmad_client *c, rmad_win_t w);
 
 #endif

@@ -235,7 +235,7 @@ static int post_staged(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		t.inline_len = (uint32_t)(2 * r->es);
 		t.flags = RMAD_OPF_INLINE;
 		t.result_addr = 0;
-		return rmad_staged_op(c, &t, NULL, 0, result, r->es, 0);
+		return rmad_staged_op(c, w, &t, NULL, 0, result, r->es, 0);
 	}
 	unit = r->es * (uint64_t)r->du;
 	/* data in at 0; a get_accumulate's result behind it */
@@ -249,7 +249,7 @@ static int post_staged(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		t.tdisp = tdisp + done / (uint64_t)r->du;
 		t.origin_off = 0;
 		t.result_addr = in && out ? piece : 0;
-		err = rmad_staged_op(c, &t,
+		err = rmad_staged_op(c, w, &t,
 				     in ? (const uint8_t *)origin + done : NULL,
 				     in ? n : 0,
 				     out ? (uint8_t *)(opc == RMAD_OPC_GET ?
@@ -297,7 +297,7 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		__atomic_add_fetch(&w->remote_posted, 1, __ATOMIC_RELAXED);
 		return counted(w, &w->st_ops_remote);
 	}
-	err = rmad_op_alloc(c, &idx);
+	err = rmad_op_alloc(c, w, &idx);
 
 	if (err)
 		return err;
@@ -491,7 +491,7 @@ static int agent_sync(rmad_win_t w, uint16_t opc, int target)
 	t.win = w->block;
 	t.ticket = w->key;
 	t.target = target;
-	err = rmad_sync_elem(&rmad_cl, &t);
+	err = rmad_sync_elem(&rmad_cl, w, &t);
 	rmad_win_count(&w->st_sync_wait_ns, rmad_now_ns() - t0);
 	return err;
 }
@@ -516,7 +516,7 @@ static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 
 	if (c->dead)
 		return RMAD_ERR_AGENT;
-	err = rmad_op_alloc(c, &idx);
+	err = rmad_op_alloc(c, w, &idx);
 	if (err)
 		return err;
 	e = rmad_shm_op_at(c->seg, c->hdr, idx);

@@ -397,6 +397,13 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 		goto fail;
 	free(m);
 	close(fd);
+	/*
+	 * The window's own op pool: a shortfall is no error, the window
+	 * then draws on the process's list like any other.
+	 */
+	if (w->hints.op_pool > 0 &&
+	    rmad_op_pool_reserve(c, w, w->hints.op_pool))
+		rmad_dbg("op_pool hint: reservation failed");
 	w->magic = WIN_MAGIC;
 	pthread_mutex_lock(&ctl_lock);
 	w->next = windows;
@@ -452,6 +459,8 @@ int rmad_win_free(rmad_win_t *win)
 			break;
 		}
 	pthread_mutex_unlock(&ctl_lock);
+	/* its epochs are over everywhere: its op pool goes back */
+	rmad_op_pool_return(c, w);
 	unmap_peers(w);
 	if (w->meta)
 		munmap((void *)w->meta, w->meta_len);

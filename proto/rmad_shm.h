@@ -23,7 +23,10 @@
  * (its reserved elements plus any the agent lent it), and only the agent
  * touches the global list, lending elements to a client whose list ran
  * dry (want_ops) up to a fair share.  The agent keeps the owner of every
- * element privately, so it can take back all a dead client held.
+ * element privately, so it can take back all a dead client held.  A
+ * window's op pool (the op_pool hint) is global elements reserved to a
+ * client (RMAD_OPC_OPS_RESERVE); they come back to the client's list and
+ * the client sorts them out to their window.
  *   target elements             target_pool_size
  *   window blocks               max_windows x window_stride
  *   staging                     max_clients x staging_size
@@ -36,7 +39,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	4	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	5	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -176,9 +179,20 @@ enum {
 	RMAD_OPC_UNLOCK_ALL = 12,	/* KEEP|SYNC */
 	RMAD_OPC_FLUSH = 13,		/* KEEP|SYNC, target or -1 for all */
 	RMAD_OPC_FLUSH_LOCAL = 14,	/* KEEP|SYNC, target or -1 for all */
+	/*
+	 * A window's op pool (the op_pool hint), KEEP|SYNC.  OPS_RESERVE
+	 * asks for `count` global elements reserved to this client: the
+	 * agent writes the number granted (uint32_t, maybe 0) at the start
+	 * of the client's staging area and the indices after it.  While
+	 * reserved, an element always comes back to the client's list.
+	 * OPS_RETURN gives back `count` reserved elements whose indices
+	 * (uint32_t) the client wrote at the start of its staging area.
+	 */
+	RMAD_OPC_OPS_RESERVE = 15,
+	RMAD_OPC_OPS_RETURN = 16,
 	/* KEEP|SYNC: done when every per-target lock called so far in the
 	 * epoch is granted (before a same-node lock is taken) */
-	RMAD_OPC_LOCK_WAIT = 15,
+	RMAD_OPC_LOCK_WAIT = 17,
 	RMAD_OPC_MAX
 };
 

@@ -78,7 +78,8 @@
 	  "reserved elements are all in flight.")			\
 	X(client_op_pool, INT, "64", 0, 0, 65536,			\
 	  "Op elements reserved to each client, the first level of the " \
-	  "pool; windows add their own in a later release.")		\
+	  "pool; a window's op_pool hint adds one of its own, taken "	\
+	  "from the global pool.")					\
 	X(target_pool, INT, "1024", 0, 1, 1048576,			\
 	  "Target elements in the node's global pool.")			\
 	X(win_slots, INT, "32", 0, 1, 65536,				\

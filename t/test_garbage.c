@@ -8,6 +8,10 @@
  *  - a valid element with a bad opcode (must complete with RMAD_ERR_ARG);
  *  - a corrupt free-list head and scribbled ring sequence numbers;
  *  - a barrier op although the job has one rank (must still complete);
+ *  - window op pools: a reservation of 2^64 - 1 elements (capped), a
+ *    return of indices that are out of range, not global, not reserved,
+ *    in flight or repeated (only the one good index goes home), then
+ *    elements left reserved at exit (the agent takes them back);
  *  - rmad_win_stats of a window it never made (refused with
  *    RMAD_ERR_ARG), then a short stats request (the agent drops it).
  *
@@ -121,13 +125,82 @@ static void fill(uint32_t i, uint16_t opc, uint16_t flags)
 	e->status = 12345;
 }
 
+/* A KEEP|SYNC op of `count` on element i, waited for: its status. */
+static int sync_count(uint32_t i, uint16_t opc, uint64_t count)
+{
+	uint64_t sync0 = rmad_counter_read(me, RMAD_CNT_SYNC);
+
+	fill(i, opc, RMAD_OPF_KEEP | RMAD_OPF_SYNC);
+	rmad_shm_op_at(seg, h, i)->count = count;
+	push(i);
+	if (!wait_cnt(RMAD_CNT_SYNC, sync0 + 1))
+		return 99999;
+	return load_acquire(&rmad_shm_op_at(seg, h, i)->status);
+}
+
+static void op_pools(uint32_t mine, uint32_t other)
+{
+	uint32_t *st = (uint32_t *)((char *)seg + h->off_staging +
+				    (uint64_t)reg.client * h->staging_size);
+	uint32_t got, g0, *held, bad = 0;
+	uint8_t *seen = calloc(h->op_pool_size + 1, 1);
+	int s1, s2;
+
+	/* greedy: capped by the pool (less the one element kept for
+	 * lending), every index global and distinct */
+	s1 = sync_count(mine, RMAD_OPC_OPS_RESERVE, UINT64_MAX);
+	got = st[0];
+	held = calloc(got + 1, sizeof(*held));
+	for (uint32_t k = 0; held && k < got && k < h->op_pool_size; k++) {
+		held[k] = st[1 + k];
+		if (held[k] >= h->op_pool_size || seen[held[k]]++)
+			bad++;
+	}
+	ok(s1 == 0 && got > 0 && got <= h->op_pool_size && !bad && held,
+	   "a reservation of 2^64-1 elements gets %u of %u, all distinct "
+	   "global ones (status %d)", got, h->op_pool_size, s1);
+	if (!held || !got) {
+		free(seen);
+		return;
+	}
+	/* garbage back: only g0 may go home, and once */
+	g0 = held[0];
+	memset(st, 0xff, h->staging_size);
+	st[0] = g0;
+	st[1] = g0;
+	st[2] = rmad_shm_nops(h);
+	st[3] = other;
+	st[4] = mine;
+	st[5] = 0x80000000u;
+	s1 = sync_count(mine, RMAD_OPC_OPS_RETURN, UINT64_MAX);
+	s2 = sync_count(mine, RMAD_OPC_OPS_RESERVE, 5);
+	ok(s1 == 0 && s2 == 0 && st[0] == 1 && st[1] == g0,
+	   "a return of garbage sent home only the good index (%u back, "
+	   "status %d %d)", st[0], s1, s2);
+	/* all back (g0 twice over is refused), then all again */
+	memcpy(st, held, got * sizeof(*held));
+	s1 = sync_count(mine, RMAD_OPC_OPS_RETURN, got);
+	s2 = sync_count(mine, RMAD_OPC_OPS_RESERVE, got);
+	ok(s1 == 0 && s2 == 0 && st[0] == got,
+	   "every element back, and %u of %u reserved again", st[0], got);
+	/* keep three: the agent must take them back when we are gone */
+	if (got > 3) {
+		memmove(st, st + 4, (got - 3) * sizeof(*st));
+		s1 = sync_count(mine, RMAD_OPC_OPS_RETURN, got - 3);
+	}
+	ok(s1 == 0, "kept %u reserved elements for the agent to take back",
+	   got < 3 ? got : 3);
+	free(held);
+	free(seen);
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t mine, other, nops;
 	uint64_t sync0, local0;
 
 	alarm_after(60);
-	plan(10);
+	plan(14);
 	if (argc < 2 || attach(argv[1]) < 0) {
 		diag("cannot attach to %s", argc > 1 ? argv[1] : "(none)");
 		return 1;
@@ -181,6 +254,8 @@ int main(int argc, char **argv)
 	ok(wait_cnt(RMAD_CNT_SYNC, sync0 + 1) &&
 	   rmad_shm_op_at(seg, h, mine)->status == RMAD_ERR_RANK,
 	   "a ping to rank 77 of 1 completes with RMAD_ERR_RANK");
+
+	op_pools(mine, other);
 
 	/* our own free list and ring turned to garbage: only we suffer */
 	me->op_free.head = 0x123456789abcull;
