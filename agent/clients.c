@@ -271,8 +271,11 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 	    op_owner[i] == c) {
 		struct rmad_shm_client *sc = shm_client(a, c);
 
+		/* with client_op_pool 0 one element still comes back: a
+		 * client waiting for one hears of it only through FREED */
 		if (own || op_resv[i] ||
-		    load_relaxed(&sc->op_free.count) < h->client_op_pool) {
+		    load_relaxed(&sc->op_free.count) <
+		    (h->client_op_pool ? h->client_op_pool : 1)) {
 			if (rmad_pool_put(&sc->op_free, &v, i) == 0) {
 				rmad_counter_advance(sc, RMAD_CNT_FREED, 1);
 				a->cl[c].moved = 1;
@@ -296,6 +299,48 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 	global_put(a, i);
 }
 
+/*
+ * Take back lent elements that sit idle on the lists of clients above
+ * their fair share (share changes as clients come: the first one may
+ * have borrowed the whole pool).  Elements a client frees itself (sync
+ * ops) stay on its list, so without this a newcomer could wait forever
+ * for a pool that an early client keeps.  Only lent, unreserved, idle
+ * elements go home; anything else popped goes back where it was.
+ */
+static void reclaim_idle(struct agent *a, uint32_t needy, uint32_t share)
+{
+	const struct rmad_shm_hdr *h = &a->lay;
+	struct rmad_pool_view v = client_list_view(a);
+
+	for (uint32_t d = 0; d < h->max_clients; d++) {
+		struct rmad_shm_client *sd;
+		uint32_t tries, keep[64], nkeep = 0;
+
+		if (d == needy || !a->cl[d].registered || borrowed[d] <= share)
+			continue;
+		sd = shm_client(a, d);
+		tries = load_relaxed(&sd->op_free.count);
+		if (tries > 64)
+			tries = 64;
+		while (tries-- && borrowed[d] > share) {
+			uint32_t i = rmad_pool_get(&sd->op_free, &v);
+
+			if (i == RMAD_NIL)
+				break;
+			if (i < h->op_pool_size && op_owner[i] == d &&
+			    !op_resv[i] && !op_inflight[i]) {
+				borrowed[d]--;
+				op_owner[i] = NO_OWNER;
+				global_put(a, i);
+			} else {
+				keep[nkeep++] = i;
+			}
+		}
+		while (nkeep)
+			rmad_pool_put(&sd->op_free, &v, keep[--nkeep]);
+	}
+}
+
 /* Lend global elements to a client whose list ran dry. */
 static void refill_client(struct agent *a, uint32_t c)
 {
@@ -315,6 +360,8 @@ static void refill_client(struct agent *a, uint32_t c)
 		return;
 	}
 	batch = h->client_op_pool ? h->client_op_pool : 16;
+	if (!a->ngfree)
+		reclaim_idle(a, c, share);
 	while (n < batch && borrowed[c] < share && a->ngfree) {
 		uint32_t i = a->gfree[--a->ngfree];
 

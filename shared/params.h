@@ -75,7 +75,9 @@
 	  "drain it.")							\
 	X(op_pool, INT, "4096", 0, 1, 1048576,				\
 	  "Op elements in the node's global pool, used once a client's " \
-	  "reserved elements are all in flight.")			\
+	  "reserved elements are all in flight.  Each client may borrow " \
+	  "an equal share; idle elements above a client's share are "	\
+	  "taken back when another client needs them.")		\
 	X(client_op_pool, INT, "64", 0, 0, 65536,			\
 	  "Op elements reserved to each client, the first level of the " \
 	  "pool; a window's op_pool hint adds one of its own, taken "	\

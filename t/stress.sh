@@ -10,7 +10,7 @@
 # shared ones out; and exclusive locks on every target at once, taken in
 # rank order, which deadlocks unless locks are acquired in call order.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 6
+plan 7
 pr="$top_builddir/t/prog_stress"
 tiny=(--set op_pool=2 --set client_op_pool=1 --set target_pool=1
 	--set win_target_pool=1 --set win_slots=1 --set lock_queue=2)
@@ -39,4 +39,10 @@ run "exclusive locks on every target, in order, shm, 3 vnodes" 4 \
 	--vnodes 3 --provider shm
 run "exclusive locks on every target, in order, tiny pools, tcp;ofi_rxm" \
 	4 "${tiny[@]}" --vnodes 3 --provider 'tcp;ofi_rxm'
+# no reserved elements at all: the first client to come borrows the
+# whole global pool, and the others must still get their share
+pr="$top_builddir/t/prog_barrier"
+args=""
+run "client_op_pool=0, op_pool=4: barriers, shm, 2 vnodes" 4 \
+	--set op_pool=4 --set client_op_pool=0 --vnodes 2 --provider shm
 done_testing
