@@ -77,6 +77,8 @@ int main(int argc, char **argv)
 						   __ATOMIC_SEQ_CST);
 		}
 	}
+	/* rank 0 locks only now, so rank 1 found its own byte above */
+	rmad_barrier();
 	if (rank == 0)
 		OK(rmad_win_lock(RMAD_LOCK_SHARED, 0, 0, w));
 	rmad_barrier();
