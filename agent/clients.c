@@ -341,6 +341,25 @@ static void reclaim_idle(struct agent *a, uint32_t needy, uint32_t share)
 	}
 }
 
+/*
+ * An idle element off the global list, now owned by client c, or RMAD_NIL
+ * when the list is empty.  The high-water mark follows.
+ */
+static uint32_t global_take(struct agent *a, uint32_t c)
+{
+	while (a->ngfree) {
+		uint32_t i = a->gfree[--a->ngfree];
+
+		if (op_owner[i] != NO_OWNER || op_inflight[i])
+			continue;	/* cannot happen; never lend it twice */
+		op_owner[i] = (uint16_t)c;
+		if (a->lay.op_pool_size - a->ngfree > a->st.op_pool_hwm)
+			a->st.op_pool_hwm = a->lay.op_pool_size - a->ngfree;
+		return i;
+	}
+	return RMAD_NIL;
+}
+
 /* Lend global elements to a client whose list ran dry. */
 static void refill_client(struct agent *a, uint32_t c)
 {
@@ -362,18 +381,15 @@ static void refill_client(struct agent *a, uint32_t c)
 	batch = h->client_op_pool ? h->client_op_pool : 16;
 	if (!a->ngfree)
 		reclaim_idle(a, c, share);
-	while (n < batch && borrowed[c] < share && a->ngfree) {
-		uint32_t i = a->gfree[--a->ngfree];
+	while (n < batch && borrowed[c] < share) {
+		uint32_t i = global_take(a, c);
 
-		if (op_owner[i] != NO_OWNER || op_inflight[i])
-			continue;	/* cannot happen; never lend it twice */
-		op_owner[i] = (uint16_t)c;
+		if (i == RMAD_NIL)
+			break;
 		borrowed[c]++;
 		rmad_pool_put(&sc->op_free, &v, i);
 		n++;
 	}
-	if (h->op_pool_size - a->ngfree > a->st.op_pool_hwm)
-		a->st.op_pool_hwm = h->op_pool_size - a->ngfree;
 	if (!n) {
 		/* global pool empty: keep the request, look again */
 		agent_rma_unhold(a, c);
@@ -444,12 +460,6 @@ void agent_flush_wakeups(struct agent *a)
 	}
 }
 
-static uint8_t *staging_at(struct agent *a, uint32_t c)
-{
-	return (uint8_t *)a->seg + a->lay.off_staging +
-	       (uint64_t)c * a->lay.staging_size;
-}
-
 /*
  * OPS_RESERVE: reserve up to `count` global elements to client c for a
  * window's op pool.  What it gets is capped by what fits the staging
@@ -466,7 +476,7 @@ static void ops_reserve(struct agent *a, uint32_t c, uint32_t i)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
 	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, h, i);
-	uint32_t *out = (uint32_t *)staging_at(a, c);
+	uint32_t *out = (uint32_t *)rmad_shm_staging_at(a->seg, &a->lay, c);
 	uint64_t want = load_relaxed(&e->count);
 	uint32_t room = (uint32_t)(h->staging_size / sizeof(uint32_t)) - 1;
 	uint32_t share, keep, total = agent_global_reserved(a), n = 0;
@@ -476,19 +486,16 @@ static void ops_reserve(struct agent *a, uint32_t c, uint32_t i)
 	if (want > room)
 		want = room;
 	while (n < want && reserved[c] < share &&
-	       (uint64_t)total + n + keep < h->op_pool_size && a->ngfree) {
-		uint32_t g = a->gfree[--a->ngfree];
+	       (uint64_t)total + n + keep < h->op_pool_size) {
+		uint32_t g = global_take(a, c);
 
-		if (op_owner[g] != NO_OWNER || op_inflight[g])
-			continue;	/* cannot happen; never lend it twice */
-		op_owner[g] = (uint16_t)c;
+		if (g == RMAD_NIL)
+			break;
 		op_resv[g] = 1;
 		reserved[c]++;
 		out[1 + n++] = g;
 	}
 	out[0] = n;
-	if (h->op_pool_size - a->ngfree > a->st.op_pool_hwm)
-		a->st.op_pool_hwm = h->op_pool_size - a->ngfree;
 	rmad_dbg("client %u: %u of %llu op elements reserved", c, n,
 		 (unsigned long long)load_relaxed(&e->count));
 	agent_complete_op(a, c, i, 0);
@@ -504,7 +511,7 @@ static void ops_return(struct agent *a, uint32_t c, uint32_t i)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
 	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, h, i);
-	const uint32_t *in = (const uint32_t *)staging_at(a, c);
+	const uint32_t *in = (const uint32_t *)rmad_shm_staging_at(a->seg, &a->lay, c);
 	uint64_t n = load_relaxed(&e->count);
 	uint32_t room = (uint32_t)(h->staging_size / sizeof(uint32_t));
 	uint32_t bad = 0;

@@ -255,12 +255,6 @@ static void orecv(struct rma_origin *o, const struct rmad_am_hdr *h)
 }
 
 /* The client's staging area: where staged ops keep their data. */
-static uint8_t *staging_of(struct agent *a, uint32_t c)
-{
-	return (uint8_t *)a->seg + a->lay.off_staging +
-	       (uint64_t)c * a->lay.staging_size;
-}
-
 /* Data of op at its client address (or staging offset) addr. */
 static int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
 		 void *buf, size_t len, int write)
@@ -270,7 +264,7 @@ static int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
 	if (!op->staged)
 		return client_io(a, op->client, addr, buf, len, write);
 	/* checked at submission: addr + len lies inside the area */
-	p = staging_of(a, op->client) + addr;
+	p = rmad_shm_staging_at(a->seg, &a->lay, op->client) + addr;
 	if (write)
 		memcpy(p, buf, len);
 	else

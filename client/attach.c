@@ -521,8 +521,7 @@ static int sync_wait(struct rmad_client *c, rmad_win_t w,
 		     uint16_t flags, const void *in, size_t inlen, void *out,
 		     size_t outlen, uint64_t off)
 {
-	uint8_t *stage = (uint8_t *)c->seg + c->hdr->off_staging +
-			 (uint64_t)c->slot * c->hdr->staging_size;
+	uint8_t *stage = rmad_shm_staging_at(c->seg, c->hdr, c->slot);
 	struct rmad_op_elem *e;
 	uint32_t idx;
 	uint64_t want;

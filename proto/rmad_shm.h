@@ -300,6 +300,13 @@ rmad_shm_client_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
 					  (uint64_t)i * h->client_stride);
 }
 
+/* Client slot i's staging area (staging_size bytes). */
+static inline uint8_t *
+rmad_shm_staging_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
+{
+	return (uint8_t *)seg + h->off_staging + (uint64_t)i * h->staging_size;
+}
+
 static inline struct rmad_op_elem *
 rmad_shm_op_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
 {
