@@ -17,7 +17,7 @@
 
 #include <pmix.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "log.h"
 #include "boot.h"
 

@@ -29,7 +29,7 @@
 #include "log.h"
 #include "pool.h"
 #include "ring.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "util.h"
 
 #define NO_OWNER	0xffffu

@@ -32,7 +32,7 @@
 #include "agent.h"
 #include "atomics.h"
 #include "log.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "util.h"
 
 #define CTL_MSG_MAX	(60 * 1024)	/* whole message, header included */

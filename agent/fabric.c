@@ -29,7 +29,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "log.h"
 #include "fabric.h"
 

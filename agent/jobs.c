@@ -23,7 +23,7 @@
 
 #include "agent.h"
 #include "log.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "util.h"
 
 /* A pong that has not come back by then is not coming (agent lost). */

@@ -17,7 +17,7 @@
 
 #include "agent.h"
 #include "log.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "util.h"
 
 #define MEM_SIZE_MAX	(1ull << 40)

@@ -15,7 +15,7 @@
 
 #include "agent.h"
 #include "log.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 
 /* The core index agent v takes under core=auto: the v-th from the end. */
 static int auto_core(int v, int ncores)

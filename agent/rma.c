@@ -54,7 +54,7 @@
 #include "dtype.h"
 #include "lockword.h"
 #include "log.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "util.h"
 
 enum { WS_NONE, WS_PER_TARGET, WS_LOCK_ALL_CALLED, WS_LOCK_ALL_ISSUED,

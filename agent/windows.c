@@ -28,7 +28,7 @@
 
 #include "agent.h"
 #include "log.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "util.h"
 
 #define WIN_SIZE_MAX	(1ull << 40)	/* 1 TiB per rank */

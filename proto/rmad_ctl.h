@@ -14,7 +14,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#include "rmad.h"			/* struct rmad_stats */
+#include "rmad_abi.h"			/* struct rmad_stats */
 
 #define RMAD_CTL_MAGIC	0x4c54434461726dULL	/* "rmaDCTL" */
 

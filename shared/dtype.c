@@ -19,7 +19,7 @@
  */
 #include <string.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "dtype.h"
 
 /* A lock-based (libatomic) fallback would not be atomic across processes. */

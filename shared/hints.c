@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "log.h"
 #include "hints.h"
 

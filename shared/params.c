@@ -19,7 +19,7 @@
 #include <strings.h>
 #include <sys/types.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "log.h"
 #include "params.h"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "util.h"
 
 uint64_t rmad_now_ns(void)

@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "tap.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "log.h"
 #include "agent/fabric.h"
 

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "dtype.h"
 #include "tap.h"
 

@@ -31,7 +31,7 @@
 #include "counter.h"
 #include "pool.h"
 #include "ring.h"
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
 #include "tap.h"

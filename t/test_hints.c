@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "log.h"
 #include "hints.h"
 #include "tap.h"

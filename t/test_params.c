@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "log.h"
 #include "params.h"
 #include "tap.h"

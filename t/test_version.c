@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "rmad.h"
+#include "rmad_abi.h"
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
 #include "tap.h"

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rmad_abi.h - the numbers that librmad, the agent and the tools share:
+ * error codes, datatype and reduction-op numbering, lock types and
+ * assert flags, packet types and struct rmad_stats.
+ *
+ * It stands on its own, so the agent, shared/ and proto/ never include
+ * the library's public header.  rmad.h includes it, and it is installed
+ * beside rmad.h; programs use these names through <rmad.h>.  Every
+ * value here is part of the ABI: changing one means bumping
+ * RMAD_ABI_VERSION (proto/rmad_shm.h) as well as the library version.
+ */
+#ifndef RMAD_ABI_H
+#define RMAD_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes: every function returns 0 or one of these (negative). */
+#define RMAD_SUCCESS		0
+#define RMAD_ERR_ARG		(-1)
+#define RMAD_ERR_RANK		(-2)
+#define RMAD_ERR_DISP		(-3)
+#define RMAD_ERR_TYPE		(-4)
+#define RMAD_ERR_OP		(-5)
+#define RMAD_ERR_SYNC		(-6)
+#define RMAD_ERR_NOMEM		(-7)
+#define RMAD_ERR_AGENT		(-8)
+#define RMAD_ERR_PROC_FAILED	(-9)
+#define RMAD_ERR_BOOTSTRAP	(-10)
+#define RMAD_ERR_FABRIC		(-11)
+#define RMAD_ERR_VERSION	(-12)
+#define RMAD_ERR_NOT_LOCAL	(-13)
+#define RMAD_ERR_PERM		(-14)
+#define RMAD_ERR_HINT		(-15)
+#define RMAD_ERR_INTERNAL	(-16)
+#define RMAD_ERR_LAST		(-16)
+
+/* Datatype and reduction-op handles: predefined ones are small
+ * integers. */
+typedef intptr_t rmad_datatype_t;
+typedef int rmad_op_t;
+
+/* Predefined datatypes (small integers; derived types are pointers). */
+#define RMAD_BYTE	((rmad_datatype_t)1)
+#define RMAD_CHAR	((rmad_datatype_t)2)
+#define RMAD_INT	((rmad_datatype_t)3)
+#define RMAD_LONG	((rmad_datatype_t)4)
+#define RMAD_INT8	((rmad_datatype_t)5)
+#define RMAD_INT16	((rmad_datatype_t)6)
+#define RMAD_INT32	((rmad_datatype_t)7)
+#define RMAD_INT64	((rmad_datatype_t)8)
+#define RMAD_UINT8	((rmad_datatype_t)9)
+#define RMAD_UINT16	((rmad_datatype_t)10)
+#define RMAD_UINT32	((rmad_datatype_t)11)
+#define RMAD_UINT64	((rmad_datatype_t)12)
+#define RMAD_FLOAT	((rmad_datatype_t)13)
+#define RMAD_DOUBLE	((rmad_datatype_t)14)
+
+/* Reduction ops. */
+#define RMAD_SUM	1
+#define RMAD_PROD	2
+#define RMAD_MIN	3
+#define RMAD_MAX	4
+#define RMAD_BAND	5
+#define RMAD_BOR	6
+#define RMAD_BXOR	7
+#define RMAD_LAND	8
+#define RMAD_LOR	9
+#define RMAD_LXOR	10
+#define RMAD_REPLACE	11
+#define RMAD_NO_OP	12
+
+/* Lock types and assert flags. */
+#define RMAD_LOCK_SHARED	1
+#define RMAD_LOCK_EXCLUSIVE	2
+
+#define RMAD_MODE_NOCHECK	0x01
+#define RMAD_MODE_NOSTORE	0x02
+#define RMAD_MODE_NOPUT		0x04
+#define RMAD_MODE_NOPRECEDE	0x08
+#define RMAD_MODE_NOSUCCEED	0x10
+
+/*
+ * Introspection: what this process did on one window, counted by the
+ * process itself (posting, waiting) and by its agent (packets, the
+ * operation table).  Packets are those the agent sent or received for
+ * this process's operations on this window to other nodes; same-node
+ * targets take no packets.  See rmad_win_stats(3).
+ */
+enum rmad_pkt {
+	RMAD_PKT_LOCK,		/* lock request */
+	RMAD_PKT_LOCK_GRANTED,
+	RMAD_PKT_LOCK_RETRY,	/* the target's lock queue was full */
+	RMAD_PKT_UNLOCK,
+	RMAD_PKT_UNLOCK_ACK,
+	RMAD_PKT_PUT,
+	RMAD_PKT_ACC,
+	RMAD_PKT_GET,
+	RMAD_PKT_GET_ACC,	/* get_accumulate, fetch_and_op */
+	RMAD_PKT_CAS,
+	RMAD_PKT_ACK,		/* put/acc done */
+	RMAD_PKT_RESP,		/* get/get_acc/cas result */
+	RMAD_PKT_NOTE,		/* fi_write/fi_read chunks follow */
+	RMAD_PKT_FLUSH,		/* RMA_DONE: answer once all is applied */
+	RMAD_PKT_FLUSH_ACK,	/* RMA_DONE_ACK */
+	RMAD_PKT_TYPES = 16
+};
+
+struct rmad_stats {
+	/* counted by this process */
+	uint64_t ops_posted;		/* data operations called */
+	uint64_t ops_local;		/* of them, done in place (same node) */
+	uint64_t ops_remote;		/* of them, handed to the agent */
+	uint64_t sync_calls;		/* lock, unlock, flush... calls */
+	uint64_t sync_wait_ns;		/* time spent in those calls */
+	/* counted by the agent for this process and window */
+	uint64_t ops_issued;		/* remote ops sent (or started) */
+	uint64_t ops_completed;		/* remote ops completed */
+	uint64_t pkts_sent[RMAD_PKT_TYPES];
+	uint64_t pkts_recv[RMAD_PKT_TYPES];
+	uint64_t pkts_sent_total;
+	uint64_t pkts_recv_total;
+	uint64_t piggyback_lock;	/* LOCK carried by an operation */
+	uint64_t piggyback_unlock;	/* UNLOCK carried by an operation */
+	uint64_t piggyback_flush;	/* RMA_DONE carried by an operation */
+	uint64_t single_op;		/* epochs sent as one packet */
+	uint64_t acks_saved;		/* ops sent without asking an ack */
+	uint64_t locks_queued;		/* lock requests that had to wait */
+	uint64_t rdma_writes;		/* fi_write chunks */
+	uint64_t rdma_reads;		/* fi_read chunks */
+	uint32_t target_hwm;		/* target elements held at once */
+	uint32_t ops_held_hwm;		/* ops the agent held at once */
+	uint64_t order_waits;		/* accumulates that waited for the
+					 * previous one's answer (ordering
+					 * on an unordered channel) */
+	uint64_t reserved[7];
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RMAD_ABI_H */
