@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * agent.h - the rmad agent's internal state.
+ * agent.h - the rmad agent's state: struct agent and the context structs
+ * of its modules.  It declares no functions: each module's functions are
+ * in its own header (am.h, completion.h, jobs.h, windows.h, mem.h,
+ * rma.h, ctl.h, clients.h, pin.h), and doc/design.md maps them.
  *
  * One libevent loop thread owns everything here; nothing in this header
  * is touched by any other thread.  Shared-memory fields that clients
@@ -21,7 +24,9 @@
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
 #include "rmad_wire.h"
+#include "util.h"
 
+struct agent;
 struct agent_job;
 
 /* Agent-private view of one client slot. */
@@ -93,6 +98,73 @@ struct agent_stats {
 	uint32_t op_pool_hwm;
 };
 
+
+/* The active-message layer's handler table (am.c). */
+typedef void (*am_handler_fn)(struct agent *a, const struct rmad_am_hdr *h,
+			      const void *payload);
+struct am_ctx {
+	am_handler_fn handler[RMAD_AM_TYPE_MAX];
+};
+
+/*
+ * The completion layer's private record of every op element (completion.c):
+ * its owner (a client slot, or none when in the global pool), whether an
+ * operation on it is in flight, what each client borrowed, and which
+ * global elements are reserved to a client for a window's op pool (the
+ * op_pool hint; not counted as borrowed, and always back to the client's
+ * list while reserved, since the client sorts them by window).
+ */
+struct completion_ctx {
+	uint16_t *op_owner;
+	uint8_t *op_inflight;
+	uint32_t *borrowed;		/* per client */
+	uint8_t *op_resv;
+	uint32_t *reserved;		/* per client */
+};
+
+/* Barrier ops waiting for their epoch's release, per job slot (jobs.c). */
+struct pending_bar;
+struct jobs_ctx {
+	struct pending_bar **bar_wait;
+	int *bar_nwait;
+};
+
+struct agent_win;
+struct rma_ctx;
+
+/* The windows this agent serves, and the window block of each (windows.c). */
+struct win_ctx {
+	struct agent_win *wins;
+	struct agent_win **blocks;	/* max_windows */
+};
+
+/* Client memory registered with the fabric, per client slot (mem.c). */
+struct mem_region;
+struct mem_ctx {
+	struct mem_region **regions;
+	int *nregions;
+};
+
+/*
+ * Upcalls from a lower module to the one above it that owns the state,
+ * set by the upper module at its init: jobs tell windows that a job
+ * failed or ended; windows tell the RMA layer that a window is gone.
+ */
+struct job_hooks {
+	void (*failed)(struct agent *a, struct agent_job *j);
+	void (*freed)(struct agent *a, struct agent_job *j);
+};
+
+/* main.c: the command line, and the "one agent per place" lock. */
+struct main_ctx {
+	char **set_args;		/* --set KEY=VALUE, applied again on
+					 * every reload */
+	int nset_args;
+	int rank_cpus_agents;		/* --print-rank-cpus K */
+	int lock_fd;			/* see take_agent_lock() */
+	uint64_t last_stats;		/* stats_interval_ms: last logged */
+};
+
 struct agent {
 	struct rmad_params p;
 	char conf_path[PATH_MAX];
@@ -143,6 +215,17 @@ struct agent {
 	struct event *tick_ev;
 	struct event *sig_ev[3];
 	struct agent_stats st;
+
+	/* the modules' state */
+	struct main_ctx m;
+	struct am_ctx am;
+	struct completion_ctx cp;
+	struct jobs_ctx jb;
+	struct win_ctx wn;
+	struct mem_ctx mm;
+	struct job_hooks job_hooks;
+	struct rma_ctx *rma;		/* rma.c */
+	void (*win_gone_hook)(struct agent *a, struct agent_win *w);
 };
 
 struct rma_lock;
@@ -202,107 +285,10 @@ struct agent_win {
 	struct win_rkey *rkeys;		/* like sorted (or by rank), or NULL */
 };
 
-/* rma.c: the agent's counters for client c's use of window w (the
- * fields counted by the agent; the process-counted ones come back zero,
- * and *out is left alone when c never sent anything remote on w) */
-struct rmad_stats;
-/* client c found no op element to take: release what rma.c holds back */
-void agent_rma_unhold(struct agent *a, uint32_t c);
-void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
-			 struct rmad_stats *out);
-
-/* clients.c */
-int agent_segment_create(struct agent *a);
-void agent_segment_destroy(struct agent *a);
-int agent_listen(struct agent *a);
-void agent_unlisten(struct agent *a);
-void agent_accept_pending(struct agent *a);
-int agent_poll_rings(struct agent *a);
-int agent_rings_empty(struct agent *a);
-void agent_complete_op(struct agent *a, uint32_t client, uint32_t op,
-		       int status);
-void agent_flush_wakeups(struct agent *a);
-void agent_op_abandon(struct agent *a, uint32_t op);
-uint32_t agent_global_free(struct agent *a);
-/* global elements reserved to windows' op pools (op_pool hint) */
-uint32_t agent_global_reserved(struct agent *a);
-void agent_drop_all_clients(struct agent *a);
-
-/* jobs.c */
-struct agent_job *agent_job_get(struct agent *a, const char *nspace,
-				int32_t size, int32_t local_size, int *err);
-void agent_job_put(struct agent *a, struct agent_job *j);
-void agent_job_client_died(struct agent *a, struct agent_job *j);
-void agent_job_client_joined(struct agent *a, struct agent_job *j);
-void agent_op_barrier(struct agent *a, uint32_t client, uint32_t op);
-void agent_op_ping(struct agent *a, uint32_t client, uint32_t op);
-void agent_am_recv(void *arg, const void *msg, size_t len);
-int agent_am_send(struct agent *a, int node, struct rmad_am_hdr *h,
-		  const void *payload, size_t plen);
-int agent_rank_node(struct agent_job *j, int32_t rank);
-void agent_job_retry_barriers(struct agent *a, struct agent_job *j);
-void agent_jobs_tick(struct agent *a);
-
-/* windows.c */
-int agent_win_init(struct agent *a);
-void agent_win_fini(struct agent *a);
-void agent_win_create(struct agent *a, uint32_t c,
-		      const struct rmad_ctl_win_create *m, size_t len, int fd);
-void agent_win_free(struct agent *a, uint32_t c,
-		    const struct rmad_ctl_win_free *m);
-void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
-		  const void *payload, struct agent_job *j);
-void agent_win_job_failed(struct agent *a, struct agent_job *j);
-void agent_win_job_freed(struct agent *a, struct agent_job *j);
-
-struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
-				     uint64_t key);
-struct agent_win *agent_win_by_key(struct agent_job *j, uint64_t key);
-/* The window key of c's job, c a member not freeing it; or NULL. */
-struct agent_win *agent_win_of_client(struct agent *a, uint32_t c,
-				      uint64_t key);
-struct agent_win *agent_win_first(void);
-/* Size and unit of rank's window; RMAD_ERR_RANK if not a member. */
-int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,
-		     int32_t *disp_unit);
-struct win_local *agent_win_local(struct agent_win *w, int32_t rank);
-/* Where rank's window is registered for one-sided transfers; 0 or -1. */
-int agent_win_rkey(struct agent_win *w, int32_t rank, uint64_t *key,
-		   uint64_t *addr);
-int agent_win_rank_of(struct agent_win *w, int32_t grank);
-
-/* rma.c: the operation table, remote operations and lock granting */
-int agent_rma_init(struct agent *a);
-void agent_rma_fini(struct agent *a);
-void agent_rma_op(struct agent *a, uint32_t c, uint32_t op);
-void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
-		  const void *payload, struct agent_job *j);
-int agent_rma_progress(struct agent *a);
-void agent_rma_client_gone(struct agent *a, uint32_t c);
-void agent_rma_win_gone(struct agent *a, struct agent_win *w);
-
-/* mem.c: rmad_alloc_mem regions, mapped here too */
-int agent_mem_init(struct agent *a);
-void agent_mem_fini(struct agent *a);
-void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
-		   int fd);
-void agent_mem_probe(struct agent *a, uint32_t c,
-		     const struct rmad_ctl_mem *m);
-void agent_mem_dereg(struct agent *a, uint32_t c,
-		     const struct rmad_ctl_mem *m);
-void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
-		       uint64_t len);
-void agent_mem_release(struct agent *a, uint32_t c);
-
-/* ctl.c: answer rmadctl's status request on fd (text or JSON) */
-void agent_ctl_status(struct agent *a, int fd, int json);
-
-/* pin.c */
-int agent_pin(struct agent *a);
-int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
-		    size_t len);
-
-/* main.c */
-void agent_note_activity(struct agent *a);
+/* Every module may note that work came in: the loop spins on a while. */
+static inline void agent_note_activity(struct agent *a)
+{
+	a->last_activity_ns = rmad_now_ns();
+}
 
 #endif

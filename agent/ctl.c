@@ -30,6 +30,10 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "completion.h"
+#include "ctl.h"
+#include "stats.h"
+#include "windows.h"
 #include "atomics.h"
 #include "log.h"
 #include "rmad_abi.h"
@@ -38,36 +42,6 @@
 #define CTL_MSG_MAX	(60 * 1024)	/* whole message, header included */
 #define CTL_RESERVE	(8 * 1024)	/* for everything but the lists */
 
-static const char *const am_names[RMAD_AM_TYPE_MAX] = {
-	[RMAD_AM_PING] = "PING",
-	[RMAD_AM_PONG] = "PONG",
-	[RMAD_AM_JOB_JOIN] = "JOB_JOIN",
-	[RMAD_AM_JOB_MAP] = "JOB_MAP",
-	[RMAD_AM_BARRIER_ARRIVE] = "BARRIER_ARRIVE",
-	[RMAD_AM_BARRIER_RELEASE] = "BARRIER_RELEASE",
-	[RMAD_AM_JOB_FAIL] = "JOB_FAIL",
-	[RMAD_AM_WIN_JOIN] = "WIN_JOIN",
-	[RMAD_AM_WIN_READY] = "WIN_READY",
-	[RMAD_AM_WIN_FREE_ARRIVE] = "WIN_FREE_ARRIVE",
-	[RMAD_AM_WIN_FREE_DONE] = "WIN_FREE_DONE",
-	[RMAD_AM_RMA_LOCK] = "LOCK",
-	[RMAD_AM_RMA_LOCK_GRANTED] = "LOCK_GRANTED",
-	[RMAD_AM_RMA_LOCK_RETRY] = "LOCK_RETRY",
-	[RMAD_AM_RMA_UNLOCK] = "UNLOCK",
-	[RMAD_AM_RMA_UNLOCK_ACK] = "UNLOCK_ACK",
-	[RMAD_AM_RMA_PUT] = "PUT",
-	[RMAD_AM_RMA_ACC] = "ACC",
-	[RMAD_AM_RMA_GET] = "GET",
-	[RMAD_AM_RMA_GACC] = "GET_ACC",
-	[RMAD_AM_RMA_CAS] = "CAS",
-	[RMAD_AM_RMA_ACK] = "ACK",
-	[RMAD_AM_RMA_RESP] = "RESP",
-	[RMAD_AM_RMA_NOTE] = "RDMA_NOTE",
-	[RMAD_AM_RMA_FLUSH] = "FLUSH",
-	[RMAD_AM_RMA_FLUSH_ACK] = "FLUSH_ACK",
-};
-/* a new packet type needs its name here */
-static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_RMA_FLUSH_ACK + 1, "am_names");
 
 /* A bounded string builder: appends that do not fit set `over`. */
 struct sbuf {
@@ -412,25 +386,13 @@ static void text_jobs(struct agent *a, struct sbuf *b)
 static void text_stats(struct agent *a, struct sbuf *b)
 {
 	const struct agent_stats *st = &a->st;
+	char line[1024];
 
-	sb_printf(b, "\nstats\n");
-	sb_printf(b, "  ops done           %llu\n",
-		  (unsigned long long)st->ops_done);
-	sb_printf(b, "  bad ops            %llu\n",
-		  (unsigned long long)st->ops_bad);
-	sb_printf(b, "  wakeups            %llu\n",
-		  (unsigned long long)st->wakeups);
-	sb_printf(b, "  sleeps             %llu\n",
-		  (unsigned long long)st->sleeps);
-	sb_printf(b, "  clients attached   %llu since start\n",
-		  (unsigned long long)st->clients_attached);
-	sb_printf(b, "  clients died       %llu since start\n",
-		  (unsigned long long)st->clients_died);
-	sb_printf(b, "  packets dropped    %llu\n",
-		  (unsigned long long)st->pkts_dropped);
+	agent_stats_format(st, AGENT_STATS_TEXT, line, sizeof(line));
+	sb_printf(b, "\nstats\n%s", line);
 	sb_printf(b, "  %-17s  %12s %12s\n", "packets", "SENT", "RECEIVED");
 	for (int t = 1; t < RMAD_AM_TYPE_MAX; t++)
-		sb_printf(b, "    %-15s  %12llu %12llu\n", am_names[t],
+		sb_printf(b, "    %-15s  %12llu %12llu\n", agent_stats_pkt_name(t),
 			  (unsigned long long)st->pkts_sent[t],
 			  (unsigned long long)st->pkts_recv[t]);
 	sb_printf(b, "\nop pool\n");
@@ -560,25 +522,19 @@ static void json_pkts(struct sbuf *b, const char *key, const uint64_t *v)
 {
 	sb_printf(b, ",\"%s\":{", key);
 	for (int t = 1; t < RMAD_AM_TYPE_MAX; t++)
-		sb_printf(b, "%s\"%s\":%llu", t > 1 ? "," : "", am_names[t],
-			  (unsigned long long)v[t]);
+		sb_printf(b, "%s\"%s\":%llu", t > 1 ? "," : "",
+			  agent_stats_pkt_name(t), (unsigned long long)v[t]);
 	sb_putc(b, '}');
 }
 
 static void json_stats(struct agent *a, struct sbuf *b)
 {
 	const struct agent_stats *st = &a->st;
+	char pairs[1024];
 
-	sb_printf(b, ",\"stats\":{\"ops_done\":%llu,\"bad_ops\":%llu,"
-		  "\"wakeups\":%llu,\"sleeps\":%llu,\"clients_attached\":%llu,"
-		  "\"clients_died\":%llu,\"pkts_dropped\":%llu",
-		  (unsigned long long)st->ops_done,
-		  (unsigned long long)st->ops_bad,
-		  (unsigned long long)st->wakeups,
-		  (unsigned long long)st->sleeps,
-		  (unsigned long long)st->clients_attached,
-		  (unsigned long long)st->clients_died,
-		  (unsigned long long)st->pkts_dropped);
+	/* the table's pairs each start with a comma */
+	agent_stats_format(st, AGENT_STATS_JSON, pairs, sizeof(pairs));
+	sb_printf(b, ",\"stats\":{%s", pairs + 1);
 	json_pkts(b, "pkts_sent", st->pkts_sent);
 	json_pkts(b, "pkts_recv", st->pkts_recv);
 	sb_printf(b, "},\"op_pool\":{\"size\":%u,\"in_use\":%u,\"hwm\":%u,"
@@ -614,14 +570,19 @@ static void json_stats(struct agent *a, struct sbuf *b)
 
 void agent_ctl_status(struct agent *a, int fd, int json)
 {
-	/* static: 60 KiB is too much for the loop thread's stack */
-	static char msg[CTL_MSG_MAX];
+	/* on the heap: 60 KiB is too much for the loop thread's stack */
+	char *msg = malloc(CTL_MSG_MAX);
 	struct rmad_ctl_hdr *h = (struct rmad_ctl_hdr *)msg;
 	struct sbuf b = {
-		.p = msg + sizeof(*h),
 		.lim = CTL_MSG_MAX - sizeof(*h) - 1,
 	};
 	int err;
+
+	if (!msg) {
+		rmad_warn("status reply not sent: out of memory");
+		return;
+	}
+	b.p = msg + sizeof(*h);
 
 	memset(h, 0, sizeof(*h));
 	h->magic = RMAD_CTL_MAGIC;
@@ -654,4 +615,5 @@ void agent_ctl_status(struct agent *a, int fd, int json)
 	err = rmad_send_msg(fd, msg, sizeof(*h) + b.len + 1, NULL, 0);
 	if (err < 0)
 		rmad_warn("status reply not sent: %s", strerror(-err));
+	free(msg);
 }

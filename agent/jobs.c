@@ -22,6 +22,9 @@
 #include <string.h>
 
 #include "agent.h"
+#include "am.h"
+#include "completion.h"
+#include "jobs.h"
 #include "log.h"
 #include "rmad_abi.h"
 #include "util.h"
@@ -33,9 +36,6 @@ struct pending_bar {
 	uint32_t client, gen, op;
 };
 
-/* Barrier ops waiting for their epoch's release, per job slot. */
-static struct pending_bar **bar_wait;
-static int *bar_nwait;
 
 static uint64_t nspace_key(const char *ns)
 {
@@ -48,15 +48,17 @@ static uint64_t nspace_key(const char *ns)
 
 static int ensure_bar_tables(struct agent *a)
 {
-	if (bar_wait)
+	if (a->jb.bar_wait)
 		return 0;
-	bar_wait = calloc((size_t)a->p.max_jobs, sizeof(*bar_wait));
-	bar_nwait = calloc((size_t)a->p.max_jobs, sizeof(*bar_nwait));
-	if (!bar_wait || !bar_nwait) {
-		free(bar_wait);
-		free(bar_nwait);
-		bar_wait = NULL;
-		bar_nwait = NULL;
+	a->jb.bar_wait = calloc((size_t)a->p.max_jobs,
+				sizeof(*a->jb.bar_wait));
+	a->jb.bar_nwait = calloc((size_t)a->p.max_jobs,
+				 sizeof(*a->jb.bar_nwait));
+	if (!a->jb.bar_wait || !a->jb.bar_nwait) {
+		free(a->jb.bar_wait);
+		free(a->jb.bar_nwait);
+		a->jb.bar_wait = NULL;
+		a->jb.bar_nwait = NULL;
 		return RMAD_ERR_NOMEM;
 	}
 	return 0;
@@ -86,7 +88,7 @@ static struct agent_job *job_new(struct agent *a, const char *ns,
 		snprintf(j->nspace, sizeof(j->nspace), "%s", ns);
 		j->size = size;
 		j->local_size = local_size;
-		bar_nwait[k] = 0;
+		a->jb.bar_nwait[k] = 0;
 		return j;
 	}
 	return NULL;
@@ -96,14 +98,15 @@ static void job_free(struct agent *a, struct agent_job *j)
 {
 	int k = (int)(j - a->jobs);
 
-	agent_win_job_freed(a, j);
-	for (int x = 0; x < bar_nwait[k]; x++)
-		agent_op_abandon(a, bar_wait[k][x].op);
+	if (a->job_hooks.freed)
+		a->job_hooks.freed(a, j);
+	for (int x = 0; x < a->jb.bar_nwait[k]; x++)
+		agent_op_abandon(a, a->jb.bar_wait[k][x].op);
 	free(j->map);
 	free(j->jruns);
-	free(bar_wait[k]);
-	bar_wait[k] = NULL;
-	bar_nwait[k] = 0;
+	free(a->jb.bar_wait[k]);
+	a->jb.bar_wait[k] = NULL;
+	a->jb.bar_nwait[k] = 0;
 	memset(j, 0, sizeof(*j));
 }
 
@@ -171,42 +174,13 @@ int agent_rank_node(struct agent_job *j, int32_t rank)
 
 /* ---------------------------------------------------------- sending */
 
-int agent_am_send(struct agent *a, int node, struct rmad_am_hdr *h,
-		  const void *payload, size_t plen)
-{
-	int err;
-
-	h->version = RMAD_WIRE_VERSION;
-	h->src_node = (uint32_t)a->node;
-	h->payload_len = (uint32_t)plen;
-	if (h->type < RMAD_AM_TYPE_MAX)
-		a->st.pkts_sent[h->type]++;
-	if (node == a->node || !a->fab) {
-		/* to ourselves: no need to cross the fabric */
-		char buf[sizeof(*h) + 16384];
-
-		if (node != a->node || plen > sizeof(buf) - sizeof(*h))
-			return RMAD_ERR_RANK;
-		memcpy(buf, h, sizeof(*h));
-		if (plen)
-			memcpy(buf + sizeof(*h), payload, plen);
-		agent_am_recv(a, buf, sizeof(*h) + plen);
-		return 0;
-	}
-	rmad_dbg("send %u to node %d, %zu bytes", h->type, node, plen);
-	err = rmad_fabric_send(a->fab, node, h, sizeof(*h), payload, plen);
-	if (err)
-		rmad_warn("send %u to node %d failed: %d", h->type, node, err);
-	return err;
-}
-
 static size_t runs_per_msg(struct agent *a)
 {
 	size_t room = a->p.am_buf_size - sizeof(struct rmad_am_hdr) -
 		      sizeof(struct rmad_am_job);
 
-	if (room > 16384 - sizeof(struct rmad_am_job))
-		room = 16384 - sizeof(struct rmad_am_job);
+	if (room > RMAD_AM_MAX_PAYLOAD - sizeof(struct rmad_am_job))
+		room = RMAD_AM_MAX_PAYLOAD - sizeof(struct rmad_am_job);
 	return room / sizeof(struct rmad_am_rank_run);
 }
 
@@ -220,7 +194,7 @@ static void send_runs(struct agent *a, int node, int type,
 
 	do {
 		int32_t cnt = n - off;
-		char buf[16384];
+		char buf[RMAD_AM_MAX_PAYLOAD];
 		struct rmad_am_job *jp = (struct rmad_am_job *)buf;
 		struct rmad_am_hdr h = { .type = (uint8_t)type, .job = j->key };
 
@@ -234,7 +208,7 @@ static void send_runs(struct agent *a, int node, int type,
 		memcpy(buf + sizeof(*jp), runs + off,
 		       (size_t)cnt * sizeof(*runs));
 		h.count = (uint64_t)cnt;
-		agent_am_send(a, node, &h, buf,
+		am_send(a, node, &h, buf,
 			      sizeof(*jp) + (size_t)cnt * sizeof(*runs));
 		off += cnt;
 	} while (off < n);
@@ -305,7 +279,7 @@ static void root_fail(struct agent *a, struct agent_job *j)
 	j->failed = 1;
 	for (int node = 0; node < a->nnodes; node++)
 		if (node != a->node)
-			agent_am_send(a, node, &h, NULL, 0);
+			am_send(a, node, &h, NULL, 0);
 	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
 }
 
@@ -468,11 +442,11 @@ static void complete_pending(struct agent *a, struct agent_job *j,
 			     int status)
 {
 	int k = (int)(j - a->jobs);
-	int n = bar_nwait[k];
+	int n = a->jb.bar_nwait[k];
 
-	bar_nwait[k] = 0;
+	a->jb.bar_nwait[k] = 0;
 	for (int x = 0; x < n; x++) {
-		struct pending_bar *pb = &bar_wait[k][x];
+		struct pending_bar *pb = &a->jb.bar_wait[k][x];
 
 		if (a->cl[pb->client].registered &&
 		    a->cl[pb->client].gen == pb->gen)
@@ -507,7 +481,7 @@ static void root_arrive(struct agent *a, struct agent_job *j, uint64_t ep)
 		for (int32_t k = 0; k < j->map_runs && !holds; k++)
 			holds = j->map[k].node == node;
 		if (holds)
-			agent_am_send(a, node, &h, NULL, 0);
+			am_send(a, node, &h, NULL, 0);
 	}
 }
 
@@ -539,7 +513,7 @@ void agent_job_retry_barriers(struct agent *a, struct agent_job *j)
 		return;
 	h.count = j->bar_epoch;
 	j->bar_local = -1;	/* sent: wait for the release */
-	agent_am_send(a, bar_root(j), &h, NULL, 0);
+	am_send(a, bar_root(j), &h, NULL, 0);
 }
 
 void agent_op_barrier(struct agent *a, uint32_t c, uint32_t op)
@@ -551,19 +525,20 @@ void agent_op_barrier(struct agent *a, uint32_t c, uint32_t op)
 		agent_complete_op(a, c, op, RMAD_ERR_PROC_FAILED);
 		return;
 	}
-	if (bar_nwait[k] >= j->local_size || j->bar_local < 0) {
+	if (a->jb.bar_nwait[k] >= j->local_size || j->bar_local < 0) {
 		/* a second barrier from one rank before the release */
 		agent_complete_op(a, c, op, RMAD_ERR_SYNC);
 		return;
 	}
-	if (!bar_wait[k]) {
-		bar_wait[k] = calloc((size_t)j->local_size, sizeof(**bar_wait));
-		if (!bar_wait[k]) {
+	if (!a->jb.bar_wait[k]) {
+		a->jb.bar_wait[k] = calloc((size_t)j->local_size,
+					   sizeof(**a->jb.bar_wait));
+		if (!a->jb.bar_wait[k]) {
 			agent_complete_op(a, c, op, RMAD_ERR_NOMEM);
 			return;
 		}
 	}
-	bar_wait[k][bar_nwait[k]++] = (struct pending_bar){
+	a->jb.bar_wait[k][a->jb.bar_nwait[k]++] = (struct pending_bar){
 		.client = c, .gen = a->cl[c].gen, .op = op,
 	};
 	j->bar_local++;
@@ -579,10 +554,11 @@ void agent_job_client_died(struct agent *a, struct agent_job *j)
 	rmad_warn("job %s: a rank died; its barriers fail", j->nspace);
 	for (int node = 0; node < a->nnodes; node++)
 		if (node != a->node)
-			agent_am_send(a, node, &h, NULL, 0);
+			am_send(a, node, &h, NULL, 0);
 	j->failed = 1;
 	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
-	agent_win_job_failed(a, j);
+	if (a->job_hooks.failed)
+		a->job_hooks.failed(a, j);
 }
 
 /* ------------------------------------------------------------ ping */
@@ -624,7 +600,7 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op)
 	h.job = j->key;
 	h.target = target;
 	h.seq = p->cookie;
-	if (agent_am_send(a, node, &h, NULL, 0)) {
+	if (am_send(a, node, &h, NULL, 0)) {
 		a->pings = p->next;
 		free(p);
 		agent_complete_op(a, c, op, RMAD_ERR_FABRIC);
@@ -694,154 +670,99 @@ static int check_runs(struct agent *a, const struct rmad_am_job *jp,
 	return 0;
 }
 
-void agent_am_recv(void *arg, const void *msg, size_t len)
+static void on_pong(struct agent *a, const struct rmad_am_hdr *h,
+		    const void *payload)
 {
-	struct agent *a = arg;
-	struct rmad_am_hdr h;
-	const char *payload = (const char *)msg + sizeof(h);
-	struct agent_job *j;
+	(void)payload;
+	got_pong(a, h);
+}
 
-	if (len < sizeof(h)) {
+/* JOB_JOIN (to the root) and JOB_MAP: runs of ranks and their nodes. */
+static void on_job(struct agent *a, const struct rmad_am_hdr *h,
+		   const void *payload)
+{
+	const struct rmad_am_job *jp = payload;
+	struct rmad_am_job jcopy;
+	const struct rmad_am_rank_run *runs;
+	int32_t n = (int32_t)h->count;
+
+	if (h->payload_len < sizeof(*jp) || h->count > 1u << 20 ||
+	    h->payload_len != sizeof(*jp) + h->count * sizeof(*runs)) {
 		a->st.pkts_dropped++;
-		rmad_warn("dropped a %zu-byte packet: shorter than a header",
-			  len);
+		rmad_warn("dropped job packet with bad length");
 		return;
 	}
-	memcpy(&h, msg, sizeof(h));
-	if (h.version != RMAD_WIRE_VERSION || h.type == 0 ||
-	    h.type >= RMAD_AM_TYPE_MAX || h.src_node >= (uint32_t)a->nnodes ||
-	    h.payload_len != len - sizeof(h)) {
+	memcpy(&jcopy, jp, sizeof(jcopy));
+	runs = (const void *)((const char *)payload + sizeof(*jp));
+	if (check_runs(a, &jcopy, runs, n)) {
 		a->st.pkts_dropped++;
-		rmad_warn("dropped packet: version %u type %u node %u len %zu",
-			  h.version, h.type, h.src_node, len);
+		rmad_warn("dropped job packet with bad ranks");
 		return;
 	}
-	a->st.pkts_recv[h.type]++;
-	rmad_dbg("recv %u from node %u, %u bytes", h.type, h.src_node,
-		 h.payload_len);
-	agent_note_activity(a);
-	switch (h.type) {
-	case RMAD_AM_PING: {
-		struct rmad_am_hdr r = {
-			.type = RMAD_AM_PONG, .job = h.job, .seq = h.seq,
-		};
-		agent_am_send(a, (int)h.src_node, &r, NULL, 0);
-		break;
+	if (h->type == RMAD_AM_JOB_JOIN) {
+		if (a->node != 0) {
+			a->st.pkts_dropped++;
+			return;
+		}
+		root_join(a, h, &jcopy, runs, n);
+	} else {
+		got_map(a, h, &jcopy, runs, n);
 	}
-	case RMAD_AM_PONG:
-		got_pong(a, &h);
-		break;
-	case RMAD_AM_JOB_JOIN:
-	case RMAD_AM_JOB_MAP: {
-		const struct rmad_am_job *jp = (const void *)payload;
-		struct rmad_am_job jcopy;
-		const struct rmad_am_rank_run *runs;
-		int32_t n = (int32_t)h.count;
+}
 
-		if (h.payload_len < sizeof(*jp) || h.count > 1u << 20 ||
-		    h.payload_len != sizeof(*jp) + h.count * sizeof(*runs)) {
-			a->st.pkts_dropped++;
-			rmad_warn("dropped job packet with bad length");
-			return;
-		}
-		memcpy(&jcopy, jp, sizeof(jcopy));
-		runs = (const void *)(payload + sizeof(*jp));
-		if (check_runs(a, &jcopy, runs, n)) {
-			a->st.pkts_dropped++;
-			rmad_warn("dropped job packet with bad ranks");
-			return;
-		}
-		if (h.type == RMAD_AM_JOB_JOIN) {
-			if (a->node != 0) {
-				a->st.pkts_dropped++;
-				return;
-			}
-			root_join(a, &h, &jcopy, runs, n);
-		} else {
-			got_map(a, &h, &jcopy, runs, n);
-		}
-		break;
-	}
-	case RMAD_AM_BARRIER_ARRIVE:
-		j = job_find(a, h.job);
-		if (!j || !j->map_ready || bar_root(j) != a->node) {
-			a->st.pkts_dropped++;
-			return;
-		}
-		root_arrive(a, j, h.count);
-		break;
-	case RMAD_AM_BARRIER_RELEASE:
-		j = job_find(a, h.job);
-		if (!j) {
-			a->st.pkts_dropped++;
-			return;
-		}
-		bar_release(a, j, h.count);
-		break;
-	case RMAD_AM_JOB_FAIL:
-		j = job_find(a, h.job);
-		if (j && !j->failed) {
-			rmad_warn("job %s: a rank on node %u died", j->nspace,
-				  h.src_node);
-			j->failed = 1;
-			fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
-			agent_win_job_failed(a, j);
-		}
-		break;
-	case RMAD_AM_WIN_JOIN:
-	case RMAD_AM_WIN_READY:
-	case RMAD_AM_WIN_FREE_ARRIVE:
-	case RMAD_AM_WIN_FREE_DONE:
-		j = job_find(a, h.job);
-		if (!j || !j->map_ready ||
-		    h.payload_len > 16384) {
-			a->st.pkts_dropped++;
-			return;
-		}
-		{
-			/* aligned copy: the entries hold 64-bit fields */
-			static uint64_t pl[16384 / 8];
+static void on_barrier_arrive(struct agent *a, const struct rmad_am_hdr *h,
+			      const void *payload)
+{
+	struct agent_job *j = job_find(a, h->job);
 
-			memcpy(pl, payload, h.payload_len);
-			agent_win_am(a, &h, pl, j);
-		}
-		break;
-	case RMAD_AM_RMA_NOTE:
-		/* its arrival was the point: the loop spins on */
-		break;
-	case RMAD_AM_RMA_LOCK:
-	case RMAD_AM_RMA_LOCK_GRANTED:
-	case RMAD_AM_RMA_LOCK_RETRY:
-	case RMAD_AM_RMA_UNLOCK:
-	case RMAD_AM_RMA_UNLOCK_ACK:
-	case RMAD_AM_RMA_PUT:
-	case RMAD_AM_RMA_ACC:
-	case RMAD_AM_RMA_GET:
-	case RMAD_AM_RMA_GACC:
-	case RMAD_AM_RMA_CAS:
-	case RMAD_AM_RMA_ACK:
-	case RMAD_AM_RMA_RESP:
-	case RMAD_AM_RMA_FLUSH:
-	case RMAD_AM_RMA_FLUSH_ACK:
-		j = job_find(a, h.job);
-		if (!j || !j->map_ready || h.payload_len > 16384 ||
-		    h.origin < 0 || h.origin >= j->size || h.target < 0 ||
-		    h.target >= j->size) {
-			a->st.pkts_dropped++;
-			rmad_warn("dropped rma packet %u from node %u", h.type,
-				  h.src_node);
-			return;
-		}
-		{
-			/* aligned copy for the element-wise apply */
-			static uint64_t pl[16384 / 8];
-
-			memcpy(pl, payload, h.payload_len);
-			agent_rma_am(a, &h, pl, j);
-		}
-		break;
-	default:
+	(void)payload;
+	if (!j || !j->map_ready || bar_root(j) != a->node) {
 		a->st.pkts_dropped++;
-		break;
+		return;
 	}
+	root_arrive(a, j, h->count);
+}
+
+static void on_barrier_release(struct agent *a, const struct rmad_am_hdr *h,
+			       const void *payload)
+{
+	struct agent_job *j = job_find(a, h->job);
+
+	(void)payload;
+	if (!j) {
+		a->st.pkts_dropped++;
+		return;
+	}
+	bar_release(a, j, h->count);
+}
+
+static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
+			const void *payload)
+{
+	struct agent_job *j = job_find(a, h->job);
+
+	(void)payload;
+	if (j && !j->failed) {
+		rmad_warn("job %s: a rank on node %u died", j->nspace,
+			  h->src_node);
+		j->failed = 1;
+		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+		if (a->job_hooks.failed)
+			a->job_hooks.failed(a, j);
+	}
+}
+
+void agent_jobs_am_init(struct agent *a)
+{
+	am_register(a, RMAD_AM_PONG, on_pong);
+	am_register(a, RMAD_AM_JOB_JOIN, on_job);
+	am_register(a, RMAD_AM_JOB_MAP, on_job);
+	am_register(a, RMAD_AM_BARRIER_ARRIVE, on_barrier_arrive);
+	am_register(a, RMAD_AM_BARRIER_RELEASE, on_barrier_release);
+	am_register(a, RMAD_AM_JOB_FAIL, on_job_fail);
+}
+
+struct agent_job *agent_job_find(struct agent *a, uint64_t key)
+{
+	return job_find(a, key);
 }

@@ -30,6 +30,15 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "am.h"
+#include "clients.h"
+#include "completion.h"
+#include "jobs.h"
+#include "mem.h"
+#include "pin.h"
+#include "rma.h"
+#include "stats.h"
+#include "windows.h"
 #include "atomics.h"
 #include "log.h"
 #include "rmad_abi.h"
@@ -46,25 +55,17 @@
  */
 #define EVENT_POLL_NS 200000
 
-static struct agent agent;
-
-/* --print-rank-cpus K: how many agents share this host */
-static int rank_cpus_agents;
-
-/* --set KEY=VALUE arguments, applied again on every reload */
-static char **set_args;
-static int nset_args;
-
-static int apply_sets(struct rmad_params *p, char *err, size_t len)
+static int apply_sets(struct agent *a, struct rmad_params *p, char *err,
+		      size_t len)
 {
-	for (int i = 0; i < nset_args; i++) {
+	for (int i = 0; i < a->m.nset_args; i++) {
 		char kv[512], *eq;
 
-		snprintf(kv, sizeof(kv), "%s", set_args[i]);
+		snprintf(kv, sizeof(kv), "%s", a->m.set_args[i]);
 		eq = strchr(kv, '=');
 		if (!eq) {
 			snprintf(err, len, "--set wants KEY=VALUE, not '%s'",
-				 set_args[i]);
+				 a->m.set_args[i]);
 			return RMAD_ERR_ARG;
 		}
 		*eq = '\0';
@@ -72,11 +73,6 @@ static int apply_sets(struct rmad_params *p, char *err, size_t len)
 			return RMAD_ERR_ARG;
 	}
 	return 0;
-}
-
-void agent_note_activity(struct agent *a)
-{
-	a->last_activity_ns = rmad_now_ns();
 }
 
 static void usage(FILE *f)
@@ -143,7 +139,7 @@ static void do_reload(struct agent *a)
 	rmad_params_defaults(&fresh);
 	r = rmad_params_load_file(&fresh, a->conf_path, err, sizeof(err));
 	if (r < 0 || rmad_params_load_env(&fresh, err, sizeof(err)) < 0 ||
-	    apply_sets(&fresh, err, sizeof(err)) < 0) {
+	    apply_sets(a, &fresh, err, sizeof(err)) < 0) {
 		rmad_err("reload refused: %s", err);
 		return;
 	}
@@ -154,15 +150,10 @@ static void do_reload(struct agent *a)
 
 static void log_stats(struct agent *a)
 {
-	rmad_info("stats: clients %d, ops %llu (bad %llu), pkts in %llu "
-		  "dropped %llu, wakeups %llu, sleeps %llu",
-		  a->nclients, (unsigned long long)a->st.ops_done,
-		  (unsigned long long)a->st.ops_bad,
-		  (unsigned long long)(a->st.pkts_recv[RMAD_AM_PING] +
-				       a->st.pkts_recv[RMAD_AM_PONG]),
-		  (unsigned long long)a->st.pkts_dropped,
-		  (unsigned long long)a->st.wakeups,
-		  (unsigned long long)a->st.sleeps);
+	char line[1024];
+
+	agent_stats_format(&a->st, AGENT_STATS_LOG, line, sizeof(line));
+	rmad_info("stats: clients %d, %s", a->nclients, line);
 }
 
 /* Embedded agents leave when nobody used them for idle_exit_ms. */
@@ -186,7 +177,6 @@ static void check_idle_exit(struct agent *a)
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
-	static uint64_t last_stats;
 	uint64_t now = rmad_now_ns();
 
 	if (a->reload)
@@ -194,8 +184,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	agent_jobs_tick(a);
 	check_idle_exit(a);
 	if (a->p.stats_interval_ms > 0 &&
-	    now - last_stats >= (uint64_t)a->p.stats_interval_ms * 1000000ull) {
-		last_stats = now;
+	    now - a->m.last_stats >=
+	    (uint64_t)a->p.stats_interval_ms * 1000000ull) {
+		a->m.last_stats = now;
 		log_stats(a);
 	}
 }
@@ -209,8 +200,6 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
  * exits.  A second agent started for the same place (two clients that
  * raced to autostart) fails here and leaves quietly.
  */
-static int lock_fd = -1;
-
 static int take_agent_lock(struct agent *a)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -223,12 +212,12 @@ static int take_agent_lock(struct agent *a)
 		snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
 			 "rmad-agent-%u-%016llx", (unsigned)getuid(),
 			 (unsigned long long)h));
-	lock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lock_fd < 0)
+	a->m.lock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (a->m.lock_fd < 0)
 		return RMAD_ERR_INTERNAL;
-	if (bind(lock_fd, (struct sockaddr *)&sa, len) < 0) {
-		close(lock_fd);
-		lock_fd = -1;
+	if (bind(a->m.lock_fd, (struct sockaddr *)&sa, len) < 0) {
+		close(a->m.lock_fd);
+		a->m.lock_fd = -1;
 		return errno == EADDRINUSE ? 1 : RMAD_ERR_INTERNAL;
 	}
 	return 0;
@@ -281,7 +270,7 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	}
 	if (a->p.fabric_node[0])
 		fc.node = a->p.fabric_node;
-	err = rmad_fabric_open(&fc, agent_am_recv, a, &a->fab);
+	err = rmad_fabric_open(&fc, am_recv, a, &a->fab);
 	if (err) {
 		rmad_err("cannot open libfabric provider '%s'", a->p.provider);
 		return err;
@@ -414,7 +403,7 @@ static void agent_run(struct agent *a)
 			if (f > 0)
 				n += f;
 		}
-		n += agent_rma_progress(a);
+		n += make_rma_progress_global(a);
 		agent_flush_wakeups(a);
 		now = rmad_now_ns();
 		if (n)
@@ -484,8 +473,8 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 			break;
 		case 'S':
 			/* applied after the file and environment */
-			if (set_args)
-				set_args[nset_args++] = optarg;
+			if (a->m.set_args)
+				a->m.set_args[a->m.nset_args++] = optarg;
 			break;
 		case 'C':
 			*show = optarg ? optarg : "text";
@@ -494,7 +483,7 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 			*show = "run-dir";
 			break;
 		case 'R':
-			rank_cpus_agents = atoi(optarg);
+			a->m.rank_cpus_agents = atoi(optarg);
 			*show = "rank-cpus";
 			break;
 		case 'V':
@@ -532,8 +521,8 @@ static int show_config(struct agent *a, const char *fmt)
 	if (!strcmp(fmt, "rank-cpus")) {
 		char cpus[1024];
 
-		if (rank_cpus_agents < 1 ||
-		    agent_rank_cpus(&a->p, rank_cpus_agents, cpus,
+		if (a->m.rank_cpus_agents < 1 ||
+		    agent_rank_cpus(&a->p, a->m.rank_cpus_agents, cpus,
 				    sizeof(cpus)))
 			return 2;
 		printf("%s\n", cpus);
@@ -595,13 +584,13 @@ static int load_config(struct agent *a, int argc, char **argv, int *fg,
 		fprintf(stderr, "rmad: %s\n", err);
 		return 2;
 	}
-	set_args = calloc((size_t)argc, sizeof(*set_args));
-	if (!set_args)
+	a->m.set_args = calloc((size_t)argc, sizeof(*a->m.set_args));
+	if (!a->m.set_args)
 		return 1;
 	r = parse_args(a, argc, argv, fg, use_pmix, show);
 	if (r)
 		return r;
-	if (apply_sets(&a->p, err, sizeof(err)) < 0) {
+	if (apply_sets(a, &a->p, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rmad: %s\n", err);
 		return 2;
 	}
@@ -674,15 +663,15 @@ static void agent_cleanup(struct agent *a)
 		event_base_free(a->base);
 	if (a->sdir[0])
 		rmdir(a->sdir);	/* only if empty: other agents may share it */
-	if (lock_fd >= 0)
-		close(lock_fd);
+	if (a->m.lock_fd >= 0)
+		close(a->m.lock_fd);
 	free(a->cl);
 	free(a->jobs);
 }
 
 int main(int argc, char **argv)
 {
-	struct agent *a = &agent;
+	struct agent agent, *a = &agent;
 	const char *show = NULL;
 	int fg = 0, use_pmix = 0, err;
 
@@ -691,6 +680,7 @@ int main(int argc, char **argv)
 	a->memfd = -1;
 	a->doorbell = -1;
 	a->listen_fd = -1;
+	a->m.lock_fd = -1;
 	snprintf(a->session, sizeof(a->session), "default");
 	err = load_config(a, argc, argv, &fg, &use_pmix, &show);
 	if (err)
@@ -717,6 +707,8 @@ int main(int argc, char **argv)
 		a->cl[c].fd = -1;
 	if (setup_events(a))
 		goto fail;
+	am_init(a);
+	agent_jobs_am_init(a);
 	if (setup_mesh(a, use_pmix))
 		goto fail;
 	if (a->vnode >= 0)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "mem.h"
 #include "log.h"
 #include "rmad_abi.h"
 #include "util.h"
@@ -30,8 +31,6 @@ struct mem_region {
 	void *base;			/* in the agent */
 };
 
-static struct mem_region **regions;	/* per client slot */
-static int *nregions;
 
 static void answer(struct agent *a, uint32_t c, uint64_t addr, int status)
 {
@@ -47,9 +46,11 @@ static void answer(struct agent *a, uint32_t c, uint64_t addr, int status)
 
 int agent_mem_init(struct agent *a)
 {
-	regions = calloc((size_t)a->p.max_clients, sizeof(*regions));
-	nregions = calloc((size_t)a->p.max_clients, sizeof(*nregions));
-	return regions && nregions ? 0 : RMAD_ERR_NOMEM;
+	struct mem_ctx *m = &a->mm;
+
+	m->regions = calloc((size_t)a->p.max_clients, sizeof(*m->regions));
+	m->nregions = calloc((size_t)a->p.max_clients, sizeof(*m->nregions));
+	return m->regions && m->nregions ? 0 : RMAD_ERR_NOMEM;
 }
 
 void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
@@ -63,11 +64,11 @@ void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
 	    fstat(fd, &st) < 0 || (uint64_t)st.st_size < m->size ||
 	    m->addr + m->size < m->addr)
 		goto out;
-	for (r = regions[c]; r; r = r->next)
+	for (r = a->mm.regions[c]; r; r = r->next)
 		if (m->addr < r->addr + r->size && r->addr < m->addr + m->size)
 			goto out;	/* overlaps one it has */
 	status = RMAD_ERR_NOMEM;
-	if (nregions[c] >= MEM_REGIONS_MAX)
+	if (a->mm.nregions[c] >= MEM_REGIONS_MAX)
 		goto out;
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -80,9 +81,9 @@ void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
 	}
 	r->addr = m->addr;
 	r->size = m->size;
-	r->next = regions[c];
-	regions[c] = r;
-	nregions[c]++;
+	r->next = a->mm.regions[c];
+	a->mm.regions[c] = r;
+	a->mm.nregions[c]++;
 	status = 0;
 out:
 	if (fd >= 0)
@@ -93,7 +94,8 @@ out:
 void agent_mem_dereg(struct agent *a, uint32_t c,
 		     const struct rmad_ctl_mem *m)
 {
-	for (struct mem_region **pp = &regions[c]; *pp; pp = &(*pp)->next) {
+	for (struct mem_region **pp = &a->mm.regions[c]; *pp;
+	     pp = &(*pp)->next) {
 		struct mem_region *r = *pp;
 
 		if (r->addr != m->addr)
@@ -101,7 +103,7 @@ void agent_mem_dereg(struct agent *a, uint32_t c,
 		*pp = r->next;
 		munmap(r->base, r->size);
 		free(r);
-		nregions[c]--;
+		a->mm.nregions[c]--;
 		answer(a, c, m->addr, 0);
 		return;
 	}
@@ -130,9 +132,9 @@ void agent_mem_probe(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m)
 void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
 		       uint64_t len)
 {
-	if (!regions || c >= (uint32_t)a->p.max_clients)
+	if (!a->mm.regions || c >= (uint32_t)a->p.max_clients)
 		return NULL;
-	for (struct mem_region *r = regions[c]; r; r = r->next)
+	for (struct mem_region *r = a->mm.regions[c]; r; r = r->next)
 		if (addr >= r->addr && len <= r->size &&
 		    addr - r->addr <= r->size - len)
 			return (char *)r->base + (addr - r->addr);
@@ -142,26 +144,26 @@ void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
 /* The client is gone: its regions too. */
 void agent_mem_release(struct agent *a, uint32_t c)
 {
-	if (!regions)
+	if (!a->mm.regions)
 		return;
-	while (regions[c]) {
-		struct mem_region *r = regions[c];
+	while (a->mm.regions[c]) {
+		struct mem_region *r = a->mm.regions[c];
 
-		regions[c] = r->next;
+		a->mm.regions[c] = r->next;
 		munmap(r->base, r->size);
 		free(r);
 	}
-	nregions[c] = 0;
+	a->mm.nregions[c] = 0;
 }
 
 void agent_mem_fini(struct agent *a)
 {
-	if (!regions)
+	if (!a->mm.regions)
 		return;
 	for (int c = 0; c < a->p.max_clients; c++)
 		agent_mem_release(a, (uint32_t)c);
-	free(regions);
-	free(nregions);
-	regions = NULL;
-	nregions = NULL;
+	free(a->mm.regions);
+	free(a->mm.nregions);
+	a->mm.regions = NULL;
+	a->mm.nregions = NULL;
 }

@@ -14,6 +14,7 @@
 #include <hwloc.h>
 
 #include "agent.h"
+#include "pin.h"
 #include "log.h"
 #include "rmad_abi.h"
 

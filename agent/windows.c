@@ -27,25 +27,26 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "am.h"
+#include "jobs.h"
+#include "windows.h"
 #include "log.h"
 #include "rmad_abi.h"
 #include "util.h"
 
 #define WIN_SIZE_MAX	(1ull << 40)	/* 1 TiB per rank */
 
-static struct agent_win *wins;
-static struct agent_win **blocks;	/* max_windows: window of each block */
-
-static struct agent_win *win_find(struct agent_job *j, uint64_t key)
+static struct agent_win *win_find(struct agent *a, struct agent_job *j,
+				  uint64_t key)
 {
-	for (struct agent_win *w = wins; w; w = w->next)
+	for (struct agent_win *w = a->wn.wins; w; w = w->next)
 		if (w->job == j && w->key == key)
 			return w;
 	return NULL;
 }
 
-static struct agent_win *win_new(struct agent_job *j, uint64_t key,
-				 int32_t gsize)
+static struct agent_win *win_new(struct agent *a, struct agent_job *j,
+				 uint64_t key, int32_t gsize)
 {
 	struct agent_win *w = calloc(1, sizeof(*w));
 
@@ -64,19 +65,20 @@ static struct agent_win *win_new(struct agent_job *j, uint64_t key,
 	w->block = -1;
 	w->root = -1;
 	w->meta_fd = -1;
-	w->next = wins;
-	wins = w;
+	w->next = a->wn.wins;
+	a->wn.wins = w;
 	return w;
 }
 
 static void win_destroy(struct agent *a, struct agent_win *w)
 {
-	for (struct agent_win **pp = &wins; *pp; pp = &(*pp)->next)
+	for (struct agent_win **pp = &a->wn.wins; *pp; pp = &(*pp)->next)
 		if (*pp == w) {
 			*pp = w->next;
 			break;
 		}
-	agent_rma_win_gone(a, w);
+	if (a->win_gone_hook)
+		a->win_gone_hook(a, w);	/* the RMA layer's state */
 	for (int32_t i = 0; i < w->nhere; i++) {
 		/* closed before the memory it covers goes */
 		rmad_fabric_mr_close(w->local[i].mr);
@@ -86,8 +88,8 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 		if (w->local[i].fd >= 0)
 			close(w->local[i].fd);
 	}
-	if (w->block >= 0 && blocks)
-		blocks[w->block] = NULL;
+	if (w->block >= 0 && a->wn.blocks)
+		a->wn.blocks[w->block] = NULL;
 	if (w->meta_fd >= 0)
 		close(w->meta_fd);
 	free(w->sorted);
@@ -139,16 +141,17 @@ struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
 {
 	struct agent_win *w;
 
-	if (!blocks || block >= (uint32_t)a->p.max_windows)
+	if (!a->wn.blocks || block >= (uint32_t)a->p.max_windows)
 		return NULL;
-	w = blocks[block];
+	w = a->wn.blocks[block];
 	/* a ready window stays usable by the survivors of a failed job */
 	return w && w->ready && w->key == key ? w : NULL;
 }
 
-struct agent_win *agent_win_by_key(struct agent_job *j, uint64_t key)
+struct agent_win *agent_win_by_key(struct agent *a, struct agent_job *j,
+				   uint64_t key)
 {
-	struct agent_win *w = win_find(j, key);
+	struct agent_win *w = win_find(a, j, key);
 
 	/* not yet ready is fine: every member mapped its memory already;
 	 * a ready window stays usable by the survivors of a failed job */
@@ -165,7 +168,7 @@ struct agent_win *agent_win_of_client(struct agent *a, uint32_t c,
 				      uint64_t key)
 {
 	struct agent_client *ac = &a->cl[c];
-	struct agent_win *w = ac->job ? win_find(ac->job, key) : NULL;
+	struct agent_win *w = ac->job ? win_find(a, ac->job, key) : NULL;
 
 	for (int32_t i = 0; w && w->ready && i < w->nhere; i++)
 		if (w->local[i].client == c && w->local[i].gen == ac->gen &&
@@ -174,9 +177,9 @@ struct agent_win *agent_win_of_client(struct agent *a, uint32_t c,
 	return NULL;
 }
 
-struct agent_win *agent_win_first(void)
+struct agent_win *agent_win_first(struct agent *a)
 {
-	return wins;
+	return a->wn.wins;
 }
 
 int agent_win_rank_of(struct agent_win *w, int32_t grank)
@@ -276,7 +279,7 @@ static void reply(struct agent *a, struct agent_win *w, struct win_local *l,
 /* Fail everything of job j that waits: a member died. */
 void agent_win_job_failed(struct agent *a, struct agent_job *j)
 {
-	for (struct agent_win *w = wins; w; w = w->next) {
+	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
 		if (w->job != j)
 			continue;
 		w->failed = 1;
@@ -290,7 +293,7 @@ void agent_win_job_failed(struct agent *a, struct agent_job *j)
 /* The job is gone from this agent: drop its windows. */
 void agent_win_job_freed(struct agent *a, struct agent_job *j)
 {
-	struct agent_win *w = wins, *next;
+	struct agent_win *w = a->wn.wins, *next;
 
 	for (; w; w = next) {
 		next = w->next;
@@ -314,7 +317,7 @@ static void send_members(struct agent *a, int node, int type,
 	size_t room = a->p.am_buf_size - sizeof(struct rmad_am_hdr) -
 		      sizeof(struct rmad_am_win);
 	int32_t per = (int32_t)(room / sizeof(*m)), off = 0;
-	char buf[16384];
+	char buf[RMAD_AM_MAX_PAYLOAD];
 
 	if (per > (int32_t)((sizeof(buf) - sizeof(struct rmad_am_win)) /
 			    sizeof(*m)))
@@ -333,7 +336,7 @@ static void send_members(struct agent *a, int node, int type,
 		hw->gsize = w->gsize;
 		hw->first = off;
 		memcpy(buf + sizeof(*hw), m + off, sizeof(*m) * (size_t)cnt);
-		agent_am_send(a, node, &h, buf,
+		am_send(a, node, &h, buf,
 			      sizeof(*hw) + sizeof(*m) * (size_t)cnt);
 		off += cnt;
 	} while (off < n);
@@ -413,7 +416,7 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		free(w->meta);
 		w->meta = NULL;
 	}
-	for (b = 0; b < a->p.max_windows && blocks[b]; b++)
+	for (b = 0; b < a->p.max_windows && a->wn.blocks[b]; b++)
 		;
 	if (b == a->p.max_windows) {
 		/* (make_sorted's memfd goes with the window) */
@@ -424,7 +427,7 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		w->failed = 1;
 		return;
 	}
-	blocks[b] = w;
+	a->wn.blocks[b] = w;
 	w->block = b;
 	w->ready = 1;
 	for (int32_t i = 0; i < w->nhere; i++) {
@@ -525,13 +528,13 @@ void agent_win_create(struct agent *a, uint32_t c,
 		if (m->ranks[i] < 0 || m->ranks[i] >= j->size)
 			goto refuse;
 
-	w = win_find(j, m->key);
+	w = win_find(a, j, m->key);
 	if (w && (w->gsize != m->gsize || w->ready || w->failed)) {
 		status = w->failed ? RMAD_ERR_PROC_FAILED : RMAD_ERR_ARG;
 		goto refuse;
 	}
 	if (!w) {
-		w = win_new(j, m->key, m->gsize);
+		w = win_new(a, j, m->key, m->gsize);
 		if (!w) {
 			status = RMAD_ERR_NOMEM;
 			goto refuse;
@@ -603,7 +606,7 @@ void agent_win_free(struct agent *a, uint32_t c,
 		    const struct rmad_ctl_win_free *m)
 {
 	struct agent_client *ac = &a->cl[c];
-	struct agent_win *w = ac->job ? win_find(ac->job, m->key) : NULL;
+	struct agent_win *w = ac->job ? win_find(a, ac->job, m->key) : NULL;
 	struct win_local *l = NULL;
 
 	for (int32_t i = 0; w && i < w->nhere; i++)
@@ -625,7 +628,7 @@ void agent_win_free(struct agent *a, uint32_t c,
 			.job = w->job->key,
 			.seq = w->key,
 		};
-		agent_am_send(a, w->root, &h, NULL, 0);
+		am_send(a, w->root, &h, NULL, 0);
 	}
 }
 
@@ -634,7 +637,7 @@ void agent_win_free(struct agent *a, uint32_t c,
 void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j)
 {
-	struct agent_win *w = win_find(j, h->seq);
+	struct agent_win *w = win_find(a, j, h->seq);
 
 	switch (h->type) {
 	case RMAD_AM_WIN_JOIN:
@@ -653,7 +656,7 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 		if (!w) {
 			if (h->type == RMAD_AM_WIN_READY)
 				return;	/* not ours: nothing local waits */
-			w = win_new(j, h->seq, hw->gsize);
+			w = win_new(a, j, h->seq, hw->gsize);
 			if (!w)
 				return;
 		}
@@ -702,9 +705,9 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 			/* ourselves last: that destroys w */
 			for (int k = 0; k < w->nnodes; k++)
 				if (w->nodes[k] != a->node)
-					agent_am_send(a, w->nodes[k], &d,
+					am_send(a, w->nodes[k], &d,
 						      NULL, 0);
-			agent_am_send(a, a->node, &d, NULL, 0);
+			am_send(a, a->node, &d, NULL, 0);
 		}
 		return;
 	case RMAD_AM_WIN_FREE_DONE:
@@ -718,16 +721,37 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 	}
 }
 
+/* WIN_JOIN, WIN_READY, WIN_FREE_ARRIVE, WIN_FREE_DONE */
+static void on_win(struct agent *a, const struct rmad_am_hdr *h,
+		   const void *payload)
+{
+	struct agent_job *j = agent_job_find(a, h->job);
+
+	if (!j || !j->map_ready) {
+		a->st.pkts_dropped++;
+		return;
+	}
+	agent_win_am(a, h, payload, j);
+}
+
 int agent_win_init(struct agent *a)
 {
-	blocks = calloc((size_t)a->p.max_windows, sizeof(*blocks));
-	return blocks ? 0 : RMAD_ERR_NOMEM;
+	a->wn.blocks = calloc((size_t)a->p.max_windows, sizeof(*a->wn.blocks));
+	if (!a->wn.blocks)
+		return RMAD_ERR_NOMEM;
+	am_register(a, RMAD_AM_WIN_JOIN, on_win);
+	am_register(a, RMAD_AM_WIN_READY, on_win);
+	am_register(a, RMAD_AM_WIN_FREE_ARRIVE, on_win);
+	am_register(a, RMAD_AM_WIN_FREE_DONE, on_win);
+	a->job_hooks.failed = agent_win_job_failed;
+	a->job_hooks.freed = agent_win_job_freed;
+	return 0;
 }
 
 void agent_win_fini(struct agent *a)
 {
-	while (wins)
-		win_destroy(a, wins);
-	free(blocks);
-	blocks = NULL;
+	while (a->wn.wins)
+		win_destroy(a, a->wn.wins);
+	free(a->wn.blocks);
+	a->wn.blocks = NULL;
 }

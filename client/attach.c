@@ -348,7 +348,7 @@ void rmad_detach(struct rmad_client *c)
 	c->doorbell = -1;
 }
 
-int rmad_agent_alive(void *arg)
+int rmad_agent_gone(void *arg)
 {
 	struct rmad_client *c = arg;
 	struct pollfd p = { .fd = c->sock, .events = POLLIN | POLLRDHUP };
@@ -460,7 +460,7 @@ int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx)
 		cmm_smp_mb();
 		kick(c);
 		err = rmad_counter_wait(c->me, RMAD_CNT_FREED, seen + 1,
-					c->p.client_spin_us, rmad_agent_alive,
+					c->p.client_spin_us, rmad_agent_gone,
 					c);
 		if (err)
 			return err;
@@ -492,7 +492,7 @@ int rmad_op_submit(struct rmad_client *c, uint32_t idx)
 	uint32_t mask = c->hdr->ring_entries - 1;
 
 	while (rmad_ring_push(c->me->ring, mask, &c->me->sq_tail, idx) < 0) {
-		int err = rmad_agent_alive(c);
+		int err = rmad_agent_gone(c);
 
 		if (err)
 			return err;
@@ -551,7 +551,7 @@ static int sync_wait(struct rmad_client *c, rmad_win_t w,
 		goto out;
 	}
 	err = rmad_counter_wait(c->me, RMAD_CNT_SYNC, want,
-				c->p.client_spin_us, rmad_agent_alive, c);
+				c->p.client_spin_us, rmad_agent_gone, c);
 	if (err)
 		goto out;
 	st = load_relaxed(&e->status);
@@ -697,7 +697,7 @@ void rmad_op_pool_return(struct rmad_client *c, rmad_win_t w)
 			pthread_mutex_unlock(&c->pool_lock);
 			if (rmad_now_ns() - t0 >
 			    (uint64_t)POOL_DRAIN_MS * 1000000ull ||
-			    rmad_agent_alive(c)) {
+			    rmad_agent_gone(c)) {
 				pthread_mutex_lock(&c->pool_lock);
 				break;
 			}

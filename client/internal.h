@@ -168,7 +168,9 @@ void rmad_boot_client_fini(struct rmad_bootinfo *b);
 /* attach.c */
 int rmad_attach(struct rmad_client *c);
 void rmad_detach(struct rmad_client *c);
-int rmad_agent_alive(void *arg);
+/* 0 while the agent is there; RMAD_ERR_AGENT once it is gone (a
+ * rmad_counter_wait abort callback: "stop waiting if the agent is gone") */
+int rmad_agent_gone(void *arg);
 /* an element for an op on window w (NULL: on none) */
 int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx);
 void rmad_op_free(struct rmad_client *c, uint32_t idx);

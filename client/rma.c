@@ -40,6 +40,7 @@
 #include "lockword.h"
 #include "internal.h"
 #include "log.h"
+#include "rmad_opdesc.h"
 #include "util.h"
 
 #define MODE_ALL (RMAD_MODE_NOCHECK | RMAD_MODE_NOSTORE | RMAD_MODE_NOPUT | \
@@ -115,7 +116,7 @@ static int lw_acquire(struct rmad_client *c, rmad_win_t w,
 						 __ATOMIC_RELAXED))
 			continue;
 		rmad_futex_wait(lw, v | RMAD_LW_SLEEPERS, 50 * 1000000L);
-		if (rmad_agent_alive(c))
+		if (rmad_agent_gone(c))
 			return RMAD_ERR_AGENT;
 	}
 }
@@ -216,9 +217,8 @@ static int post_staged(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	struct rmad_client *c = &rmad_cl;
 	struct rmad_op_elem t = { 0 };
 	uint64_t area = c->hdr->staging_size, unit, piece, done = 0;
-	int in = origin && opc != RMAD_OPC_GET &&
-		 !(opc == RMAD_OPC_GACC && op == RMAD_NO_OP);
-	int out = opc == RMAD_OPC_GET || opc == RMAD_OPC_GACC;
+	int in = origin && rmad_op_data_in(opc, op);
+	int out = rmad_op_desc(opc)->result;	/* (cas returns below) */
 	int err = 0;
 
 	t.opcode = opc;
@@ -265,15 +265,15 @@ static int post_staged(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 static int needs_staging(uint16_t opc, const struct tref *r, uint32_t op,
 			 const void *origin, const void *result)
 {
-	int in = origin && opc != RMAD_OPC_GET && opc != RMAD_OPC_CAS &&
-		 r->len > RMAD_OP_INLINE &&
-		 !(opc == RMAD_OPC_GACC && op == RMAD_NO_OP);
+	/* a cas's two values always travel inline */
+	int in = origin && opc != RMAD_OPC_CAS && r->len > RMAD_OP_INLINE &&
+		 rmad_op_data_in(opc, op);
 
-	if (opc == RMAD_OPC_GET)
+	if (rmad_op_desc(opc)->result_in_origin)
 		return !rmad_mem_shared(origin, r->len);
 	if (in && !rmad_mem_shared(origin, r->len))
 		return 1;
-	if (opc == RMAD_OPC_GACC || opc == RMAD_OPC_CAS)
+	if (rmad_op_result_buf(opc))
 		return !rmad_mem_shared(result,
 					opc == RMAD_OPC_CAS ? r->es : r->len);
 	return 0;
@@ -528,12 +528,13 @@ static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 	e->win = w->block;
 	e->ticket = w->key;
 	e->target = target;
-	e->op = (uint32_t)type;
-	e->dtype = (uint32_t)assert;
-	e->count = w->hints.target_pool > 0 ? (uint64_t)w->hints.target_pool :
-		   0;
-	e->tdisp = w->hints.slots > 0 ? (uint64_t)w->hints.slots : 0;
-	e->inline_len = RMAD_LOCKF_ORDER | (w->hints.acc_ordering & 0xffu);
+	e->lock.type = (uint32_t)type;
+	e->lock.assert = (uint32_t)assert;
+	e->lock.target_pool = w->hints.target_pool > 0 ?
+			      (uint32_t)w->hints.target_pool : 0;
+	e->lock.slots = w->hints.slots > 0 ? (uint32_t)w->hints.slots : 0;
+	e->lock.acc_ordering = RMAD_LOCKF_ORDER |
+			       (w->hints.acc_ordering & 0xffu);
 	err = rmad_op_submit(c, idx);
 	if (err)
 		rmad_op_free(c, idx);

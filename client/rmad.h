@@ -20,6 +20,15 @@
 extern "C" {
 #endif
 
+/*
+ * librmad is built with hidden visibility: only what this header
+ * declares is exported (t/exports.sh checks the list against the man
+ * pages).
+ */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define RMAD_VERSION_MAJOR 0
 #define RMAD_VERSION_MINOR 1
 
@@ -117,6 +126,10 @@ int rmad_win_stats(rmad_win_t win, struct rmad_stats *out);
  * operations, other window flavors) is declared here as it is
  * delivered; rmad(7) lists what this release implements.
  */
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
  *                               (struct rmad_shm_client, then its ring)
  *   op elements                 op_pool_size global elements, then
  *                               client_op_pool elements for each client
+ *   staging                     max_clients x staging_size
  *
  * Op elements come from two levels: each client pops from its own list
  * (its reserved elements plus any the agent lent it), and only the agent
@@ -26,10 +27,9 @@
  * element privately, so it can take back all a dead client held.  A
  * window's op pool (the op_pool hint) is global elements reserved to a
  * client (RMAD_OPC_OPS_RESERVE); they come back to the client's list and
- * the client sorts them out to their window.
- *   target elements             target_pool_size
- *   window blocks               max_windows x window_stride
- *   staging                     max_clients x staging_size
+ * the client sorts them out to their window.  The global list and the
+ * agent's target elements are private to the agent: nothing of them is
+ * in the segment.
  */
 #ifndef RMAD_SHM_H
 #define RMAD_SHM_H
@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	5	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	6	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -74,15 +74,12 @@ struct rmad_shm_hdr {
 	uint32_t ring_entries;		/* power of two */
 	uint32_t op_pool_size;		/* global op elements */
 	uint32_t client_op_pool;	/* op elements reserved per client */
-	uint32_t target_pool_size;
-	uint32_t max_windows;
+	uint32_t pad1[2];
 	uint64_t staging_size;		/* bytes per client */
 	uint64_t off_clients;
 	uint64_t client_stride;
 	uint64_t off_ops;
-	uint64_t off_targets;
-	uint64_t off_windows;
-	uint64_t window_stride;
+	uint64_t pad3[3];
 	uint64_t off_staging;
 	uint32_t node;			/* this agent's node index */
 	uint32_t nnodes;		/* agents in the mesh */
@@ -91,9 +88,6 @@ struct rmad_shm_hdr {
 	/* 128: agent state that clients poll, on its own line */
 	uint32_t agent_flags;		/* RMAD_AGENT_* */
 	uint32_t pad2[15];
-	/* 192: the global pools */
-	struct rmad_shm_freelist op_free;
-	struct rmad_shm_freelist target_free;
 };
 
 /* rmad_shm_client.state */
@@ -168,10 +162,9 @@ enum {
 	RMAD_OPC_GACC = 7,		/* also fetch_and_op */
 	RMAD_OPC_CAS = 8,		/* inline: origin value, then compare */
 	/*
-	 * Synchronization: `op` = lock type, `dtype` = assert bits.  LOCK
-	 * and LOCK_ALL also carry the window's hints for the agent:
-	 * `count` target_pool, `tdisp` slots (0: rmad.conf's), and
-	 * `inline_len` RMAD_LOCKF_ORDER | the accumulate_ordering bits.
+	 * Synchronization.  LOCK and LOCK_ALL carry the lock type, the
+	 * assert bits and the window's hints in `lock` (struct
+	 * rmad_op_lock); the others use no field but `target`.
 	 */
 	RMAD_OPC_LOCK = 9,
 	RMAD_OPC_UNLOCK = 10,		/* KEEP|SYNC: done when released */
@@ -208,8 +201,18 @@ enum {
 
 #define RMAD_OP_INLINE	48
 
-/* LOCK/LOCK_ALL inline_len: the accumulate_ordering hint was given */
+/* rmad_op_lock.acc_ordering: the accumulate_ordering hint was given */
 #define RMAD_LOCKF_ORDER	0x100u
+
+/* LOCK and LOCK_ALL: the lock, and the window's hints for the agent. */
+struct rmad_op_lock {
+	uint32_t type;			/* RMAD_LOCK_* */
+	uint32_t assert;		/* RMAD_MODE_* */
+	uint32_t target_pool;		/* hint; 0: rmad.conf's */
+	uint32_t slots;			/* hint; 0: rmad.conf's win_slots */
+	uint32_t acc_ordering;		/* RMAD_LOCKF_ORDER | the bits, or 0 */
+	uint32_t pad;
+};
 
 /*
  * An operation element.  The client fills it, then pushes its index;
@@ -233,32 +236,13 @@ struct rmad_op_elem {
 	int32_t status;			/* 0 or RMAD_ERR_*, written by the agent */
 	uint32_t inline_len;
 	uint64_t result_addr;		/* GACC/CAS: result buffer */
-	uint8_t data[RMAD_OP_INLINE];
+	union {
+		uint8_t data[RMAD_OP_INLINE];	/* inline origin data */
+		struct rmad_op_lock lock;	/* LOCK, LOCK_ALL */
+	};
 };
-
-/* A target element (agent-side op table; next issue fills it in). */
-struct rmad_target_elem {
-	uint32_t next;
-	int32_t rank;
-	uint32_t op_head, op_tail, next_to_issue;
-	uint32_t op_count;
-	uint32_t ack_counter;
-	uint16_t sync_flag, lock_state, lock_type, lock_mode;
-	uint32_t pad[7];
-};
-
-/*
- * A window block: lock word and epoch state for one window of this node.
- * The operation table (slots), local pools and metadata that the
- * passive-target release adds live after this fixed header, inside
- * window_stride.
- */
-struct rmad_shm_win {
-	uint32_t in_use;
-	uint32_t id;
-	uint64_t lock_word;
-	uint64_t reserved[6];
-};
+_Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
+	       "rmad_op_lock fits the inline area");
 
 /*
  * The control page at the start of every rank's window memory (the
@@ -327,9 +311,7 @@ static_assert(offsetof(struct rmad_shm_hdr, off_clients) == 56, "hdr.offc");
 static_assert(offsetof(struct rmad_shm_hdr, off_staging) == 104, "hdr.offs");
 static_assert(offsetof(struct rmad_shm_hdr, node) == 112, "hdr.node");
 static_assert(offsetof(struct rmad_shm_hdr, agent_flags) == 128, "hdr.flags");
-static_assert(offsetof(struct rmad_shm_hdr, op_free) == 192, "hdr.op_free");
-static_assert(offsetof(struct rmad_shm_hdr, target_free) == 256, "hdr.tfree");
-static_assert(sizeof(struct rmad_shm_hdr) == 320, "hdr size");
+static_assert(sizeof(struct rmad_shm_hdr) == 192, "hdr size");
 static_assert(offsetof(struct rmad_shm_client, sq_tail) == 64, "cl.tail");
 static_assert(offsetof(struct rmad_shm_client, sq_head) == 128, "cl.head");
 static_assert(offsetof(struct rmad_shm_client, cnt) == 192, "cl.cnt");
@@ -343,7 +325,5 @@ static_assert(offsetof(struct rmad_op_elem, result_addr) == 72, "op.res");
 static_assert(offsetof(struct rmad_op_elem, data) == 80, "op.data");
 static_assert(sizeof(struct rmad_win_ctl) == RMAD_WIN_CTL_SIZE, "win ctl");
 static_assert(sizeof(struct rmad_op_elem) == 128, "op size");
-static_assert(sizeof(struct rmad_target_elem) == 64, "target size");
-static_assert(sizeof(struct rmad_shm_win) == 64, "win size");
 
 #endif /* RMAD_SHM_H */

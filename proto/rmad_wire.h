@@ -79,6 +79,12 @@ enum {
 #define RMAD_AMF_UNLOCKED	0x0200	/* ... and released after the op */
 #define RMAD_AMF_QUEUED		0x0400	/* the lock request had to wait */
 
+/*
+ * The most payload one active message carries after its header.  Larger
+ * data moves as several messages or by fi_write/fi_read.
+ */
+#define RMAD_AM_MAX_PAYLOAD	16384
+
 struct rmad_am_hdr {
 	uint8_t version;		/* RMAD_WIRE_VERSION */
 	uint8_t type;			/* RMAD_AM_* */

@@ -9,15 +9,19 @@
 # one rank per node, which deadlocks if queued exclusive requests keep
 # shared ones out; and exclusive locks on every target at once, taken in
 # rank order, which deadlocks unless locks are acquired in call order.
+#
+# RMAD_TEST_SCALE=N (make check-long: 10) runs N times the rounds, with
+# N times the time bound.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 plan 7
+scale=${RMAD_TEST_SCALE:-1}
 pr="$top_builddir/t/prog_stress"
 tiny=(--set op_pool=2 --set client_op_pool=1 --set target_pool=1
 	--set win_target_pool=1 --set win_slots=1 --set lock_queue=2)
 run() {
 	local what=$1 np=$2 out rc n
 	shift 2
-	out=$(run_bounded 120 "$RMAD_RUN" -q "$@" -np "$np" "$pr" $args 2>&1)
+	out=$(run_bounded $((120 * scale)) "$RMAD_RUN" -q "$@" -np "$np" "$pr" $args 2>&1)
 	rc=$?
 	n=$(echo "$out" | grep -c ": ok (node")
 	[ "$rc" -eq 0 ] && [ "$n" -eq "$np" ]
@@ -25,16 +29,16 @@ run() {
 	echo "$out" | grep "RSS" | sed 's/^/# /'
 	[ "$n" -eq "$np" ] || diag "$(echo "$out" | tail -30)"
 }
-args=10
+args=$((10 * scale))
 run "shm, 3 vnodes, 4 ranks" 4 "${tiny[@]}" --vnodes 3 --provider shm
 run "tcp;ofi_rxm, 2 vnodes, 3 ranks" 3 "${tiny[@]}" --vnodes 2 \
 	--provider 'tcp;ofi_rxm'
 pr="$top_builddir/t/prog_lockmix"
-args="mix 300"
+args="mix $((300 * scale))"
 run "lock_all vs exclusive, shm, 4 vnodes" 4 --vnodes 4 --provider shm
 run "lock_all vs exclusive, tcp;ofi_rxm, 4 vnodes" 4 --vnodes 4 \
 	--provider 'tcp;ofi_rxm'
-args="order 150"
+args="order $((150 * scale))"
 run "exclusive locks on every target, in order, shm, 3 vnodes" 4 \
 	--vnodes 3 --provider shm
 run "exclusive locks on every target, in order, tiny pools, tcp;ofi_rxm" \

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * clients.h - the client interface: the Unix socket, attach and detach, and the submission rings (clients.c).
+ */
+#ifndef RMAD_AGENT_CLIENTS_H
+#define RMAD_AGENT_CLIENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+
+int agent_listen(struct agent *a);
+void agent_unlisten(struct agent *a);
+void agent_accept_pending(struct agent *a);
+/* Take submitted ops off every client's ring; how many. */
+int agent_poll_rings(struct agent *a);
+int agent_rings_empty(struct agent *a);
+void agent_drop_all_clients(struct agent *a);
+
+#endif

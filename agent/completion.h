@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * completion.h - the completion layer: the segment's op elements, their
+ * lending, completion counters and wakeups (completion.c).
+ */
+#ifndef RMAD_AGENT_COMPLETION_H
+#define RMAD_AGENT_COMPLETION_H
+
+#include <stdint.h>
+
+struct agent;
+
+/* The shared segment and the private owner records of its elements. */
+int agent_segment_create(struct agent *a);
+void agent_segment_destroy(struct agent *a);
+
+/* 0 and marked in flight when index i is client c's to submit. */
+int completion_op_take(struct agent *a, uint32_t c, uint32_t i);
+/* End op i of client c: status, counters, the element back home. */
+void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status);
+/* Op i ended after its client went away: a lent element goes home. */
+void agent_op_abandon(struct agent *a, uint32_t i);
+/* Wake the clients whose counters moved since the last call. */
+void agent_flush_wakeups(struct agent *a);
+
+/* Lending: 1 when nothing could be lent, so held ops must go. */
+int completion_refill(struct agent *a, uint32_t c);
+/* The op_pool hint's sync ops (RMAD_OPC_OPS_RESERVE/RETURN). */
+void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i);
+void completion_ops_return(struct agent *a, uint32_t c, uint32_t i);
+void completion_client_reset(struct agent *a, uint32_t c);
+uint32_t completion_client_gone(struct agent *a, uint32_t c);
+
+uint32_t agent_global_free(struct agent *a);
+/* global elements reserved to windows' op pools (op_pool hint) */
+uint32_t agent_global_reserved(struct agent *a);
+
+#endif

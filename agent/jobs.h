@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * jobs.h - jobs (PMIx namespaces) this agent serves, their rank->node map, the job-wide barrier and rmad_ping (jobs.c).
+ */
+#ifndef RMAD_AGENT_JOBS_H
+#define RMAD_AGENT_JOBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+
+struct agent_job *agent_job_get(struct agent *a, const char *nspace,
+				int32_t size, int32_t local_size, int *err);
+void agent_job_put(struct agent *a, struct agent_job *j);
+/* The job of key (a hash of its namespace), or NULL. */
+struct agent_job *agent_job_find(struct agent *a, uint64_t key);
+void agent_job_client_died(struct agent *a, struct agent_job *j);
+void agent_job_client_joined(struct agent *a, struct agent_job *j);
+void agent_op_barrier(struct agent *a, uint32_t client, uint32_t op);
+void agent_op_ping(struct agent *a, uint32_t client, uint32_t op);
+/* The node that serves rank of job j, or -1. */
+int agent_rank_node(struct agent_job *j, int32_t rank);
+void agent_job_retry_barriers(struct agent *a, struct agent_job *j);
+void agent_jobs_tick(struct agent *a);
+/* Registers the job, barrier and pong packet handlers with am. */
+void agent_jobs_am_init(struct agent *a);
+
+#endif

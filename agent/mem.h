@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mem.h - rmad_alloc_mem regions of each client, mapped in the agent too (mem.c).
+ */
+#ifndef RMAD_AGENT_MEM_H
+#define RMAD_AGENT_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+
+struct rmad_ctl_mem;
+
+int agent_mem_init(struct agent *a);
+void agent_mem_fini(struct agent *a);
+void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
+		   int fd);
+void agent_mem_probe(struct agent *a, uint32_t c,
+		     const struct rmad_ctl_mem *m);
+void agent_mem_dereg(struct agent *a, uint32_t c,
+		     const struct rmad_ctl_mem *m);
+void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
+		       uint64_t len);
+void agent_mem_release(struct agent *a, uint32_t c);
+
+#endif

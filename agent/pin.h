@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pin.h - pinning the agent to its core with hwloc, and the cores left to ranks (pin.c).
+ */
+#ifndef RMAD_AGENT_PIN_H
+#define RMAD_AGENT_PIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent.h"
+
+int agent_pin(struct agent *a);
+int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
+		    size_t len);
+
+#endif

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_internal.h - what the RMA layer's files share: the op copies,
+ * target elements, origin states, lock entries and transfers, the
+ * layer's context (struct rma_ctx, owned by struct agent), and the
+ * functions one file calls in another.  Nothing outside agent/rma*.c
+ * includes it; the layer's interface upward is rma.h.
+ */
+#ifndef RMAD_AGENT_RMA_INTERNAL_H
+#define RMAD_AGENT_RMA_INTERNAL_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "fabric.h"
+#include "rmad_abi.h"
+#include "rmad_opdesc.h"
+
+/*
+ * The seeds' epoch states (MPIDI_RMA_* there).  The window states of
+ * active target (FENCE_ISSUED/GRANTED, PSCW_ISSUED/GRANTED) come with
+ * fence and PSCW.  Per-target states are used only in PER_TARGET and
+ * LOCK_ALL_CALLED.
+ */
+enum win_state {
+	RMA_NONE,
+	RMA_PER_TARGET,
+	RMA_LOCK_ALL_CALLED,
+	RMA_LOCK_ALL_ISSUED,
+	RMA_LOCK_ALL_GRANTED,
+};
+
+enum target_state {
+	RMA_LOCK_CALLED,
+	RMA_LOCK_ISSUED,
+	RMA_LOCK_GRANTED,
+};
+
+#define CHUNKS_INFLIGHT	16
+#define XFER_PER_OP	8	/* fi_write/fi_read chunks per op */
+#define XFER_MAX	64	/* ... and in all */
+#define LOCKALL_BATCH	16
+#define RETRY_NS	(200 * 1000ull)
+
+struct rma_ctx;
+
+/* Private copy of a submitted op element: the client cannot change it. */
+struct rma_op {
+	uint32_t next;			/* in a pending list */
+	uint32_t client;
+	uint32_t serial;		/* cookie check; 0 when free */
+	uint16_t opcode;
+	uint8_t dtype, op;
+	int32_t target;
+	uint64_t tdisp;			/* bytes */
+	uint64_t len;			/* bytes of data (or of results) */
+	uint64_t origin, result;	/* client addresses */
+	uint64_t sent, done;		/* bytes issued, bytes answered */
+	int32_t status;
+	uint32_t inline_len;
+	uint8_t is_inline;
+	uint8_t counted;		/* in its target's nissued/nres */
+	uint8_t rdma;			/* moves by fi_write/fi_read */
+	uint8_t nx;			/* of them, chunks in flight */
+	uint8_t staged;			/* origin, result: staging offsets */
+	uint64_t raddr, rkey;		/* rdma: target bytes, key */
+	uint64_t wseq;			/* its place on the channel */
+	uint16_t pflags;		/* RMAD_AMF_* it went out with */
+	struct rma_origin *o;		/* set while it is in the table */
+	uint8_t data[RMAD_OP_INLINE];
+};
+
+struct rma_target {
+	struct rma_target *next;	/* slot chain or free list */
+	int32_t rank;
+	int node;
+	uint8_t state;			/* enum target_state */
+	uint8_t excl, nocheck, want_unlock, unlocking, evict, local;
+	uint8_t sync_want;		/* a flush waits: ask for the ack */
+	uint8_t release;		/* a flush_local waits: hold nothing */
+	uint8_t lock_op;		/* the lock request rides on an op */
+	uint8_t released;		/* an op's answer said UNLOCKED */
+	uint8_t lock_now;		/* request the lock even with no op */
+	uint32_t lseq;			/* place among the epoch's lock calls */
+	uint32_t head, tail;		/* pending ops */
+	uint32_t npend;			/* ... how many */
+	uint32_t nissued;		/* sent, not fully answered */
+	uint32_t nres;			/* of them, ops with results */
+	uint32_t nrdma;			/* of them, fi_write/fi_read ops */
+	uint32_t nacc;			/* of them, accumulates */
+	uint8_t order_blocked;		/* an accumulate waits for them */
+	/* ops on the ordered channel: sent, known applied, RMA_DONE asked */
+	uint64_t sent_seq, done_seq, flush_seq;
+	uint64_t retry_at;		/* LOCK_RETRY: ask again then */
+	uint64_t noted_at;		/* last RMA_NOTE sent */
+};
+
+struct rma_origin {
+	struct rma_origin *next;
+	struct rma_ctx *R;
+	struct agent_win *w;
+	uint32_t client, gen;
+	int32_t rank;
+	enum win_state state;
+	int nocheck_all;
+	int32_t err;			/* first async error, for the next sync */
+	uint32_t nslots;
+	struct rma_target **slots;
+	int ntargets;
+	struct rma_target *lfree;	/* window-local pool */
+	struct rma_target *lmem;
+	uint32_t nlmem;
+	uint32_t shead, stail;		/* stalled submissions */
+	uint32_t yhead, ytail;		/* sync requests */
+	int need_target;
+	uint32_t lcalls;		/* per-target lock calls so far */
+	int32_t *evicted;		/* granted locks without an element */
+	int nevicted, capevicted;
+	/* lock_all window protocol */
+	int32_t la_next;		/* next group index to lock/unlock */
+	int la_inflight;
+	int la_unlock;			/* unlock pass running */
+	int dying;
+	int no_hold;			/* out of op elements: hold nothing */
+	unsigned int acc_order;		/* accumulate_ordering bits */
+	uint32_t nheld;			/* ops waiting in target lists */
+	struct rmad_stats st;		/* the agent's half of rmad_stats */
+};
+
+/* Target side: lock requests of one member's window. */
+struct lock_ent {
+	struct lock_ent *next;
+	int32_t origin;
+	uint32_t node;
+	uint8_t excl;
+	uint8_t waited;			/* not granted at once */
+	uint8_t heap;			/* a holder on the heap, not pooled */
+	struct rmad_am_hdr *pkt;	/* the operation that came with it */
+};
+
+struct rma_lock {
+	struct rma_ctx *R;
+	struct lock_ent *qhead, *qtail;	/* waiting, FIFO */
+	struct lock_ent *holders;	/* granted to remote origins */
+	struct rma_lock *wnext;		/* on the waiting list */
+	int waiting;
+	struct agent_win *w;
+	struct win_local *l;
+};
+
+/*
+ * One fi_write/fi_read chunk in flight.  Its data always passes through
+ * a bounce buffer of the agent's (rdma_chunk bytes): the client's memory
+ * may go away with the client while the provider still works on it, and
+ * our own buffers cannot.
+ */
+struct rma_xfer {
+	struct rmad_fabric_xfer fx;	/* first: the completion names it */
+	struct rma_xfer *next;		/* free list */
+	struct agent *a;
+	uint32_t op, serial;
+	uint64_t off, len;
+	char *buf;
+};
+
+/* rmad_stats counts packets by RMAD_PKT_*, the wire's RMA types in order */
+static_assert(RMAD_AM_RMA_RESP - RMAD_AM_RMA_LOCK == RMAD_PKT_RESP &&
+	      RMAD_AM_RMA_NOTE - RMAD_AM_RMA_LOCK == RMAD_PKT_NOTE &&
+	      RMAD_AM_TYPE_MAX - RMAD_AM_RMA_LOCK <= RMAD_PKT_TYPES,
+	      "packet types");
+
+/*
+ * The RMA layer's state, owned by struct agent (a->rma): op copies by
+ * element index, the global target pool, the target side's lock entries,
+ * and the fi_write/fi_read chunks with their bounce buffers.
+ */
+struct rma_ctx {
+	struct rma_op *sh;		/* by op index */
+	uint32_t nsh;
+	uint32_t serials;
+	struct rma_target *tmem, *tfree;	/* global target pool */
+	struct lock_ent *lmem, *lfree;	/* lock entries */
+	struct rma_lock *lwait;		/* members with waiting requests */
+	int retry_pending;
+	int ordered;			/* the fabric keeps send-after-send */
+	struct rma_xfer xfers[XFER_MAX], *xfree;
+	char *bounce;			/* XFER_MAX x rdma_chunk, lazily */
+	size_t bounce_len;
+	struct rmad_fabric_mr *bounce_mr;
+	void *bounce_desc;
+};
+
+/* rma_xfer.c */
+int osend(struct agent *a, struct rma_origin *o, int node,
+		 struct rmad_am_hdr *h, const void *pl, size_t plen);
+void orecv(struct rma_origin *o, const struct rmad_am_hdr *h);
+int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
+		 void *buf, size_t len, int write);
+
+/* rma_target.c */
+void lw_release(uint32_t *lw, int excl);
+void answer(struct agent *a, const struct rmad_am_hdr *req, int type,
+		   int status, uint16_t flags, const void *pl, size_t plen);
+int try_grant(struct agent *a, struct rma_lock *k);
+int retry_grants(struct agent *a);
+void lock_request(struct agent *a, const struct rmad_am_hdr *h,
+			 struct agent_win *w, struct win_local *l);
+void lock_release(struct agent *a, const struct rmad_am_hdr *h,
+			 struct win_local *l);
+void lock_free(struct win_local *l);
+void apply_op(struct agent *a, const struct rmad_am_hdr *h,
+		     const uint8_t *pl, struct agent_win *w, uint16_t aflags);
+void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
+			   const uint8_t *pl, struct agent_win *w);
+void flush_request(struct agent *a, const struct rmad_am_hdr *h);
+int dead_shared(struct agent *a, struct win_local *l, uint32_t c);
+
+/* rma_pkt.c: one RMA packet, its job and ranks checked */
+void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
+		  const void *payload, struct agent_job *j);
+
+/* rma_origin.c */
+struct rma_target *target_find(struct rma_origin *o, int32_t rank);
+struct rma_target *target_new(struct agent *a, struct rma_origin *o,
+				     int32_t rank, int state);
+void target_free(struct rma_origin *o, struct rma_target *t);
+void set_err(struct rma_origin *o, int32_t st);
+void op_finish(struct agent *a, struct rma_origin *o, uint32_t i);
+int has_result(uint16_t opc);
+void uncount_issued(struct rma_target *t, struct rma_op *op);
+void xfer_done(struct rmad_fabric_xfer *fx, int status);
+struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
+				      uint32_t gen);
+void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
+		     uint32_t i);
+void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
+			  int node, int type, int excl);
+int route(struct agent *a, struct rma_origin *o, uint32_t i);
+int make_rma_progress_win(struct agent *a, struct rma_origin *o);
+struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
+				     uint32_t c, uint32_t nslots,
+				     uint32_t npool);
+void origin_free(struct agent *a, struct rma_origin *o);
+void origin_drop_ops(struct agent *a, struct rma_origin *o, int st);
+
+#endif

@@ -1,0 +1,1165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_origin.c - the origin side's operation table, after the seeds.
+ *
+ * Each (client, window) pair that posts remote operations gets an origin
+ * state (struct rma_origin): its window state (enum win_state), a slot
+ * array of target elements hashed by rank, and a queue of
+ * synchronization requests.  Each target element holds its per-target
+ * lock state (enum target_state) and the list of its pending ops; ops
+ * that were sent but not answered are counted (nissued, nres), never
+ * listed, since their answers name them by cookie.  Target elements
+ * come from a window-local pool first, then from the global pool
+ * (target_pool).  When both are empty the origin stalls its submissions
+ * and runs CLEANUP_WIN_AGGRESSIVE: in a lock_all epoch it switches to the
+ * window protocol (lock every remote member, LOCKALL_BATCH at a time);
+ * otherwise it picks one of its targets, in the order LOCK_GRANTED,
+ * LOCK_ISSUED, LOCK_CALLED, completes its ops and frees the element,
+ * remembering a granted lock so that UNLOCK still reaches it.
+ *
+ * The seeds' routines: issue_ops_target(), issue_ops_win(),
+ * make_rma_progress_win() (make_rma_progress_global() is in rma.c),
+ * cleanup_win_aggressive(); answers are cleaned up as they arrive
+ * (rma_pkt.c).  Transfers larger than one active message are pipelined,
+ * CHUNKS_INFLIGHT chunks per op at a time, and large contiguous ones move
+ * by fi_write/fi_read (issue_rdma) through bounce buffers.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "agent.h"
+#include "am.h"
+#include "completion.h"
+#include "jobs.h"
+#include "mem.h"
+#include "windows.h"
+#include "atomics.h"
+#include "counter.h"
+#include "dtype.h"
+#include "lockword.h"
+#include "log.h"
+#include "rmad_abi.h"
+#include "util.h"
+#include "rma_internal.h"
+
+struct rma_target *target_find(struct rma_origin *o, int32_t rank)
+{
+	for (struct rma_target *t = o->slots[(uint32_t)rank % o->nslots]; t;
+	     t = t->next)
+		if (t->rank == rank)
+			return t;
+	return NULL;
+}
+
+static int evicted_has(struct rma_origin *o, int32_t rank)
+{
+	for (int i = 0; i < o->nevicted; i++)
+		if (o->evicted[i] == rank)
+			return 1;
+	return 0;
+}
+
+static int evicted_take(struct rma_origin *o, int32_t rank)
+{
+	for (int i = 0; i < o->nevicted; i++)
+		if (o->evicted[i] == rank) {
+			o->evicted[i] = o->evicted[--o->nevicted];
+			return 1;
+		}
+	return 0;
+}
+
+struct rma_target *target_new(struct agent *a, struct rma_origin *o,
+				     int32_t rank, int state)
+{
+	struct rma_ctx *R = a->rma;
+
+	struct rma_target *t = o->lfree;
+	int node = agent_rank_node(o->w->job, rank);
+
+	if (node < 0)
+		return NULL;
+	if (t) {
+		o->lfree = t->next;
+	} else if ((t = R->tfree)) {
+		R->tfree = t->next;
+	} else {
+		o->need_target = 1;
+		return NULL;
+	}
+	memset(t, 0, sizeof(*t));
+	t->local = o->lmem && t >= o->lmem && t < o->lmem + o->nlmem;
+	t->rank = rank;
+	t->node = node;
+	t->state = (uint8_t)state;
+	t->head = t->tail = RMAD_NIL;
+	t->next = o->slots[(uint32_t)rank % o->nslots];
+	o->slots[(uint32_t)rank % o->nslots] = t;
+	if (++o->ntargets > (int)o->st.target_hwm)
+		o->st.target_hwm = (uint32_t)o->ntargets;
+	(void)a;
+	return t;
+}
+
+void target_free(struct rma_origin *o, struct rma_target *t)
+{
+	struct rma_ctx *R = o->R;
+
+	struct rma_target **pp = &o->slots[(uint32_t)t->rank % o->nslots];
+
+	for (; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	o->ntargets--;
+	if (t->local) {
+		t->next = o->lfree;
+		o->lfree = t;
+	} else {
+		t->next = R->tfree;
+		R->tfree = t;
+	}
+}
+
+void set_err(struct rma_origin *o, int32_t st)
+{
+	if (st && !o->err)
+		o->err = st;
+}
+
+void op_finish(struct agent *a, struct rma_origin *o, uint32_t i)
+{
+	struct rma_ctx *R = a->rma;
+
+	struct rma_op *op = &R->sh[i];
+	int32_t st = op->status;
+
+	set_err(o, st);
+	if (rmad_op_desc(op->opcode)->rma)
+		o->st.ops_completed++;
+	op->serial = 0;
+	op->o = NULL;
+	agent_complete_op(a, op->client, i, st);
+}
+
+static int am_type(uint16_t opc)
+{
+	return rmad_op_desc(opc)->am_type;
+}
+
+int has_result(uint16_t opc)
+{
+	return rmad_op_desc(opc)->result;
+}
+
+/* The accumulate family, which MPI keeps in order per origin and target
+ * unless accumulate_ordering says otherwise. */
+static int is_acc(uint16_t opc)
+{
+	return rmad_op_desc(opc)->acc;
+}
+
+static void count_issued(struct rma_target *t, struct rma_op *op)
+{
+	if (op->counted)
+		return;
+	op->counted = 1;
+	op->o->st.ops_issued++;
+	t->nissued++;
+	if (has_result(op->opcode))
+		t->nres++;
+	if (op->rdma)
+		t->nrdma++;
+	if (is_acc(op->opcode))
+		t->nacc++;
+}
+
+void uncount_issued(struct rma_target *t, struct rma_op *op)
+{
+	if (!op->counted)
+		return;
+	op->counted = 0;
+	t->nissued--;
+	if (has_result(op->opcode))
+		t->nres--;
+	if (op->rdma)
+		t->nrdma--;
+	if (is_acc(op->opcode))
+		t->nacc--;
+}
+
+/* A chunk landed (or failed): CLEANUP for rdma ops. */
+void xfer_done(struct rmad_fabric_xfer *fx, int status)
+{
+	struct rma_xfer *x = (struct rma_xfer *)fx;
+	struct agent *a = x->a;
+	struct rma_ctx *R = a->rma;
+	struct rma_op *op = &R->sh[x->op];
+	struct rma_origin *o = op->o;
+	struct rma_target *t;
+
+	if (op->serial != x->serial || !o) {
+		/* the op ended without us (its window went away) */
+		x->next = R->xfree;
+		R->xfree = x;
+		return;
+	}
+	op->nx--;
+	if (status && !op->status)
+		op->status = status;
+	if (!status && !op->status && op->opcode == RMAD_OPC_GET) {
+		int err = op_io(a, op, op->origin + x->off, x->buf, x->len,
+				1);
+
+		if (err)
+			op->status = err;
+	}
+	op->done += x->len;
+	x->next = R->xfree;
+	R->xfree = x;
+	t = target_find(o, op->target);
+	if (op->done >= op->len && op->sent >= op->len) {
+		if (t)
+			uncount_issued(t, op);
+		op_finish(a, o, x->op);
+	}
+	make_rma_progress_win(a, o);
+}
+
+/* The bounce buffers, made on first use (registered if the provider
+ * wants local buffers registered). */
+static int bounce_init(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+
+	size_t len = (size_t)a->p.rdma_chunk * XFER_MAX;
+	void *p;
+
+	if (R->bounce)
+		return 0;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return RMAD_ERR_NOMEM;
+	if (rmad_fabric_needs_local_mr(a->fab) &&
+	    rmad_fabric_mr_reg(a->fab, p, len, 0, &R->bounce_mr, NULL, NULL,
+			       &R->bounce_desc)) {
+		munmap(p, len);
+		return RMAD_ERR_FABRIC;
+	}
+	R->bounce = p;
+	R->bounce_len = len;
+	for (int k = 0; k < XFER_MAX; k++) {
+		R->xfers[k].buf = R->bounce + (size_t)k * (size_t)a->p.rdma_chunk;
+		R->xfers[k].a = a;
+		R->xfers[k].fx.done = xfer_done;
+		R->xfers[k].next = R->xfree;
+		R->xfree = &R->xfers[k];
+	}
+	return 0;
+}
+
+/*
+ * ISSUE for a put or get that moves by fi_write/fi_read: post what the
+ * chunk credits allow.  The target's agent takes no part; a put counts
+ * as done once its data is placed there (delivery complete).
+ */
+static int issue_rdma(struct agent *a, struct rma_origin *o,
+		      struct rma_target *t, uint32_t i)
+{
+	struct rma_ctx *R = a->rma;
+
+	struct rma_op *op = &R->sh[i];
+	int put = op->opcode == RMAD_OPC_PUT, err = bounce_init(a);
+	uint64_t now = rmad_now_ns();
+
+	if (!err && op->sent == 0 &&
+	    now - t->noted_at > (uint64_t)a->p.spin_us * 500) {
+		/* wake the target's agent: our chunks need its polling */
+		struct rmad_am_hdr h = {
+			.type = RMAD_AM_RMA_NOTE,
+			.job = o->w->job->key,
+			.origin = o->rank,
+			.target = op->target,
+			.wkey = o->w->key,
+		};
+
+		osend(a, o, t->node, &h, NULL, 0);
+		t->noted_at = now;
+	}
+	while (!err && op->sent < op->len) {
+		uint64_t n = op->len - op->sent;
+		struct rma_xfer *x = R->xfree;
+
+		if (op->nx >= XFER_PER_OP)
+			return 0;
+		if (!x) {
+			R->retry_pending = 1;	/* a chunk of another op ends */
+			return 0;
+		}
+		if (n > (uint64_t)a->p.rdma_chunk)
+			n = (uint64_t)a->p.rdma_chunk;
+		if (put)
+			err = op_io(a, op, op->origin + op->sent, x->buf,
+				    (size_t)n, 0);
+		if (err)
+			break;
+		err = put ? rmad_fabric_write(a->fab, t->node, x->buf,
+					      (size_t)n, R->bounce_desc,
+					      op->raddr + op->sent, op->rkey,
+					      &x->fx) :
+			    rmad_fabric_read(a->fab, t->node, x->buf,
+					     (size_t)n, R->bounce_desc,
+					     op->raddr + op->sent, op->rkey,
+					     &x->fx);
+		if (err == 1) {
+			R->retry_pending = 1;	/* the provider is full */
+			return 0;
+		}
+		if (err)
+			break;
+		if (put)
+			o->st.rdma_writes++;
+		else
+			o->st.rdma_reads++;
+		R->xfree = x->next;
+		x->op = i;
+		x->serial = op->serial;
+		x->off = op->sent;
+		x->len = n;
+		op->nx++;
+		op->sent += n;
+	}
+	if (err) {
+		/* nothing more goes out; the op ends once what went out is
+		 * done */
+		op->status = err;
+		op->len = op->sent;
+	}
+	if (op->done >= op->len && op->sent >= op->len) {
+		uncount_issued(t, op);
+		op_finish(a, o, i);
+	}
+	return 1;
+}
+
+struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
+				      uint32_t gen)
+{
+	for (struct rma_origin *o = w->origins; o; o = o->next)
+		if (o->client == c && o->gen == gen && !o->dying)
+			return o;
+	return NULL;
+}
+
+void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
+		     uint32_t i)
+{
+	R->sh[i].next = RMAD_NIL;
+	if (*tail != RMAD_NIL)
+		R->sh[*tail].next = i;
+	else
+		*head = i;
+	*tail = i;
+}
+
+static uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail)
+{
+	uint32_t i = *head;
+
+	*head = R->sh[i].next;
+	if (*head == RMAD_NIL)
+		*tail = RMAD_NIL;
+	return i;
+}
+
+/* Bytes of one active-message chunk of elements of size es. */
+static size_t am_room(struct agent *a, size_t es)
+{
+	size_t room = (a->p.am_buf_size - sizeof(struct rmad_am_hdr)) / es * es;
+
+	if (room > RMAD_AM_MAX_PAYLOAD / 2)
+		room = RMAD_AM_MAX_PAYLOAD / 2 / es * es;
+	return room;
+}
+
+/* Can op carry piggybacked synchronization: one active message? */
+static int can_ride(struct agent *a, const struct rma_op *op)
+{
+	return !op->rdma && !op->sent &&
+	       op->len <= am_room(a, rmad_dtype_size(op->dtype));
+}
+
+/*
+ * Send what the credits allow of op i, with the piggybacked flags given
+ * (only for an op of one message); 1 once every byte went out (or it
+ * failed).  A put or accumulate of one message that asks for no answer
+ * is done once it left: the ordered channel makes a later answer cover
+ * it (ack elimination).
+ */
+static int issue_op(struct agent *a, struct rma_origin *o,
+		    struct rma_target *t, uint32_t i, uint16_t flags)
+{
+	struct rma_ctx *R = a->rma;
+
+	struct rma_op *op = &R->sh[i];
+	size_t es = rmad_dtype_size(op->dtype);
+	size_t room = am_room(a, es);
+	uint8_t buf[RMAD_AM_MAX_PAYLOAD];
+	int data = rmad_op_data_in(op->opcode, op->op);
+
+	count_issued(t, op);
+	if (op->rdma)
+		return issue_rdma(a, o, t, i);
+	if (op->len > room || !R->ordered)
+		flags |= RMAD_AMF_ACK_REQ;	/* every chunk is answered */
+	while (op->sent < op->len) {
+		uint64_t n = op->len - op->sent;
+		size_t plen = 0;
+		struct rmad_am_hdr h = {
+			.type = (uint8_t)am_type(op->opcode),
+			.flags = flags,
+			.job = o->w->job->key,
+			.origin = o->rank,
+			.target = op->target,
+			.dtype = op->dtype,
+			.op = op->op,
+			.wkey = o->w->key,
+		};
+
+		if ((op->sent - op->done) / room >= CHUNKS_INFLIGHT)
+			return 0;
+		if (n > room)
+			n = room;
+		if (op->opcode == RMAD_OPC_CAS) {
+			memcpy(buf, op->data, 2 * es);
+			plen = 2 * es;
+		} else if (data) {
+			int err = op->is_inline ?
+				  (memcpy(buf, op->data + op->sent, n), 0) :
+				  op_io(a, op, op->origin + op->sent, buf, n, 0);
+			if (err) {
+				/* nothing more goes out; the op ends once
+				 * what did go out is answered */
+				op->status = err;
+				op->len = op->sent;
+				break;
+			}
+			plen = n;
+		}
+		h.disp = op->tdisp + op->sent;
+		h.count = n / es;
+		h.seq = ((uint64_t)op->serial << 32) | i;
+		if (osend(a, o, t->node, &h, buf, plen)) {
+			op->status = RMAD_ERR_FABRIC;
+			op->len = op->sent;
+			break;
+		}
+		if (!op->sent) {
+			op->pflags = flags;
+			op->wseq = ++t->sent_seq;
+		}
+		op->sent += n;
+	}
+	if (op->sent && op->sent >= op->len && !has_result(op->opcode) &&
+	    !(op->pflags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
+			    RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL))) {
+		o->st.acks_saved++;
+		op->done = op->len;
+	}
+	if (op->done >= op->len && op->sent >= op->len) {
+		/* no answer comes, or everything failed before it left */
+		uncount_issued(t, op);
+		op_finish(a, o, i);
+	}
+	return 1;
+}
+
+void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
+			  int node, int type, int excl)
+{
+	struct rmad_am_hdr h = {
+		.type = (uint8_t)type,
+		.flags = excl ? RMAD_AMF_LOCK_EXCL : RMAD_AMF_LOCK_SHARED,
+		.job = o->w->job->key,
+		.origin = o->rank,
+		.target = rank,
+		.wkey = o->w->key,
+	};
+
+	osend(a, o, node, &h, NULL, 0);
+}
+
+/* RMA_DONE for what went out unanswered, unless one is on its way. */
+static int send_flush(struct agent *a, struct rma_origin *o,
+		      struct rma_target *t)
+{
+	struct rmad_am_hdr h = {
+		.type = RMAD_AM_RMA_FLUSH,
+		.job = o->w->job->key,
+		.origin = o->rank,
+		.target = t->rank,
+		.count = t->sent_seq,
+		.wkey = o->w->key,
+	};
+
+	if (t->flush_seq >= t->sent_seq)
+		return 0;
+	t->flush_seq = t->sent_seq;
+	osend(a, o, t->node, &h, NULL, 0);
+	return 1;
+}
+
+static void tlist_add(struct rma_origin *o, struct rma_target *t, uint32_t i)
+{
+	struct rma_ctx *R = o->R;
+	list_add(R, &t->head, &t->tail, i);
+	t->npend++;
+	if (++o->nheld > o->st.ops_held_hwm)
+		o->st.ops_held_hwm = o->nheld;
+}
+
+static uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t)
+{
+	struct rma_ctx *R = o->R;
+	t->npend--;
+	o->nheld--;
+	return list_pop(R, &t->head, &t->tail);
+}
+
+/* Before the closing op: a plain get goes last, so that its answer
+ * carries the ack (gets are not ordered with other operations). */
+static void get_to_tail(struct agent *a, struct rma_target *t)
+{
+	struct rma_ctx *R = a->rma;
+
+	uint32_t prev = RMAD_NIL;
+
+	for (uint32_t i = t->head; i != RMAD_NIL && R->sh[i].next != RMAD_NIL;
+	     prev = i, i = R->sh[i].next) {
+		if (R->sh[i].opcode != RMAD_OPC_GET || !can_ride(a, &R->sh[i]))
+			continue;
+		if (prev == RMAD_NIL)
+			t->head = R->sh[i].next;
+		else
+			R->sh[prev].next = R->sh[i].next;
+		R->sh[t->tail].next = i;
+		R->sh[i].next = RMAD_NIL;
+		t->tail = i;
+		return;
+	}
+}
+
+/*
+ * ISSUE_OPS_TARGET plus the target's lazy lock and release; 1 if moved.
+ *
+ * LOCK_CALLED: a lone short op waits for the epoch's end (single short
+ * op: LOCK, op and UNLOCK in one packet); otherwise the first op carries
+ * the lock request and the others wait for the grant.  LOCK_GRANTED:
+ * ops go out as they come (up to piggyback_threshold of them wait for
+ * the closing synchronization), the last before an unlock or flush
+ * carrying UNLOCK or the request for an ack (RMA_DONE).
+ */
+/*
+ * Per-target locks are acquired in the order they were called: t's
+ * request waits while a lock called before it is not granted yet, and
+ * that earlier lock is requested now even if it has no operation to
+ * ride on.  So processes that lock targets in one order never hold a
+ * later lock while waiting for an earlier one, and cannot deadlock each
+ * other (rmad(7), "Lock order").  0 when t may go; 1 when it must wait,
+ * 2 when it must wait and an earlier lock was just told to go.
+ */
+static int lock_order_wait(struct rma_origin *o, struct rma_target *t)
+{
+	int wait = 0;
+
+	if (o->state != RMA_PER_TARGET)
+		return 0;
+	for (uint32_t s = 0; s < o->nslots; s++)
+		for (struct rma_target *e = o->slots[s]; e; e = e->next) {
+			if (e == t || e->state == RMA_LOCK_GRANTED ||
+			    e->lseq >= t->lseq)
+				continue;
+			if (!wait)
+				wait = 1;
+			if (e->state == RMA_LOCK_CALLED && !e->lock_now) {
+				e->lock_now = 1;
+				wait = 2;
+			}
+		}
+	return wait;
+}
+
+static int issue_ops_target(struct agent *a, struct rma_origin *o,
+			struct rma_target *t)
+{
+	struct rma_ctx *R = a->rma;
+
+	uint64_t thr = (uint64_t)a->p.single_op_threshold;
+	int moved = 0, closing;
+
+	if (t->state == RMA_LOCK_CALLED) {
+		uint32_t i = t->head;
+
+		if (i == RMAD_NIL && !t->evict && !t->lock_now) {
+			if (t->want_unlock) {
+				/* locked, never used: nothing to send */
+				target_free(o, t);
+				return 1;
+			}
+			return 0;
+		}
+		switch (lock_order_wait(o, t)) {
+		case 1:
+			return 0;
+		case 2:
+			return 1;	/* the earlier one goes first */
+		}
+		if (t->retry_at && rmad_now_ns() < t->retry_at) {
+			R->retry_pending = 1;
+			return 0;
+		}
+		t->retry_at = 0;
+		if (i != RMAD_NIL && can_ride(a, &R->sh[i])) {
+			int lone = R->sh[i].next == RMAD_NIL && thr &&
+				   R->sh[i].len <= thr;
+			uint16_t fl = t->excl ? RMAD_AMF_LOCK_EXCL :
+						RMAD_AMF_LOCK_SHARED;
+
+			if (lone && !t->want_unlock && !t->sync_want &&
+			    !t->release && !t->evict && !o->no_hold &&
+			    !t->lock_now)
+				return 0;	/* until the epoch's end */
+			if (lone && t->want_unlock)
+				fl |= RMAD_AMF_UNLOCK;
+			tlist_pop(o, t);
+			t->state = RMA_LOCK_ISSUED;
+			issue_op(a, o, t, i, fl | RMAD_AMF_ACK_REQ);
+			if (R->sh[i].pflags & fl &
+			    (RMAD_AMF_LOCK_EXCL | RMAD_AMF_LOCK_SHARED)) {
+				t->lock_op = 1;
+				o->st.piggyback_lock++;
+				if (fl & RMAD_AMF_UNLOCK) {
+					t->unlocking = 1;
+					o->st.piggyback_unlock++;
+					o->st.single_op++;
+				}
+				return 1;
+			}
+			/* it failed before it left: the lock goes alone */
+		}
+		send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_LOCK,
+			      t->excl);
+		t->state = RMA_LOCK_ISSUED;
+		return 1;
+	}
+	if (t->state != RMA_LOCK_GRANTED)
+		return 0;
+	closing = t->want_unlock || t->sync_want;
+	if (!closing && !t->release && !t->evict && !o->no_hold &&
+	    t->npend && t->npend <= (uint32_t)a->p.piggyback_threshold)
+		return 0;	/* wait for the closing synchronization */
+	if (closing)
+		get_to_tail(a, t);
+	while (t->head != RMAD_NIL) {
+		uint32_t i = t->head;
+		uint16_t fl = 0;
+
+		if (!R->ordered && o->acc_order && is_acc(R->sh[i].opcode) &&
+		    t->nacc) {
+			/* an unordered channel: the previous accumulate must
+			 * be answered before the next may go */
+			if (!t->order_blocked)
+				o->st.order_waits++;
+			t->order_blocked = 1;
+			return moved;
+		}
+		t->order_blocked = 0;
+		if (closing && R->sh[i].next == RMAD_NIL &&
+		    can_ride(a, &R->sh[i])) {
+			fl = RMAD_AMF_ACK_REQ;
+			if (t->want_unlock && !t->nocheck && !o->nocheck_all &&
+			    !t->unlocking && !t->nrdma &&
+			    (R->ordered || !t->nissued))
+				fl |= RMAD_AMF_UNLOCK;
+		}
+		if (!issue_op(a, o, t, i, fl))
+			return moved;
+		if (R->sh[i].pflags & fl & RMAD_AMF_UNLOCK) {
+			t->unlocking = 1;
+			o->st.piggyback_unlock++;
+		} else if (R->sh[i].pflags & fl & RMAD_AMF_ACK_REQ) {
+			o->st.piggyback_flush++;
+		}
+		tlist_pop(o, t);
+		moved = 1;
+	}
+	if (t->nissued || t->unlocking)
+		return moved;
+	if (t->want_unlock) {
+		if (t->nocheck || o->nocheck_all) {
+			/* no lock to release, but the ops must be in */
+			if (t->done_seq != t->sent_seq)
+				return send_flush(a, o, t) | moved;
+			target_free(o, t);
+			return 1;
+		}
+		t->unlocking = 1;
+		send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_UNLOCK,
+			      t->excl);
+		return 1;
+	}
+	if (t->done_seq != t->sent_seq) {
+		/* a flush waits, or the element goes: RMA_DONE first */
+		if (t->sync_want || t->evict)
+			return send_flush(a, o, t) | moved;
+		return moved;
+	}
+	if (t->evict) {
+		/* CLEANUP_WIN_AGGRESSIVE: its ops are done; keep the lock */
+		if (o->state == RMA_PER_TARGET && !t->nocheck) {
+			if (o->nevicted == o->capevicted) {
+				int cap = o->capevicted ? 2 * o->capevicted : 8;
+				int32_t *p = realloc(o->evicted,
+						     sizeof(*p) * (size_t)cap);
+
+				if (!p)
+					return moved;
+				o->evicted = p;
+				o->capevicted = cap;
+			}
+			o->evicted[o->nevicted++] = t->rank;
+		}
+		target_free(o, t);
+		return 1;
+	}
+	return moved;
+}
+
+/*
+ * Put op i where it belongs: a target's list, the sync queue, or done at
+ * once.  0 when placed; -1 when it needs a target element that is not
+ * there (the caller stalls it).
+ */
+int route(struct agent *a, struct rma_origin *o, uint32_t i)
+{
+	struct rma_ctx *R = a->rma;
+
+	struct rma_op *op = &R->sh[i];
+	struct rma_target *t;
+
+	switch (op->opcode) {
+	case RMAD_OPC_LOCK:
+		if (o->state != RMA_NONE && o->state != RMA_PER_TARGET) {
+			op->status = RMAD_ERR_SYNC;
+			op_finish(a, o, i);
+			return 0;
+		}
+		t = target_find(o, op->target);
+		if (t || evicted_has(o, op->target)) {
+			op->status = RMAD_ERR_SYNC;
+			op_finish(a, o, i);
+			return 0;
+		}
+		t = target_new(a, o, op->target,
+			       (op->dtype & RMAD_MODE_NOCHECK) ? RMA_LOCK_GRANTED :
+								 RMA_LOCK_CALLED);
+		if (!t)
+			return -1;
+		o->state = RMA_PER_TARGET;
+		o->no_hold = 0;
+		t->lseq = ++o->lcalls;
+		t->excl = op->op == RMAD_LOCK_EXCLUSIVE;
+		t->nocheck = !!(op->dtype & RMAD_MODE_NOCHECK);
+		op_finish(a, o, i);
+		return 0;
+	case RMAD_OPC_LOCK_ALL:
+		if (o->state != RMA_NONE || o->ntargets) {
+			op->status = RMAD_ERR_SYNC;
+			op_finish(a, o, i);
+			return 0;
+		}
+		o->nocheck_all = !!(op->dtype & RMAD_MODE_NOCHECK);
+		o->no_hold = 0;
+		o->state = o->nocheck_all ? RMA_LOCK_ALL_GRANTED :
+					    RMA_LOCK_ALL_CALLED;
+		op_finish(a, o, i);
+		return 0;
+	case RMAD_OPC_UNLOCK:
+		t = target_find(o, op->target);
+		if (!t && evicted_take(o, op->target)) {
+			t = target_new(a, o, op->target, RMA_LOCK_GRANTED);
+			if (!t) {
+				/* put it back until an element frees */
+				o->evicted[o->nevicted++] = op->target;
+				return -1;
+			}
+		}
+		if (t)
+			t->want_unlock = 1;
+		list_add(R, &o->yhead, &o->ytail, i);
+		return 0;
+	case RMAD_OPC_UNLOCK_ALL:
+		for (uint32_t s = 0; s < o->nslots; s++)
+			for (t = o->slots[s]; t; t = t->next)
+				t->want_unlock = 1;
+		if (o->state == RMA_LOCK_ALL_GRANTED && !o->nocheck_all) {
+			o->la_unlock = 1;
+			o->la_next = 0;
+		}
+		list_add(R, &o->yhead, &o->ytail, i);
+		return 0;
+	case RMAD_OPC_LOCK_WAIT:
+		/* a same-node lock is next: every lock called before it
+		 * must be held first, ops or not */
+		for (uint32_t s = 0; s < o->nslots; s++)
+			for (t = o->slots[s]; t; t = t->next)
+				if (t->state == RMA_LOCK_CALLED)
+					t->lock_now = 1;
+		list_add(R, &o->yhead, &o->ytail, i);
+		return 0;
+	case RMAD_OPC_FLUSH:
+	case RMAD_OPC_FLUSH_LOCAL:
+		/* nothing waits for the epoch's end any more; a flush also
+		 * wants its last op acknowledged (piggybacked RMA_DONE) */
+		for (uint32_t s = 0; s < o->nslots; s++)
+			for (t = o->slots[s]; t; t = t->next) {
+				if (op->target >= 0 && t->rank != op->target)
+					continue;
+				t->release = 1;
+				if (op->opcode == RMAD_OPC_FLUSH)
+					t->sync_want = 1;
+			}
+		list_add(R, &o->yhead, &o->ytail, i);
+		return 0;
+	}
+	/* a data op */
+	t = target_find(o, op->target);
+	if (!t) {
+		int state;
+
+		switch (o->state) {
+		case RMA_PER_TARGET:
+			/* granted before, and its element was reclaimed */
+			if (!evicted_take(o, op->target)) {
+				op->status = RMAD_ERR_SYNC;
+				op_finish(a, o, i);
+				return 0;
+			}
+			t = target_new(a, o, op->target, RMA_LOCK_GRANTED);
+			if (!t) {
+				o->evicted[o->nevicted++] = op->target;
+				return -1;
+			}
+			break;
+		case RMA_LOCK_ALL_CALLED:
+			state = RMA_LOCK_CALLED;
+			goto make;
+		case RMA_LOCK_ALL_GRANTED:
+			state = RMA_LOCK_GRANTED;
+make:
+			t = target_new(a, o, op->target, state);
+			if (!t)
+				return -1;
+			break;
+		case RMA_LOCK_ALL_ISSUED:
+			o->need_target = 1;
+			return -1;
+		default:
+			op->status = RMAD_ERR_SYNC;
+			op_finish(a, o, i);
+			return 0;
+		}
+	}
+	tlist_add(o, t, i);
+	/* its client waits for it alone: hold nothing back */
+	if (op->staged)
+		t->release = 1;
+	return 0;
+}
+
+/* Is sync request i satisfied?  (Everything before it was placed.) */
+static int sync_done(struct rma_origin *o, uint32_t i)
+{
+	struct rma_ctx *R = o->R;
+
+	struct rma_op *op = &R->sh[i];
+	int all = op->target < 0 || op->opcode == RMAD_OPC_UNLOCK_ALL;
+
+	if (o->shead != RMAD_NIL)
+		return 0;
+	if (op->opcode == RMAD_OPC_UNLOCK_ALL &&
+	    (o->la_unlock || o->la_inflight || o->state == RMA_LOCK_ALL_ISSUED))
+		return 0;
+	for (uint32_t s = 0; s < o->nslots; s++)
+		for (struct rma_target *t = o->slots[s]; t; t = t->next) {
+			if (!all && t->rank != op->target)
+				continue;
+			switch (op->opcode) {
+			case RMAD_OPC_UNLOCK:
+			case RMAD_OPC_UNLOCK_ALL:
+				return 0;	/* freed once released */
+			case RMAD_OPC_FLUSH:
+				if (t->head != RMAD_NIL || t->nissued ||
+				    t->done_seq != t->sent_seq)
+					return 0;
+				break;
+			case RMAD_OPC_FLUSH_LOCAL:
+				if (t->head != RMAD_NIL || t->nres)
+					return 0;
+				break;
+			case RMAD_OPC_LOCK_WAIT:
+				if (t->state != RMA_LOCK_GRANTED)
+					return 0;
+				break;
+			}
+		}
+	return 1;
+}
+
+/*
+ * CLEANUP_WIN_AGGRESSIVE: free one of our target elements; 1 when it
+ * chose one (the caller must look at the targets again: an element with
+ * nothing in flight goes at once).
+ */
+static int cleanup_win_aggressive(struct rma_origin *o)
+{
+	struct rma_target *pick = NULL;
+	static const uint8_t order[] = { RMA_LOCK_GRANTED, RMA_LOCK_ISSUED, RMA_LOCK_CALLED };
+
+	if (o->state == RMA_LOCK_ALL_CALLED) {
+		/* per-target protocol out of elements: the window protocol */
+		o->state = RMA_LOCK_ALL_ISSUED;
+		o->la_next = 0;
+		return 1;
+	}
+	if (o->state == RMA_LOCK_ALL_ISSUED)
+		return 0;
+	for (uint32_t s = 0; s < o->nslots; s++)
+		for (struct rma_target *t = o->slots[s]; t; t = t->next)
+			if (t->evict)
+				return 0;	/* one at a time */
+	for (size_t k = 0; k < sizeof(order) && !pick; k++)
+		for (uint32_t s = 0; s < o->nslots && !pick; s++)
+			for (struct rma_target *t = o->slots[s]; t; t = t->next)
+				if (t->state == order[k] && !t->want_unlock) {
+					pick = t;
+					break;
+				}
+	if (!pick)
+		return 0;
+	pick->evict = 1;
+	return 1;
+}
+
+/* The window protocol of lock_all: lock (or unlock) every remote member
+ * without an element, LOCKALL_BATCH at a time. */
+static int lock_all_step(struct agent *a, struct rma_origin *o)
+{
+	int moved = 0;
+
+	while (o->la_inflight < LOCKALL_BATCH && o->la_next < o->w->gsize) {
+		int32_t r = agent_win_rank_of(o->w, o->la_next++);
+		int node = agent_rank_node(o->w->job, r);
+
+		if (r < 0 || node < 0 || node == a->node || target_find(o, r))
+			continue;
+		send_lock_msg(a, o, r, node, o->la_unlock ? RMAD_AM_RMA_UNLOCK :
+				     RMAD_AM_RMA_LOCK, 0);
+		o->la_inflight++;
+		moved = 1;
+	}
+	if (o->la_next >= o->w->gsize && !o->la_inflight) {
+		if (o->la_unlock) {
+			o->la_unlock = 0;
+			moved = 1;
+		} else if (o->state == RMA_LOCK_ALL_ISSUED) {
+			o->state = RMA_LOCK_ALL_GRANTED;
+			moved = 1;
+		}
+	}
+	return moved;
+}
+
+/* MAKE_RMA_PROGRESS for one origin; 1 if anything moved. */
+/* ISSUE_OPS_WIN: every target element of the window, round robin. */
+static int issue_ops_win(struct agent *a, struct rma_origin *o)
+{
+	int again = 0;
+
+	for (uint32_t s = 0; s < o->nslots; s++) {
+		struct rma_target *t = o->slots[s], *n;
+
+		for (; t; t = n) {
+			n = t->next;
+			again |= issue_ops_target(a, o, t);
+		}
+	}
+	return again;
+}
+
+/*
+ * MAKE_RMA_PROGRESS_WIN: issue what can go (ISSUE_OPS_WIN), route the
+ * stalled submissions, run CLEANUP_WIN_AGGRESSIVE when they wait for a
+ * target element, and complete the sync requests that are done, until
+ * nothing moves.
+ */
+int make_rma_progress_win(struct agent *a, struct rma_origin *o)
+{
+	struct rma_ctx *R = a->rma;
+
+	int moved = 0, again = 1, synced = 0;
+
+	while (again) {
+		again = 0;
+		if (o->state == RMA_LOCK_ALL_ISSUED || o->la_unlock)
+			again |= lock_all_step(a, o);
+		again |= issue_ops_win(a, o);
+		while (o->shead != RMAD_NIL) {
+			uint32_t i = o->shead, nx = R->sh[i].next;
+
+			o->need_target = 0;
+			/* route() links i into another list through the same
+			 * next field: take i off this one by nx, not by it */
+			if (route(a, o, i) < 0) {
+				R->sh[i].next = nx;
+				break;
+			}
+			o->shead = nx;
+			if (nx == RMAD_NIL)
+				o->stail = RMAD_NIL;
+			again = 1;
+		}
+		if (o->shead != RMAD_NIL && o->need_target)
+			again |= cleanup_win_aggressive(o);
+		while (o->yhead != RMAD_NIL && sync_done(o, o->yhead)) {
+			uint32_t i = list_pop(R, &o->yhead, &o->ytail);
+			struct rma_op *op = &R->sh[i];
+
+			if (op->opcode == RMAD_OPC_UNLOCK_ALL ||
+			    (op->opcode == RMAD_OPC_UNLOCK && !o->ntargets &&
+			     !o->nevicted)) {
+				o->state = RMA_NONE;
+				o->nocheck_all = 0;
+			}
+			/* the first async error of the epoch surfaces here */
+			op->status = o->err;
+			o->err = 0;
+			op->serial = 0;
+			agent_complete_op(a, op->client, i, op->status);
+			again = 1;
+			synced = 1;
+		}
+		moved |= again;
+	}
+	if (synced && o->yhead == RMAD_NIL)
+		/* no flush waits any more: ops may wait again, unanswered */
+		for (uint32_t s = 0; s < o->nslots; s++)
+			for (struct rma_target *t = o->slots[s]; t;
+			     t = t->next)
+				t->sync_want = t->release = 0;
+	if (o->dying && !o->ntargets && o->shead == RMAD_NIL &&
+	    o->yhead == RMAD_NIL && !o->la_inflight && !o->la_unlock &&
+	    !o->nevicted)
+		origin_free(a, o);
+	return moved;
+}
+
+struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
+				     uint32_t c, uint32_t nslots,
+				     uint32_t npool)
+{
+	struct rma_origin *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->slots = calloc(nslots, sizeof(*o->slots));
+	o->lmem = npool ? calloc(npool, sizeof(*o->lmem)) : NULL;
+	if (!o->slots || (npool && !o->lmem)) {
+		free(o->slots);
+		free(o->lmem);
+		free(o);
+		return NULL;
+	}
+	for (uint32_t k = 0; k < npool; k++) {
+		o->lmem[k].next = o->lfree;
+		o->lfree = &o->lmem[k];
+	}
+	o->nslots = nslots;
+	o->nlmem = npool;
+	o->w = w;
+	o->R = a->rma;
+	o->client = c;
+	o->gen = a->cl[c].gen;
+	o->rank = a->cl[c].rank;
+	o->shead = o->stail = o->yhead = o->ytail = RMAD_NIL;
+	o->next = w->origins;
+	w->origins = o;
+	return o;
+}
+
+void origin_free(struct agent *a, struct rma_origin *o)
+{
+	struct rma_ctx *R = a->rma;
+
+	for (struct rma_origin **pp = &o->w->origins; *pp;
+	     pp = &(*pp)->next)
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	for (uint32_t s = 0; s < o->nslots; s++)
+		while (o->slots[s]) {
+			struct rma_target *t = o->slots[s];
+
+			o->slots[s] = t->next;
+			if (!t->local) {
+				t->next = R->tfree;
+				R->tfree = t;
+			}
+		}
+	(void)a;
+	free(o->evicted);
+	free(o->slots);
+	free(o->lmem);
+	free(o);
+}
+
+/* Drop every op an origin still holds: its client or window is gone. */
+void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
+{
+	struct rma_ctx *R = a->rma;
+
+	while (o->shead != RMAD_NIL) {
+		uint32_t i = list_pop(R, &o->shead, &o->stail);
+
+		R->sh[i].status = st;
+		op_finish(a, o, i);
+	}
+	while (o->yhead != RMAD_NIL) {
+		uint32_t i = list_pop(R, &o->yhead, &o->ytail);
+
+		R->sh[i].status = st;
+		op_finish(a, o, i);
+	}
+	for (uint32_t s = 0; s < o->nslots; s++)
+		for (struct rma_target *t = o->slots[s]; t; t = t->next)
+			while (t->head != RMAD_NIL) {
+				uint32_t i = tlist_pop(o, t);
+
+				if (R->sh[i].sent) {
+					/* partly sent: its answers still
+					 * come; stop sending the rest */
+					R->sh[i].len = R->sh[i].sent;
+					continue;
+				}
+				R->sh[i].status = st;
+				op_finish(a, o, i);
+			}
+}

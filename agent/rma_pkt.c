@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_pkt.c - the RMA packets from other agents: requests for the
+ * target side (rma_target.c) and answers for the origin side
+ * (rma_origin.c), each checked against the window and the op it names
+ * before anything is applied or completed.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "agent.h"
+#include "am.h"
+#include "completion.h"
+#include "jobs.h"
+#include "mem.h"
+#include "windows.h"
+#include "atomics.h"
+#include "counter.h"
+#include "dtype.h"
+#include "lockword.h"
+#include "log.h"
+#include "rmad_abi.h"
+#include "util.h"
+#include "rma_internal.h"
+
+static struct rma_origin *origin_of_rank(struct agent_win *w, int32_t rank)
+{
+	for (struct rma_origin *o = w->origins; o; o = o->next)
+		if (o->rank == rank)
+			return o;
+	return NULL;
+}
+
+/* The answer to one of our ops said something about its target. */
+static void answer_flags(struct rma_origin *o, struct rma_target *t,
+			 const struct rmad_am_hdr *h, const struct rma_op *op)
+{
+	uint16_t flags = h->flags;
+
+	if (!t)
+		return;
+	if (h->status && (op->pflags & (RMAD_AMF_LOCK_SHARED |
+					RMAD_AMF_LOCK_EXCL | RMAD_AMF_UNLOCK))) {
+		/* refused before any lock was touched: the epoch goes on
+		 * (and ends) with the error */
+		if (op->pflags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL))
+			flags |= RMAD_AMF_GRANTED;
+		if (op->pflags & RMAD_AMF_UNLOCK)
+			flags |= RMAD_AMF_UNLOCKED;
+	}
+	if ((flags & RMAD_AMF_GRANTED) && t->state == RMA_LOCK_ISSUED) {
+		t->state = RMA_LOCK_GRANTED;
+		t->lock_op = 0;
+	}
+	if (flags & RMAD_AMF_QUEUED)
+		o->st.locks_queued++;
+	if (flags & RMAD_AMF_UNLOCKED)
+		t->released = 1;
+}
+
+static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
+		       const uint8_t *pl, struct agent_win *w)
+{
+	struct rma_ctx *R = a->rma;
+
+	uint32_t i = (uint32_t)h->seq, serial = (uint32_t)(h->seq >> 32);
+	struct rma_op *op;
+	struct rma_origin *o;
+	struct rma_target *t;
+	uint64_t n, off;
+	size_t es;
+
+	if (i >= R->nsh || !serial || R->sh[i].serial != serial)
+		goto bad;
+	op = &R->sh[i];
+	o = op->o;
+	if (!o || o->w->key != h->wkey)
+		goto bad;
+	es = rmad_dtype_size(op->dtype);
+	n = h->count * es;
+	if (h->disp < op->tdisp || h->disp - op->tdisp > op->sent ||
+	    n > op->sent - (h->disp - op->tdisp))
+		goto bad;
+	off = h->disp - op->tdisp;
+	orecv(o, h);
+	t = target_find(o, op->target);
+	answer_flags(o, t, h, op);
+	if (h->status) {
+		if (!op->status)
+			op->status = h->status;
+	} else if (h->type == RMAD_AM_RMA_RESP) {
+		uint64_t addr = op->opcode == RMAD_OPC_GET ? op->origin :
+				op->result;
+
+		if (!has_result(op->opcode) ||
+		    h->payload_len != (op->opcode == RMAD_OPC_CAS ? es : n))
+			goto bad;
+		if (op->opcode == RMAD_OPC_CAS)
+			n = es;
+		if (!op->status) {
+			int err = op_io(a, op, addr + off, (void *)pl,
+					(size_t)n, 1);
+
+			if (err)
+				op->status = err;
+		}
+	}
+	if (op->opcode == RMAD_OPC_CAS)
+		n = op->len;
+	op->done += n;
+	if (op->done >= op->len && op->sent >= op->len) {
+		if (t) {
+			uncount_issued(t, op);
+			/* in order: everything sent before it is in too */
+			if (op->wseq > t->done_seq)
+				t->done_seq = op->wseq;
+		}
+		op_finish(a, o, i);
+	}
+	if (t && t->released && !t->nissued)
+		target_free(o, t);
+	make_rma_progress_win(a, o);
+	return;
+bad:
+	/* an op sent without asking for an answer failed at the target:
+	 * its error belongs to the origin's epoch */
+	o = h->status ? origin_of_rank(w, h->origin) : NULL;
+	if (o) {
+		orecv(o, h);
+		set_err(o, h->status);
+		make_rma_progress_win(a, o);
+		return;
+	}
+	a->st.pkts_dropped++;
+	rmad_warn("dropped a stale or bad rma answer from node %u",
+		  h->src_node);
+}
+
+/* The target had no room for the op that carried our lock request: it
+ * waits, and goes again (with the request) later. */
+static void op_refused(struct rma_origin *o, const struct rmad_am_hdr *h)
+{
+	struct rma_ctx *R = o->R;
+
+	uint32_t i = (uint32_t)h->seq, serial = (uint32_t)(h->seq >> 32);
+	struct rma_op *op;
+	struct rma_target *t;
+
+	if (i >= R->nsh || !serial || R->sh[i].serial != serial || R->sh[i].o != o)
+		return;
+	op = &R->sh[i];
+	t = target_find(o, op->target);
+	if (!t || t->state != RMA_LOCK_ISSUED || !t->lock_op)
+		return;
+	uncount_issued(t, op);
+	if (op->wseq == t->sent_seq)
+		t->sent_seq--;
+	op->sent = op->done = 0;
+	op->wseq = 0;
+	o->st.piggyback_lock--;
+	if (op->pflags & RMAD_AMF_UNLOCK) {
+		o->st.piggyback_unlock--;
+		o->st.single_op--;
+		t->unlocking = 0;
+	}
+	op->pflags = 0;
+	R->sh[i].next = t->head;
+	t->head = i;
+	if (t->tail == RMAD_NIL)
+		t->tail = i;
+	t->npend++;
+	o->nheld++;
+	t->lock_op = 0;
+	t->state = RMA_LOCK_CALLED;
+	t->retry_at = rmad_now_ns() + RETRY_NS;
+	R->retry_pending = 1;
+}
+
+static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
+			    struct agent_win *w)
+{
+	struct rma_ctx *R = a->rma;
+
+	struct rma_origin *o = origin_of_rank(w, h->origin);
+	struct rma_target *t = o ? target_find(o, h->target) : NULL;
+
+	if (!o) {
+		a->st.pkts_dropped++;
+		return;
+	}
+	orecv(o, h);
+	set_err(o, h->status);
+	switch (h->type) {
+	case RMAD_AM_RMA_LOCK_GRANTED:
+		if (h->flags & RMAD_AMF_QUEUED)
+			o->st.locks_queued++;
+		if (t && t->state == RMA_LOCK_ISSUED && !t->lock_op)
+			t->state = RMA_LOCK_GRANTED;
+		else if (o->la_inflight)
+			o->la_inflight--;
+		break;
+	case RMAD_AM_RMA_LOCK_RETRY:
+		o->st.locks_queued++;
+		if (h->seq) {
+			op_refused(o, h);
+		} else if (t && t->state == RMA_LOCK_ISSUED) {
+			t->state = RMA_LOCK_CALLED;
+			t->retry_at = rmad_now_ns() + RETRY_NS;
+			R->retry_pending = 1;
+		} else if (o->la_inflight) {
+			/* window protocol: ask that one again */
+			int node = agent_rank_node(w->job, h->target);
+
+			send_lock_msg(a, o, h->target, node, RMAD_AM_RMA_LOCK,
+				      0);
+		}
+		break;
+	case RMAD_AM_RMA_UNLOCK_ACK:
+		if (t && t->unlocking) {
+			t->done_seq = t->sent_seq;
+			target_free(o, t);
+		} else if (o->la_inflight) {
+			o->la_inflight--;
+		}
+		break;
+	case RMAD_AM_RMA_FLUSH_ACK:
+		if (t && h->count > t->done_seq && h->count <= t->sent_seq)
+			t->done_seq = h->count;
+		break;
+	}
+	make_rma_progress_win(a, o);
+}
+
+void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
+		  const void *payload, struct agent_job *j)
+{
+	struct agent_win *w = agent_win_by_key(a, j, h->wkey);
+	struct win_local *l;
+
+	if (!w) {
+		int type = 0;
+
+		a->st.pkts_dropped++;
+		rmad_warn("rma %u from node %u for an unknown window",
+			  h->type, h->src_node);
+		/* requests get an error answer, so nobody waits forever */
+		switch (h->type) {
+		case RMAD_AM_RMA_LOCK: type = RMAD_AM_RMA_LOCK_GRANTED; break;
+		case RMAD_AM_RMA_UNLOCK: type = RMAD_AM_RMA_UNLOCK_ACK; break;
+		case RMAD_AM_RMA_FLUSH: type = RMAD_AM_RMA_FLUSH_ACK; break;
+		default: type = rmad_am_answer_of(h->type); break;
+		}
+		if (type)
+			answer(a, h, type, RMAD_ERR_ARG, 0, NULL, 0);
+		return;
+	}
+	switch (h->type) {
+	case RMAD_AM_RMA_LOCK:
+	case RMAD_AM_RMA_UNLOCK:
+		l = agent_win_local(w, h->target);
+		if (!l || !l->base ||
+		    (w->ready && agent_win_target(w, h->origin,
+						  &(uint64_t){ 0 },
+						  &(int32_t){ 0 }))) {
+			a->st.pkts_dropped++;
+			rmad_warn("dropped a lock packet for rank %d",
+				  h->target);
+			if (h->type == RMAD_AM_RMA_UNLOCK)
+				answer(a, h, RMAD_AM_RMA_UNLOCK_ACK,
+				       RMAD_ERR_RANK, 0, NULL, 0);
+			return;
+		}
+		if (h->type == RMAD_AM_RMA_LOCK)
+			lock_request(a, h, w, l);
+		else
+			lock_release(a, h, l);
+		return;
+	case RMAD_AM_RMA_PUT:
+	case RMAD_AM_RMA_ACC:
+	case RMAD_AM_RMA_GET:
+	case RMAD_AM_RMA_GACC:
+	case RMAD_AM_RMA_CAS:
+		if (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)) {
+			if (w->ready && agent_win_target(w, h->origin,
+							 &(uint64_t){ 0 },
+							 &(int32_t){ 0 })) {
+				a->st.pkts_dropped++;
+				answer(a, h, rmad_am_answer_of(h->type),
+				       RMAD_ERR_RANK, 0, NULL, 0);
+				return;
+			}
+			lock_and_apply(a, h, payload, w);
+			return;
+		}
+		apply_op(a, h, payload, w, 0);
+		l = agent_win_local(w, h->target);
+		if (l && l->lk && l->lk->qhead)
+			try_grant(a, l->lk);	/* an UNLOCK rode along */
+		return;
+	case RMAD_AM_RMA_FLUSH:
+		flush_request(a, h);
+		return;
+	case RMAD_AM_RMA_ACK:
+	case RMAD_AM_RMA_RESP:
+		got_answer(a, h, payload, w);
+		return;
+	default:
+		got_lock_answer(a, h, w);
+		return;
+	}
+}

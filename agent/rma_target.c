@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_target.c - the target side of passive-target RMA: lock granting
+ * and applying operations for remote origins.
+ *
+ * Every member's window starts with a control page whose lock word
+ * same-node clients take with atomics.  The agent takes the same word
+ * for remote origins, granting from a FIFO of requests drawn from a
+ * bounded pool (lock_queue); a request that finds the pool empty is
+ * answered LOCK_RETRY and the origin asks again later.  While the FIFO is
+ * not empty the word carries RMAD_LW_QUEUED, and a same-node releaser
+ * that sees it kicks our doorbell.  Ops are applied in arrival order (the
+ * fabric keeps send-after-send order), accumulates with CPU atomics, so
+ * local and remote accumulates are atomic with respect to each other.
+ * A dead client's shared count on a lock word is settled here too.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "agent.h"
+#include "am.h"
+#include "completion.h"
+#include "jobs.h"
+#include "mem.h"
+#include "windows.h"
+#include "atomics.h"
+#include "counter.h"
+#include "dtype.h"
+#include "lockword.h"
+#include "log.h"
+#include "rmad_abi.h"
+#include "util.h"
+#include "rma_internal.h"
+
+void lw_release(uint32_t *lw, int excl)
+{
+	if (rmad_lw_release(lw, excl) & RMAD_LW_SLEEPERS)
+		rmad_futex_wake(lw, INT_MAX);
+}
+
+static uint32_t *lock_word(struct win_local *l)
+{
+	return &((struct rmad_win_ctl *)l->base)->lock;
+}
+
+void answer(struct agent *a, const struct rmad_am_hdr *req, int type,
+		   int status, uint16_t flags, const void *pl, size_t plen)
+{
+	struct rmad_am_hdr r = {
+		.type = (uint8_t)type,
+		.flags = flags,
+		.job = req->job,
+		.win = req->win,
+		.origin = req->origin,
+		.target = req->target,
+		.dtype = req->dtype,
+		.op = req->op,
+		.disp = req->disp,
+		.count = req->count,
+		.seq = req->seq,
+		.status = status,
+		.wkey = req->wkey,
+	};
+
+	am_send(a, (int)req->src_node, &r, pl, plen);
+}
+
+static struct rma_lock *lock_of(struct rma_ctx *R, struct agent_win *w,
+			       struct win_local *l)
+{
+	if (!l->lk) {
+		l->lk = calloc(1, sizeof(*l->lk));
+		if (l->lk) {
+			l->lk->R = R;
+			l->lk->w = w;
+			l->lk->l = l;
+		}
+	}
+	return l->lk;
+}
+
+static void send_grant(struct agent *a, struct rma_lock *k,
+		       struct lock_ent *e)
+{
+	struct rmad_am_hdr r = {
+		.type = RMAD_AM_RMA_LOCK_GRANTED,
+		.flags = (e->excl ? RMAD_AMF_LOCK_EXCL : RMAD_AMF_LOCK_SHARED) |
+			 (e->waited ? RMAD_AMF_QUEUED : 0),
+		.job = k->w->job->key,
+		.origin = e->origin,
+		.target = k->l->rank,
+		.wkey = k->w->key,
+	};
+
+	am_send(a, (int)e->node, &r, NULL, 0);
+}
+
+/* Back to the pool, or to the heap it came from. */
+static void ent_free(struct rma_ctx *R, struct lock_ent *e)
+{
+	free(e->pkt);
+	e->pkt = NULL;
+	if (e->heap) {
+		free(e);
+		return;
+	}
+	e->next = R->lfree;
+	R->lfree = e;
+}
+
+/*
+ * A granted request moves to the heap: lock_queue bounds the requests
+ * that wait, not the locks held, or holders that wait for locks
+ * elsewhere could keep every entry and starve the requests that would
+ * let them finish.  (Without memory the pooled entry stays.)
+ */
+static struct lock_ent *hold(struct rma_ctx *R, struct lock_ent *e)
+{
+	struct lock_ent *h = malloc(sizeof(*h));
+
+	if (!h)
+		return e;
+	*h = *e;
+	h->heap = 1;
+	e->pkt = NULL;
+	e->next = R->lfree;
+	R->lfree = e;
+	return h;
+}
+
+/*
+ * Grant every waiting request the word allows now; 1 if any.  A request
+ * that came with an operation gets that operation applied and answered
+ * instead of a LOCK_GRANTED.
+ *
+ * The rule is the same-node CAS's: a shared request is granted whenever
+ * the word is not held exclusive, even past an exclusive request queued
+ * before it; exclusive requests go in FIFO order.  Holding shared locks
+ * while asking for more is what lock_all does (same-node ones at once,
+ * remote ones later), so a queued exclusive request that kept later
+ * shared ones out would close a cycle: A holds S(x) and waits for S(y)
+ * behind E(y), which waits for B's S(y), while B waits for S(x) behind
+ * an E(x) that waits for A.  Exclusive requests can starve under a
+ * constant stream of shared ones; MPICH's rule is the same.
+ */
+int try_grant(struct agent *a, struct rma_lock *k)
+{
+	struct rma_ctx *R = a->rma;
+	uint32_t *lw = lock_word(k->l);
+	struct lock_ent **pp = &k->qhead, *prev = NULL;
+	int granted = 0, blocked = 0;
+
+	while (*pp) {
+		struct lock_ent *e = *pp;
+
+		if ((blocked && e->excl) ||	/* FIFO among exclusives */
+		    !rmad_lw_try(lw, e->excl, RMAD_LW_AGENT)) {
+			uint32_t v = load_relaxed(lw);
+
+			e->waited = 1;
+			if (!(v & RMAD_LW_QUEUED) &&
+			    !__atomic_compare_exchange_n(lw, &v,
+							 v | RMAD_LW_QUEUED, 0,
+							 __ATOMIC_ACQ_REL,
+							 __ATOMIC_RELAXED))
+				continue;	/* raced with a release: again */
+			blocked = 1;
+			if (v & RMAD_LW_EXCL)
+				break;		/* nobody else gets in */
+			/* flagged: a later shared request may still fit */
+			prev = e;
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		if (k->qtail == e)
+			k->qtail = prev;
+		e = hold(R, e);
+		e->next = k->holders;
+		k->holders = e;
+		granted = 1;
+		if (e->pkt) {
+			struct rmad_am_hdr *ph = e->pkt;
+			uint16_t f = RMAD_AMF_GRANTED |
+				     (e->waited ? RMAD_AMF_QUEUED : 0);
+
+			e->pkt = NULL;
+			/* (may release e again: an UNLOCK rode along; the
+			 * walk goes on from *pp, which stays valid) */
+			apply_op(a, ph, (const uint8_t *)(ph + 1), k->w, f);
+			free(ph);
+		} else {
+			send_grant(a, k, e);
+		}
+	}
+	if (!k->qhead)
+		uatomic_and(lw, ~RMAD_LW_QUEUED);
+	return granted;
+}
+
+static void lock_wait_add(struct rma_lock *k)
+{
+	struct rma_ctx *R = k->R;
+
+	if (k->waiting)
+		return;
+	k->waiting = 1;
+	k->wnext = R->lwait;
+	R->lwait = k;
+}
+
+int retry_grants(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+
+	int n = 0;
+
+	for (struct rma_lock **pp = &R->lwait; *pp;) {
+		struct rma_lock *k = *pp;
+
+		n += try_grant(a, k);
+		if (!k->qhead) {
+			k->waiting = 0;
+			*pp = k->wnext;
+		} else {
+			pp = &k->wnext;
+		}
+	}
+	return n;
+}
+
+/*
+ * A lock request, alone (LOCK) or riding on an operation (pkt: a copy
+ * of that packet, kept until the grant).  0 when queued or granted;
+ * RMAD_ERR_NOMEM when there is no room to remember it.
+ */
+static int lock_enqueue(struct agent *a, const struct rmad_am_hdr *h,
+			const uint8_t *pl, struct agent_win *w,
+			struct win_local *l, int with_op)
+{
+	struct rma_ctx *R = a->rma;
+
+	struct rma_lock *k = lock_of(a->rma, w, l);
+	struct lock_ent *e = R->lfree;
+
+	if (!k || !e)
+		return RMAD_ERR_NOMEM;
+	e->pkt = NULL;
+	if (with_op) {
+		e->pkt = malloc(sizeof(*h) + h->payload_len);
+		if (!e->pkt)
+			return RMAD_ERR_NOMEM;
+		memcpy(e->pkt, h, sizeof(*h));
+		if (h->payload_len)
+			memcpy(e->pkt + 1, pl, h->payload_len);
+	}
+	R->lfree = e->next;
+	e->next = NULL;
+	e->heap = 0;
+	e->origin = h->origin;
+	e->node = h->src_node;
+	e->excl = !!(h->flags & RMAD_AMF_LOCK_EXCL);
+	e->waited = 0;
+	if (k->qtail)
+		k->qtail->next = e;
+	else
+		k->qhead = e;
+	k->qtail = e;
+	try_grant(a, k);
+	if (k->qhead)
+		lock_wait_add(k);
+	return 0;
+}
+
+void lock_request(struct agent *a, const struct rmad_am_hdr *h,
+			 struct agent_win *w, struct win_local *l)
+{
+	if (lock_enqueue(a, h, NULL, w, l, 0))
+		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
+}
+
+/* Release the lock origin holds here through node; 1 if it held one. */
+static int holder_release(struct win_local *l, int32_t origin, uint32_t node)
+{
+	struct rma_lock *k = l->lk;
+	struct rma_ctx *R = k ? k->R : NULL;
+
+	for (struct lock_ent **pp = k ? &k->holders : NULL; pp && *pp;
+	     pp = &(*pp)->next) {
+		struct lock_ent *e = *pp;
+
+		if (e->origin != origin || e->node != node)
+			continue;
+		*pp = e->next;
+		lw_release(lock_word(l), e->excl);
+		ent_free(R, e);
+		if (k->qhead)
+			lock_wait_add(k);	/* grant on the next turn */
+		return 1;
+	}
+	return 0;
+}
+
+void lock_release(struct agent *a, const struct rmad_am_hdr *h,
+			 struct win_local *l)
+{
+	/* no holder: a NOCHECK epoch, or an element recreated after
+	 * eviction; the seeds answer it all the same */
+	holder_release(l, h->origin, h->src_node);
+	answer(a, h, RMAD_AM_RMA_UNLOCK_ACK, 0, 0, NULL, 0);
+	if (l->lk && l->lk->qhead)
+		try_grant(a, l->lk);
+}
+
+/* A member's window goes away: drop its lock bookkeeping. */
+void lock_free(struct win_local *l)
+{
+	struct rma_lock *k = l->lk;
+	struct rma_ctx *R;
+
+	if (!k)
+		return;
+	R = k->R;
+	for (struct rma_lock **pp = &R->lwait; *pp; pp = &(*pp)->wnext)
+		if (*pp == k) {
+			*pp = k->wnext;
+			break;
+		}
+	for (int pass = 0; pass < 2; pass++) {
+		struct lock_ent *e = pass ? k->holders : k->qhead;
+
+		while (e) {
+			struct lock_ent *n = e->next;
+
+			ent_free(R, e);
+			e = n;
+		}
+	}
+	free(k);
+	l->lk = NULL;
+}
+
+/*
+ * Apply one operation to a member's window and answer it when the
+ * origin needs an answer: results, an error, a requested ack, or
+ * piggybacked synchronization (aflags: what the grant adds).  An UNLOCK
+ * that rode along releases the origin's lock once the data is in.
+ */
+void apply_op(struct agent *a, const struct rmad_am_hdr *h,
+		     const uint8_t *pl, struct agent_win *w, uint16_t aflags)
+{
+	struct win_local *l = agent_win_local(w, h->target);
+	size_t es = rmad_dtype_size(h->dtype);
+	uint64_t len = h->count * es;
+	uint8_t res[RMAD_AM_MAX_PAYLOAD];
+	size_t room = a->p.am_buf_size - sizeof(*h);
+	int st = 0, type = h->type == RMAD_AM_RMA_PUT ||
+			   h->type == RMAD_AM_RMA_ACC ?
+			   RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP;
+	uint8_t *dst;
+
+	if (!l) {
+		st = RMAD_ERR_RANK;
+		goto out;
+	}
+	if (!es || h->count > room || len > room || len > sizeof(res)) {
+		st = RMAD_ERR_TYPE;
+		goto out;
+	}
+	if (h->disp > l->size || len > l->size - h->disp) {
+		st = RMAD_ERR_DISP;
+		goto out;
+	}
+	dst = (uint8_t *)l->base + RMAD_WIN_CTL_SIZE + h->disp;
+	switch (h->type) {
+	case RMAD_AM_RMA_PUT:
+		if (h->payload_len != len) {
+			st = RMAD_ERR_ARG;
+			break;
+		}
+		memcpy(dst, pl, len);
+		break;
+	case RMAD_AM_RMA_ACC:
+		st = rmad_op_check(h->dtype, h->op);
+		if (!st && h->op == RMAD_NO_OP)
+			st = RMAD_ERR_OP;
+		if (!st && h->payload_len != len)
+			st = RMAD_ERR_ARG;
+		if (!st)
+			rmad_acc_apply(dst, pl, NULL, h->dtype, h->op,
+				       h->count);
+		break;
+	case RMAD_AM_RMA_GET:
+		if (h->payload_len) {
+			st = RMAD_ERR_ARG;
+			break;
+		}
+		memcpy(res, dst, len);
+		break;
+	case RMAD_AM_RMA_GACC:
+		st = rmad_op_check(h->dtype, h->op);
+		if (!st && h->payload_len != (h->op == RMAD_NO_OP ? 0 : len))
+			st = RMAD_ERR_ARG;
+		if (!st)
+			rmad_acc_apply(dst, h->op == RMAD_NO_OP ? NULL : pl,
+				       res, h->dtype, h->op, h->count);
+		break;
+	case RMAD_AM_RMA_CAS:
+		st = rmad_cas_check(h->dtype);
+		if (!st && (h->count != 1 || h->payload_len != 2 * es))
+			st = RMAD_ERR_ARG;
+		if (!st)
+			rmad_cas_apply(dst, pl, pl + es, res, h->dtype);
+		break;
+	}
+	/* release: the window update is visible before the answer (and
+	 * before an unlock lets the next holder in) */
+	cmm_smp_mb();
+out:
+	if (st) {
+		a->st.pkts_dropped++;
+		rmad_warn("rma %u from node %u (rank %d -> %d): refused (%d)",
+			  h->type, h->src_node, h->origin, h->target, st);
+	}
+	if (l && (h->flags & RMAD_AMF_UNLOCK)) {
+		holder_release(l, h->origin, h->src_node);
+		aflags |= RMAD_AMF_UNLOCKED;
+	}
+	if (st || type == RMAD_AM_RMA_RESP || aflags ||
+	    (h->flags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
+			 RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)))
+		answer(a, h, type, st, aflags, res,
+		       type == RMAD_AM_RMA_RESP && !st ? len : 0);
+}
+
+/*
+ * An operation that carries its lock request: applied at once when the
+ * lock is free, else queued with the request and applied at the grant.
+ * With no room to queue it, the origin hears LOCK_RETRY (with the op's
+ * cookie) and sends it again later.
+ */
+void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
+			   const uint8_t *pl, struct agent_win *w)
+{
+	struct win_local *l = agent_win_local(w, h->target);
+
+	if (!l || !l->base) {
+		apply_op(a, h, pl, w, 0);	/* answers the error */
+		return;
+	}
+	if (h->payload_len > a->p.am_buf_size ||
+	    lock_enqueue(a, h, pl, w, l, 1))
+		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
+}
+
+/* RMA_DONE: everything before it from this origin was applied (the
+ * channel is ordered), so the answer goes right back. */
+void flush_request(struct agent *a, const struct rmad_am_hdr *h)
+{
+	answer(a, h, RMAD_AM_RMA_FLUSH_ACK, 0, 0, NULL, 0);
+}
+
+/*
+ * Did dead client c hold a shared count on l's lock word?  HELD says yes
+ * and NONE no.  INTENT or RELEASING mean it died around its CAS: then
+ * the count in the word, less the holders we know of (our remote grants
+ * and the other slots that say HELD), tells.  Live clients pass through
+ * INTENT and RELEASING in nanoseconds; we wait for a moment when none
+ * does, and give up after a while (with a warning: the lock may stay
+ * shared-held by one phantom, or lose a count).
+ */
+int dead_shared(struct agent *a, struct win_local *l, uint32_t c)
+{
+	struct rmad_win_ctl *ctl = l->base;
+	uint8_t b = load_acquire(&ctl->shared_by[c]);
+	uint32_t nslots = (uint32_t)a->lay.max_clients;
+
+	if (b == RMAD_SB_NONE)
+		return 0;
+	if (b != RMAD_SB_INTENT && b != RMAD_SB_RELEASING)
+		return 1;	/* HELD, or a byte the client scribbled */
+	if (nslots > sizeof(ctl->shared_by))
+		nslots = sizeof(ctl->shared_by);
+	for (int tries = 0; tries < 100000; tries++) {
+		uint32_t v = load_acquire(&ctl->lock), known = 0;
+		int busy = 0;
+
+		for (struct lock_ent *e = l->lk ? l->lk->holders : NULL; e;
+		     e = e->next)
+			known += !e->excl;
+		for (uint32_t s = 0; s < nslots && !busy; s++) {
+			uint8_t o = load_acquire(&ctl->shared_by[s]);
+
+			if (s == c)
+				continue;
+			if (o == RMAD_SB_HELD)
+				known++;
+			else if (o != RMAD_SB_NONE)
+				busy = 1;
+		}
+		/* acquire: the word did not move while we counted */
+		if (busy || load_acquire(&ctl->lock) != v) {
+			sched_yield();
+			continue;
+		}
+		if (v & RMAD_LW_EXCL)
+			return 0;
+		return (v & RMAD_LW_VALUE) == known + 1;
+	}
+	rmad_warn("rank %d's window: cannot tell whether dead client %u held "
+		  "a shared lock; assuming not", l->rank, c);
+	return 0;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * stats.c - the agent's statistics table and the three reports made
+ * from it: rmadctl's text and JSON, and the log line of
+ * stats_interval_ms.  A new counter in struct agent_stats gets one line
+ * in stat_table and shows up everywhere.
+ */
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stats.h"
+
+static const char *const am_names[RMAD_AM_TYPE_MAX] = {
+	[RMAD_AM_PING] = "PING",
+	[RMAD_AM_PONG] = "PONG",
+	[RMAD_AM_JOB_JOIN] = "JOB_JOIN",
+	[RMAD_AM_JOB_MAP] = "JOB_MAP",
+	[RMAD_AM_BARRIER_ARRIVE] = "BARRIER_ARRIVE",
+	[RMAD_AM_BARRIER_RELEASE] = "BARRIER_RELEASE",
+	[RMAD_AM_JOB_FAIL] = "JOB_FAIL",
+	[RMAD_AM_WIN_JOIN] = "WIN_JOIN",
+	[RMAD_AM_WIN_READY] = "WIN_READY",
+	[RMAD_AM_WIN_FREE_ARRIVE] = "WIN_FREE_ARRIVE",
+	[RMAD_AM_WIN_FREE_DONE] = "WIN_FREE_DONE",
+	[RMAD_AM_RMA_LOCK] = "LOCK",
+	[RMAD_AM_RMA_LOCK_GRANTED] = "LOCK_GRANTED",
+	[RMAD_AM_RMA_LOCK_RETRY] = "LOCK_RETRY",
+	[RMAD_AM_RMA_UNLOCK] = "UNLOCK",
+	[RMAD_AM_RMA_UNLOCK_ACK] = "UNLOCK_ACK",
+	[RMAD_AM_RMA_PUT] = "PUT",
+	[RMAD_AM_RMA_ACC] = "ACC",
+	[RMAD_AM_RMA_GET] = "GET",
+	[RMAD_AM_RMA_GACC] = "GET_ACC",
+	[RMAD_AM_RMA_CAS] = "CAS",
+	[RMAD_AM_RMA_ACK] = "ACK",
+	[RMAD_AM_RMA_RESP] = "RESP",
+	[RMAD_AM_RMA_NOTE] = "RDMA_NOTE",
+	[RMAD_AM_RMA_FLUSH] = "FLUSH",
+	[RMAD_AM_RMA_FLUSH_ACK] = "FLUSH_ACK",
+};
+/* a new packet type needs its name here */
+static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_RMA_FLUSH_ACK + 1, "am_names");
+
+enum stat_kind {
+	STAT_COUNT,			/* one uint64_t */
+	STAT_PKT_SUM,			/* the sum of a per-type array */
+};
+
+static const struct stat_desc {
+	const char *text;		/* text report and log */
+	const char *json;		/* JSON key */
+	const char *unit;		/* text report only */
+	enum stat_kind kind;
+	size_t off;
+} stat_table[] = {
+#define S(f, text, json, unit) \
+	{ text, json, unit, STAT_COUNT, offsetof(struct agent_stats, f) }
+#define P(f, text, json) \
+	{ text, json, "", STAT_PKT_SUM, offsetof(struct agent_stats, f) }
+	S(ops_done, "ops done", "ops_done", ""),
+	S(ops_bad, "bad ops", "bad_ops", ""),
+	S(wakeups, "wakeups", "wakeups", ""),
+	S(sleeps, "sleeps", "sleeps", ""),
+	S(clients_attached, "clients attached", "clients_attached",
+	  " since start"),
+	S(clients_died, "clients died", "clients_died", " since start"),
+	P(pkts_sent, "packets sent", "pkts_sent_total"),
+	P(pkts_recv, "packets received", "pkts_recv_total"),
+	S(pkts_dropped, "packets dropped", "pkts_dropped", ""),
+#undef S
+#undef P
+};
+
+static uint64_t stat_value(const struct agent_stats *st,
+			   const struct stat_desc *d)
+{
+	const char *base = (const char *)st + d->off;
+	uint64_t v = 0;
+
+	if (d->kind == STAT_COUNT) {
+		memcpy(&v, base, sizeof(v));
+		return v;
+	}
+	for (int t = 0; t < RMAD_AM_TYPE_MAX; t++) {
+		uint64_t x;
+
+		memcpy(&x, base + (size_t)t * sizeof(x), sizeof(x));
+		v += x;
+	}
+	return v;
+}
+
+struct out {
+	char *buf;
+	size_t len, need;
+};
+
+static void out_printf(struct out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void out_printf(struct out *o, const char *fmt, ...)
+{
+	size_t room = o->need < o->len ? o->len - o->need : 0;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? o->buf + o->need : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->need += (size_t)n;
+}
+
+size_t agent_stats_format(const struct agent_stats *st,
+			  enum agent_stats_fmt f, char *buf, size_t len)
+{
+	struct out o = { .buf = buf, .len = len };
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(stat_table) / sizeof(stat_table[0]);
+	     i++) {
+		const struct stat_desc *d = &stat_table[i];
+		unsigned long long v = stat_value(st, d);
+
+		switch (f) {
+		case AGENT_STATS_TEXT:
+			out_printf(&o, "  %-17s  %llu%s\n", d->text, v,
+				   d->unit);
+			break;
+		case AGENT_STATS_JSON:
+			out_printf(&o, ",\"%s\":%llu", d->json, v);
+			break;
+		case AGENT_STATS_LOG:
+			out_printf(&o, "%s%s %llu", i ? ", " : "", d->text, v);
+			break;
+		}
+	}
+	return o.need;
+}
+
+const char *agent_stats_pkt_name(int type)
+{
+	if (type <= 0 || type >= RMAD_AM_TYPE_MAX || !am_names[type])
+		return "";
+	return am_names[type];
+}

@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# exports.sh - librmad exports exactly its documented functions: the
+# dynamic symbols of the built library and the man/*.3 pages (aliases
+# included) name the same set, and every name starts with rmad_.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+lib="$top_builddir/.libs/librmad.so"
+[ -e "$lib" ] || skip_all "no shared librmad built"
+command -v nm >/dev/null || skip_all "no nm"
+plan 3
+nm -D --defined-only "$lib" | awk '$2 ~ /^[TWDBRVi]$/ {print $3}' |
+	sed 's/@.*//' | sort -u >"$T_TMP/exported"
+for m in "$top_srcdir"/man/*.3; do
+	basename "$m" .3
+done | sort -u >"$T_TMP/documented"
+extra=$(comm -23 "$T_TMP/exported" "$T_TMP/documented" | tr '\n' ' ')
+ok "$([ -z "$extra" ]; echo $?)" "every exported symbol has a man page"
+[ -z "$extra" ] || diag "exported but undocumented: $extra"
+missing=$(comm -13 "$T_TMP/exported" "$T_TMP/documented" | tr '\n' ' ')
+ok "$([ -z "$missing" ]; echo $?)" "every man(3) page names an exported function"
+[ -z "$missing" ] || diag "documented but not exported: $missing"
+bad=$(grep -v '^rmad_' "$T_TMP/exported" | tr '\n' ' ')
+ok "$([ -z "$bad" ]; echo $?)" "every exported name starts with rmad_"
+[ -z "$bad" ] || diag "outside the rmad_ namespace: $bad"
+done_testing
