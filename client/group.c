@@ -5,27 +5,30 @@
  * A group lists its members in the order given (member i is the i-th
  * rank passed to rmad_group_incl), as MPI groups do.  Its storage is
  * O(members), which is what a group is; nothing here grows with the job.
- * Live groups are kept on a list so that a freed or forged handle is
- * refused with RMAD_ERR_ARG instead of being dereferenced.
+ * A handle is a slot of a handle table with generations (handle.h), so
+ * a garbage, freed or forged handle is refused with RMAD_ERR_ARG
+ * instead of being dereferenced.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "handle.h"
 #include "internal.h"
 
-#define GROUP_MAGIC 0x67726f75u		/* "grou" */
-
 struct rmad_group_s {
-	uint32_t magic;
 	int n;
 	uint64_t hash;			/* of the member list, for window keys */
-	struct rmad_group_s *next;
 	int ranks[];
 };
 
-static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rmad_group_s *groups;
+static struct handle_table group_handles = HANDLE_TABLE_INIT(HANDLE_TAG_GROUP);
+
+/* The group of a live handle other than RMAD_GROUP_ALL, or NULL. */
+static struct rmad_group_s *group_of(rmad_group_t g)
+{
+	return handle_get(&group_handles, (uintptr_t)g);
+}
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -37,8 +40,9 @@ static int cmp_int(const void *a, const void *b)
 int rmad_group_incl(const int *ranks, int n, rmad_group_t *group)
 {
 	struct rmad_group_s *g;
-	int *sorted, size;
+	int *sorted, size, err;
 	uint64_t h = 1469598103934665603ull;
+	uintptr_t handle;
 
 	if (!group || n < 0 || (n > 0 && !ranks))
 		return RMAD_ERR_ARG;
@@ -64,52 +68,29 @@ int rmad_group_incl(const int *ranks, int n, rmad_group_t *group)
 	g = malloc(sizeof(*g) + sizeof(int) * (size_t)n);
 	if (!g)
 		return RMAD_ERR_NOMEM;
-	g->magic = GROUP_MAGIC;
 	g->n = n;
 	memcpy(g->ranks, ranks, sizeof(int) * (size_t)n);
 	for (int i = 0; i < n; i++)
 		h = (h ^ (uint64_t)(uint32_t)ranks[i]) * 1099511628211ull;
 	g->hash = h;
-	pthread_mutex_lock(&groups_lock);
-	g->next = groups;
-	groups = g;
-	pthread_mutex_unlock(&groups_lock);
-	*group = g;
+	err = handle_new(&group_handles, g, &handle);
+	if (err) {
+		free(g);
+		return err;
+	}
+	*group = (rmad_group_t)handle;
 	return 0;
-}
-
-/* Is g a live group?  (RMAD_GROUP_ALL is not on the list.) */
-static int group_live(rmad_group_t g)
-{
-	int live = 0;
-
-	pthread_mutex_lock(&groups_lock);
-	for (struct rmad_group_s *p = groups; p; p = p->next)
-		if (p == g) {
-			live = 1;
-			break;
-		}
-	pthread_mutex_unlock(&groups_lock);
-	return live;
 }
 
 int rmad_group_free(rmad_group_t *group)
 {
-	struct rmad_group_s **pp, *g;
+	struct rmad_group_s *g;
 
-	if (!group || *group == RMAD_GROUP_NULL || *group == RMAD_GROUP_ALL)
+	if (!group)
 		return RMAD_ERR_ARG;
-	g = *group;
-	pthread_mutex_lock(&groups_lock);
-	for (pp = &groups; *pp && *pp != g; pp = &(*pp)->next)
-		;
-	if (!*pp) {
-		pthread_mutex_unlock(&groups_lock);
-		return RMAD_ERR_ARG;
-	}
-	*pp = g->next;
-	pthread_mutex_unlock(&groups_lock);
-	g->magic = 0;
+	g = handle_free(&group_handles, (uintptr_t)*group);
+	if (!g)
+		return RMAD_ERR_ARG;	/* NULL, ALL, freed or garbage */
 	free(g);
 	*group = RMAD_GROUP_NULL;
 	return 0;
@@ -117,22 +98,33 @@ int rmad_group_free(rmad_group_t *group)
 
 int rmad_group_members(rmad_group_t g, int *n)
 {
+	struct rmad_group_s *p;
+
 	if (g == RMAD_GROUP_ALL) {
 		*n = rmad_cl.b.size;
 		return 0;
 	}
-	if (g == RMAD_GROUP_NULL || !group_live(g))
+	p = group_of(g);
+	if (!p)
 		return RMAD_ERR_ARG;
-	*n = g->n;
+	*n = p->n;
 	return 0;
 }
 
+/* For a live group, after rmad_group_members() said so. */
 uint64_t rmad_group_hash(rmad_group_t g)
 {
-	return g->hash;
+	struct rmad_group_s *p = group_of(g);
+
+	return p ? p->hash : 0;
 }
 
 int rmad_group_rank(rmad_group_t g, int i)
 {
-	return g == RMAD_GROUP_ALL ? i : g->ranks[i];
+	struct rmad_group_s *p;
+
+	if (g == RMAD_GROUP_ALL)
+		return i;
+	p = group_of(g);
+	return p && i >= 0 && i < p->n ? p->ranks[i] : -1;
 }

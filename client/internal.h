@@ -11,6 +11,7 @@
 
 #include "hints.h"
 #include "params.h"
+#include "handle.h"
 #include "rmad.h"
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
@@ -124,7 +125,18 @@ struct rmad_win_s {
 	uint64_t st_sync_wait_ns;
 };
 
-/* win.c: a live window handle, or NULL */
+/*
+ * win.c: the window of an API handle, or NULL for a garbage, freed or
+ * foreign handle (handle.h).  Inside librmad an rmad_win_t is the
+ * window's address; only the API's handles are table slots.
+ */
+extern struct handle_table rmad_win_handles;
+static inline rmad_win_t rmad_win_get(rmad_win_t handle)
+{
+	return handle_get(&rmad_win_handles, (uintptr_t)handle);
+}
+
+/* A live window (from rmad_win_get), or NULL */
 static inline int rmad_win_ok(rmad_win_t w)
 {
 	return w && __atomic_load_n(&w->magic, __ATOMIC_RELAXED) == WIN_MAGIC;

@@ -344,8 +344,9 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 
 int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
 	     int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
-	     rmad_win_t win)
+	     rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err = check(win, target, tdisp, tcount, ttype, &r);
 
@@ -366,8 +367,9 @@ int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
 }
 
 int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
-	     size_t tdisp, int tcount, rmad_datatype_t ttype, rmad_win_t win)
+	     size_t tdisp, int tcount, rmad_datatype_t ttype, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err = check(win, target, tdisp, tcount, ttype, &r);
 
@@ -389,8 +391,9 @@ int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
 
 int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 		    int target, size_t tdisp, int tcount,
-		    rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win)
+		    rmad_datatype_t ttype, rmad_op_t op, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err = check(win, target, tdisp, tcount, ttype, &r);
 
@@ -419,8 +422,9 @@ int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 			void *result, int rcount, rmad_datatype_t rtype,
 			int target, size_t tdisp, int tcount,
-			rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win)
+			rmad_datatype_t ttype, rmad_op_t op, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err = check(win, target, tdisp, tcount, ttype, &r);
 
@@ -458,8 +462,9 @@ int rmad_fetch_and_op(const void *origin, void *result, rmad_datatype_t type,
 
 int rmad_compare_and_swap(const void *origin, const void *compare,
 			  void *result, rmad_datatype_t type, int target,
-			  size_t tdisp, rmad_win_t win)
+			  size_t tdisp, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err = check(win, target, tdisp, 1, type, &r);
 
@@ -752,50 +757,68 @@ static int timed(rmad_win_t w, int err)
 	return err;
 }
 
-int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win)
+int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	return timed(win, win_lock(lock_type, target, assert, win));
 }
 
-int rmad_win_unlock(int target, rmad_win_t win)
+int rmad_win_unlock(int target, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	return timed(win, win_unlock(target, win));
 }
 
-int rmad_win_lock_all(int assert, rmad_win_t win)
+int rmad_win_lock_all(int assert, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	return timed(win, win_lock_all(assert, win));
 }
 
-int rmad_win_unlock_all(rmad_win_t win)
+int rmad_win_unlock_all(rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	return timed(win, win_unlock_all(win));
 }
 
-int rmad_win_flush(int target, rmad_win_t win)
+int rmad_win_flush(int target, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	return timed(win, target < 0 ? RMAD_ERR_RANK :
 			      flush(target, win, RMAD_OPC_FLUSH));
 }
 
-int rmad_win_flush_all(rmad_win_t win)
+int rmad_win_flush_all(rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	return timed(win, flush(-1, win, RMAD_OPC_FLUSH));
 }
 
-int rmad_win_flush_local(int target, rmad_win_t win)
+int rmad_win_flush_local(int target, rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	return timed(win, target < 0 ? RMAD_ERR_RANK :
 			      flush(target, win, RMAD_OPC_FLUSH_LOCAL));
 }
 
-int rmad_win_flush_local_all(rmad_win_t win)
+int rmad_win_flush_local_all(rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	return timed(win, flush(-1, win, RMAD_OPC_FLUSH_LOCAL));
 }
 
-int rmad_win_sync(rmad_win_t win)
+int rmad_win_sync(rmad_win_t handle)
 {
+	rmad_win_t win = rmad_win_get(handle);
+
 	if (!rmad_win_ok(win))
 		return RMAD_ERR_ARG;
 	/* unified model: public and private copies are one; order them */

@@ -31,6 +31,9 @@
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rmad_win_s *windows;
 
+/* The API's window handles (handle.h). */
+struct handle_table rmad_win_handles = HANDLE_TABLE_INIT(HANDLE_TAG_WIN);
+
 /* Regions from rmad_alloc_mem, which the agent maps too. */
 struct mem_region {
 	struct mem_region *next;
@@ -295,6 +298,7 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	struct rmad_win_s *w;
 	int gsize, grank = -1, err, fd = -1, mfd = -1;
 	size_t mlen, psz = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t h;
 
 	if (!base_out || !win || disp_unit < 1 || size > (1ull << 40))
 		return RMAD_ERR_ARG;
@@ -315,7 +319,14 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	pthread_mutex_unlock(&ctl_lock);
 	if (!w)
 		return RMAD_ERR_NOMEM;
+	/* not live (no WIN_MAGIC) before the window is made */
+	err = handle_new(&rmad_win_handles, w, &h);
+	if (err) {
+		free(w);
+		return err;
+	}
 	if (rmad_hints_parse(hints, &w->hints)) {
+		handle_free(&rmad_win_handles, h);
 		free(w);
 		return RMAD_ERR_HINT;
 	}
@@ -410,9 +421,10 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	windows = w;
 	pthread_mutex_unlock(&ctl_lock);
 	*(void **)base_out = w->base;
-	*win = w;
+	*win = (rmad_win_t)h;
 	return 0;
 fail:
+	handle_free(&rmad_win_handles, h);
 	free(m);
 	unmap_peers(w);
 	if (w->meta)
@@ -433,11 +445,10 @@ int rmad_win_free(rmad_win_t *win)
 	struct rmad_win_s *w;
 	int err;
 
-	if (!win || !*win || !win_live(*win))
+	if (!win || !(w = rmad_win_get(*win)) || !win_live(w))
 		return RMAD_ERR_ARG;
 	if (!c->initialized)
 		return RMAD_ERR_SYNC;
-	w = *win;
 	if (w->epoch != EPOCH_NONE)
 		return RMAD_ERR_SYNC;	/* an epoch is still open */
 	m.h.magic = RMAD_CTL_MAGIC;
@@ -467,6 +478,7 @@ int rmad_win_free(rmad_win_t *win)
 	if (w->base)
 		munmap((char *)w->base - RMAD_WIN_CTL_SIZE, w->map_size);
 	free(w->rlocks);
+	handle_free(&rmad_win_handles, (uintptr_t)*win);
 	pthread_mutex_lock(&ctl_lock);
 	win_bury(w);
 	pthread_mutex_unlock(&ctl_lock);
@@ -474,10 +486,11 @@ int rmad_win_free(rmad_win_t *win)
 	return err;
 }
 
-int rmad_win_shared_query(rmad_win_t win, int rank, size_t *size,
+int rmad_win_shared_query(rmad_win_t handle, int rank, size_t *size,
 			  int *disp_unit, void *base_out)
 {
 	struct rmad_client *c = &rmad_cl;
+	rmad_win_t win = rmad_win_get(handle);
 
 	if (!win || !win_live(win) || !size || !disp_unit || !base_out)
 		return RMAD_ERR_ARG;
@@ -663,17 +676,20 @@ static int ctl_stats_reply(struct rmad_client *c, uint64_t key,
 	return RMAD_ERR_AGENT;
 }
 
-int rmad_win_stats(rmad_win_t win, struct rmad_stats *out)
+int rmad_win_stats(rmad_win_t handle, struct rmad_stats *out)
 {
 	struct rmad_client *c = &rmad_cl;
+	rmad_win_t win = rmad_win_get(handle);
 	struct rmad_ctl_win_stats m = { 0 };
 	struct rmad_ctl_win_stats_reply r;
 	int err, live = 0;
 
-	if (!win || !out)
+	if (!handle || !out)
 		return RMAD_ERR_ARG;
 	if (!c->initialized)
 		return RMAD_ERR_SYNC;
+	if (!win)
+		return RMAD_ERR_ARG;
 	/* ctl_lock held throughout: the window cannot be freed under us */
 	pthread_mutex_lock(&ctl_lock);
 	for (struct rmad_win_s *p = windows; p; p = p->next)
