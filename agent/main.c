@@ -716,12 +716,23 @@ int main(int argc, char **argv)
 	agent_pin(a);
 	if (rmad_session_dir(a->p.rundir, a->session, a->sdir,
 			     sizeof(a->sdir)) ||
-	    rmad_mkdir_p(a->sdir) < 0 ||
 	    rmad_agent_sock_path(a->sdir, a->vnode, a->sock_path,
 				 sizeof(a->sock_path))) {
-		rmad_err("cannot create run directory %s", a->sdir);
+		rmad_err("run directory path too long: %s", a->sdir);
 		a->sdir[0] = '\0';
 		goto fail;
+	}
+	{
+		char msg[512];
+
+		/* ours, and 0700 unless we serve other users (allow_users) */
+		if (rmad_session_dir_check(a->sdir, getuid(),
+					   !a->p.allow_users[0], 1, msg,
+					   sizeof(msg))) {
+			rmad_err("%s", msg);
+			a->sdir[0] = '\0';
+			goto fail;
+		}
 	}
 	err = take_agent_lock(a);
 	if (err == 1) {

@@ -130,11 +130,31 @@ static void spawn_agent(const char *session)
 	waitpid(pid, NULL, 0);
 }
 
+/*
+ * The uid a system-wide agent runs as (agent_user), or our own.  Its
+ * run directory and socket are trusted besides our own.
+ */
+static uid_t agent_uid(struct rmad_client *c)
+{
+	uid_t u;
+
+	if (c->p.agent_user[0] && !rmad_user_uid(c->p.agent_user, &u))
+		return u;
+	return getuid();
+}
+
+/* Run directories are 0700 unless the node's agent serves other users. */
+static int dirs_private(struct rmad_client *c)
+{
+	return !c->p.agent_user[0] && !c->p.allow_users[0];
+}
+
 static int pick_agent(struct rmad_client *c, char *sock, size_t len,
 		      int *may_spawn)
 {
 	struct rmad_bootinfo *b = &c->b;
-	char sdir[4096];
+	char sdir[4096], msg[512];
+	int err;
 
 	*may_spawn = 0;
 	if (!b->session_given) {
@@ -142,8 +162,14 @@ static int pick_agent(struct rmad_client *c, char *sock, size_t len,
 		if (!rmad_session_dir(c->p.rundir, "default", sdir,
 				      sizeof(sdir)) &&
 		    !rmad_agent_sock_path(sdir, -1, sock, len) &&
-		    access(sock, F_OK) == 0)
-			return 0;
+		    access(sock, F_OK) == 0) {
+			err = rmad_session_dir_check(sdir, agent_uid(c),
+						     dirs_private(c), 0, msg,
+						     sizeof(msg));
+			if (err)
+				rmad_err("%s", msg);
+			return err;
+		}
 		if (b->local_size < b->size) {
 			rmad_err("this job spans nodes but no agent serves "
 				 "it: start it with rmad-run");
@@ -164,12 +190,43 @@ static int pick_agent(struct rmad_client *c, char *sock, size_t len,
 	if (rmad_session_dir(c->p.rundir, b->session, sdir, sizeof(sdir)) ||
 	    rmad_agent_sock_path(sdir, b->vnode, sock, len))
 		return RMAD_ERR_ARG;
-	if (*may_spawn && rmad_mkdir_p(sdir) < 0)
-		return RMAD_ERR_AGENT;
+	err = rmad_session_dir_check(sdir, agent_uid(c), dirs_private(c),
+				     *may_spawn, msg, sizeof(msg));
+	if (err == RMAD_ERR_AGENT && !*may_spawn)
+		return 0;	/* not there yet: rmad-run is starting it */
+	if (err)
+		rmad_err("%s", msg);
+	return err;
+}
+
+/*
+ * Is the peer of fd our agent?  It must run as our uid or as the
+ * configured agent_user.  Its pid, from the kernel, is the one allowed
+ * to trace us (for process_vm_readv under Yama).
+ */
+static int check_agent_cred(struct rmad_client *c, int fd, const char *sock,
+			    pid_t *pid)
+{
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0) {
+		rmad_err("agent at %s: cannot read its credentials: %s", sock,
+			 strerror(errno));
+		return RMAD_ERR_PERM;
+	}
+	if (cr.uid != getuid() && cr.uid != agent_uid(c)) {
+		rmad_err("agent at %s runs as uid %u, not as uid %u%s: "
+			 "refused", sock, (unsigned)cr.uid,
+			 (unsigned)getuid(),
+			 c->p.agent_user[0] ? " or agent_user" : "");
+		return RMAD_ERR_PERM;
+	}
+	*pid = cr.pid;
 	return 0;
 }
 
-static int connect_agent(struct rmad_client *c, int *fd_out)
+static int connect_agent(struct rmad_client *c, int *fd_out, pid_t *pid)
 {
 	char sock[108];
 	int may_spawn, err, fd;
@@ -183,8 +240,19 @@ static int connect_agent(struct rmad_client *c, int *fd_out)
 
 		fd = try_connect(sock);
 		if (fd >= 0) {
+			err = check_agent_cred(c, fd, sock, pid);
+			if (err) {
+				close(fd);
+				return err;
+			}
 			*fd_out = fd;
 			return 0;
+		}
+		if (fd == -EACCES || fd == -EPERM) {
+			rmad_err("agent at %s: permission denied (run "
+				 "directory or socket of another user?)",
+				 sock);
+			return RMAD_ERR_PERM;
 		}
 		now = rmad_now_ns();
 		if (now - t0 > (uint64_t)c->p.connect_timeout_ms * 1000000ull) {
@@ -294,7 +362,8 @@ int rmad_attach(struct rmad_client *c)
 	uint64_t t0 = rmad_now_ns();
 
 	for (;;) {
-		int fd, err = connect_agent(c, &fd);
+		pid_t apid = 0;
+		int fd, err = connect_agent(c, &fd, &apid);
 
 		if (err)
 			return err;
@@ -306,8 +375,7 @@ int rmad_attach(struct rmad_client *c)
 			 * (process_vm_readv/writev) where Yama would refuse
 			 * it; without Yama this is a harmless no-op.
 			 */
-			prctl(PR_SET_PTRACER, (unsigned long)c->hdr->agent_pid,
-			      0, 0, 0);
+			prctl(PR_SET_PTRACER, (unsigned long)apid, 0, 0, 0);
 			return 0;
 		}
 		close(fd);

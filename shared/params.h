@@ -158,6 +158,11 @@
 	  "Systemd mode: comma-separated user names or uids, besides "	\
 	  "the agent's own uid, whose clients may attach. Empty means "	\
 	  "only the agent's own uid; \"*\" means everyone.")		\
+	X(agent_user, STRING, "", 0, 0, 0,				\
+	  "Systemd mode, for clients: the user (name or uid) that the "	\
+	  "node's system-wide agent runs as. A client then trusts a "	\
+	  "run directory and an agent owned by that user besides its "	\
+	  "own. Empty means its own uid only.")				\
 	X(connect_timeout_ms, INT, "20000", 0, 100, 3600000,		\
 	  "How long a client keeps trying to reach (or start) its "	\
 	  "agent before rmad_init fails with RMAD_ERR_AGENT.")		\

@@ -3,6 +3,8 @@
  * util.c - clocks, run-directory paths and fd passing.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +32,22 @@ void rmad_strlcpy(char *dst, const char *src, size_t n)
 	dst[k] = '\0';
 }
 
+/* /run/user/<uid>, when it is a directory of ours: systemd's */
+static int run_user_dir(char *out, size_t len)
+{
+	struct stat st;
+	int n = snprintf(out, len, "/run/user/%u", (unsigned)getuid());
+
+	return n > 0 && (size_t)n < len && lstat(out, &st) == 0 &&
+	       S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+	       !(st.st_mode & 077);
+}
+
 int rmad_session_dir(const char *rundir, const char *session, char *out,
 		     size_t len)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char sess[128];
+	char sess[128], ru[64];
 	int n;
 
 	rmad_sanitize(session, sess, sizeof(sess));
@@ -42,10 +55,106 @@ int rmad_session_dir(const char *rundir, const char *session, char *out,
 		n = snprintf(out, len, "%s/%s", rundir, sess);
 	else if (xdg && *xdg)
 		n = snprintf(out, len, "%s/rmad/%s", xdg, sess);
+	else if (run_user_dir(ru, sizeof(ru)))
+		n = snprintf(out, len, "%s/rmad/%s", ru, sess);
 	else
 		n = snprintf(out, len, "/tmp/rmad-%u/%s", (unsigned)getuid(),
 			     sess);
 	return n < 0 || (size_t)n >= len ? RMAD_ERR_ARG : 0;
+}
+
+int rmad_user_uid(const char *name, uid_t *uid)
+{
+	char buf[4096], *end;
+	struct passwd pw, *r = NULL;
+	unsigned long v;
+
+	if (!name || !*name)
+		return RMAD_ERR_ARG;
+	errno = 0;
+	v = strtoul(name, &end, 10);
+	if (!*end && !errno && v < (unsigned long)(uid_t)-1) {
+		*uid = (uid_t)v;
+		return 0;
+	}
+	if (getpwnam_r(name, &pw, buf, sizeof(buf), &r) || !r)
+		return RMAD_ERR_ARG;
+	*uid = r->pw_uid;
+	return 0;
+}
+
+int rmad_dir_trusted(const char *dir, uid_t owner, int private, char *msg,
+		     size_t len)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	uid_t me = getuid();
+	struct stat st;
+	int e;
+
+	if (fd < 0) {
+		e = errno;
+		snprintf(msg, len, "run directory %s: %s%s", dir, strerror(e),
+			 e == ELOOP || e == ENOTDIR ?
+			 " (a symbolic link or a file is not accepted)" : "");
+		return e == ENOENT ? RMAD_ERR_AGENT : RMAD_ERR_PERM;
+	}
+	e = fstat(fd, &st);
+	close(fd);
+	if (e < 0) {
+		snprintf(msg, len, "run directory %s: %s", dir,
+			 strerror(errno));
+		return RMAD_ERR_PERM;
+	}
+	if (st.st_uid != me && st.st_uid != owner) {
+		if (owner != me)
+			snprintf(msg, len, "run directory %s is owned by uid "
+				 "%u, not by uid %u or the agent's uid %u "
+				 "(mode %04o): refused", dir,
+				 (unsigned)st.st_uid, (unsigned)me,
+				 (unsigned)owner,
+				 (unsigned)(st.st_mode & 07777));
+		else
+			snprintf(msg, len, "run directory %s is owned by uid "
+				 "%u, not by uid %u (mode %04o): refused", dir,
+				 (unsigned)st.st_uid, (unsigned)me,
+				 (unsigned)(st.st_mode & 07777));
+		return RMAD_ERR_PERM;
+	}
+	if ((st.st_mode & 022) || (private && (st.st_mode & 077))) {
+		snprintf(msg, len, "run directory %s (owner uid %u) has mode "
+			 "%04o; it must be %s: refused", dir,
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 private ? "0700" : "writable by its owner only");
+		return RMAD_ERR_PERM;
+	}
+	return 0;
+}
+
+int rmad_session_dir_check(const char *sdir, uid_t owner, int private,
+			   int create, char *msg, size_t len)
+{
+	char base[4096];
+	char *slash;
+	int err;
+
+	if (strlen(sdir) >= sizeof(base))
+		return RMAD_ERR_ARG;
+	memcpy(base, sdir, strlen(sdir) + 1);
+	slash = strrchr(base, '/');
+	if (!slash || slash == base)
+		return RMAD_ERR_ARG;
+	*slash = '\0';
+	err = create ? rmad_mkdir_p(sdir) : 0;
+	if (err < 0) {
+		snprintf(msg, len, "cannot create run directory %s: %s", sdir,
+			 strerror(-err));
+		return RMAD_ERR_PERM;
+	}
+	/* the base first: whoever owns it could swap the session dir */
+	err = rmad_dir_trusted(base, owner, private, msg, len);
+	if (!err)
+		err = rmad_dir_trusted(sdir, owner, private, msg, len);
+	return err;
 }
 
 int rmad_mkdir_p(const char *dir)

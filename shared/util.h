@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 uint64_t rmad_now_ns(void);
 
@@ -17,11 +18,27 @@ void rmad_strlcpy(char *dst, const char *src, size_t n);
 /*
  * The directory that holds a session's files:
  * <rundir>/<session>/.  rundir is the configured one, else
- * $XDG_RUNTIME_DIR/rmad, else /tmp/rmad-<uid>.  Returns 0 or RMAD_ERR_ARG
- * when it does not fit.
+ * $XDG_RUNTIME_DIR/rmad, else /run/user/<uid>/rmad when systemd made
+ * /run/user/<uid>, else /tmp/rmad-<uid>.  Returns 0 or RMAD_ERR_ARG when
+ * it does not fit.
  */
 int rmad_session_dir(const char *rundir, const char *session, char *out,
 		     size_t len);
+/* A user name or a decimal uid to a uid: 0 or RMAD_ERR_ARG. */
+int rmad_user_uid(const char *name, uid_t *uid);
+/*
+ * May dir be trusted?  It must be a directory, not a symbolic link,
+ * owned by the caller's uid or by owner (the agent's uid), and writable
+ * by its owner only; if private, mode 0700.  Returns 0, RMAD_ERR_AGENT
+ * when it does not exist, or RMAD_ERR_PERM, with a message naming the
+ * owner and the mode in msg.
+ */
+int rmad_dir_trusted(const char *dir, uid_t owner, int private, char *msg,
+		     size_t len);
+/* The same for a session directory and the run directory above it,
+ * after creating them (mode 0700) if create is set. */
+int rmad_session_dir_check(const char *sdir, uid_t owner, int private,
+			   int create, char *msg, size_t len);
 /* Create dir and its parents with mode 0700 (an existing dir is fine). */
 int rmad_mkdir_p(const char *dir);
 /* Keep [A-Za-z0-9._-] and map everything else to '_'. */
