@@ -117,6 +117,8 @@ struct am_ctx {
 struct completion_ctx {
 	uint16_t *op_owner;
 	uint8_t *op_inflight;
+	uint16_t *op_flags;		/* RMAD_OPF_* as submitted: the client
+					 * cannot change them in flight */
 	uint32_t *borrowed;		/* per client */
 	uint8_t *op_resv;
 	uint32_t *reserved;		/* per client */
@@ -163,6 +165,11 @@ struct main_ctx {
 	int rank_cpus_agents;		/* --print-rank-cpus K */
 	int lock_fd;			/* see take_agent_lock() */
 	uint64_t last_stats;		/* stats_interval_ms: last logged */
+};
+
+/* clients.c: the buffer of one control message from a client. */
+struct clients_ctx {
+	void *msg;
 };
 
 struct agent {
@@ -218,6 +225,7 @@ struct agent {
 
 	/* the modules' state */
 	struct main_ctx m;
+	struct clients_ctx clx;
 	struct am_ctx am;
 	struct completion_ctx cp;
 	struct jobs_ctx jb;

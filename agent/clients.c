@@ -47,11 +47,15 @@ static struct rmad_shm_client *shm_client(struct agent *a, uint32_t c)
 	return rmad_shm_client_at(a->seg, &a->lay, c);
 }
 
-/* One submitted op: checks, then dispatch. */
+/*
+ * One submitted op: checks, then dispatch.  The element is read once,
+ * into private memory, before anything in it is checked: the client can
+ * write the shared copy at any time, so nothing downstream reads it.
+ */
 static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
-	struct rmad_op_elem *e;
+	struct rmad_op_elem snap, *e = &snap;
 	uint16_t opc;
 
 	if (completion_op_take(a, c, i)) {
@@ -61,23 +65,25 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 			  (int)a->cl[c].pid, i);
 		return;
 	}
-	e = rmad_shm_op_at(a->seg, h, i);
-	opc = load_relaxed(&e->opcode);
+	/* the ring's pop was an acquire: the element is complete */
+	memcpy(&snap, rmad_shm_op_at(a->seg, h, i), sizeof(snap));
+	completion_op_flags(a, i, snap.flags);
+	opc = e->opcode;
 	switch (opc) {
 	case RMAD_OPC_NOOP:
 		agent_complete_op(a, c, i, 0);
 		break;
 	case RMAD_OPC_PING:
-		agent_op_ping(a, c, i);
+		agent_op_ping(a, c, i, e);
 		break;
 	case RMAD_OPC_BARRIER:
 		agent_op_barrier(a, c, i);
 		break;
 	case RMAD_OPC_OPS_RESERVE:
-		completion_ops_reserve(a, c, i);
+		completion_ops_reserve(a, c, i, e);
 		break;
 	case RMAD_OPC_OPS_RETURN:
-		completion_ops_return(a, c, i);
+		completion_ops_return(a, c, i, e);
 		break;
 	case RMAD_OPC_PUT:
 	case RMAD_OPC_GET:
@@ -91,7 +97,7 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 	case RMAD_OPC_FLUSH:
 	case RMAD_OPC_FLUSH_LOCAL:
 	case RMAD_OPC_LOCK_WAIT:
-		agent_rma_op(a, c, i);
+		agent_rma_op(a, c, i, e);
 		break;
 	default:
 		a->cl[c].bad_ops++;
@@ -389,112 +395,147 @@ static void win_stats(struct agent *a, uint32_t c,
 	rmad_send_msg(a->cl[c].fd, &r, sizeof(r), NULL, 0);
 }
 
+/* Big enough for a window create naming RMAD_WIN_GROUP_MAX ranks. */
+union ctl_msg {
+	struct rmad_ctl_hdr h;
+	struct rmad_ctl_register reg;
+	struct rmad_ctl_win_create wc;
+	struct rmad_ctl_win_free wf;
+	struct rmad_ctl_win_stats ws;
+	struct rmad_ctl_mem mem;
+	char raw[sizeof(struct rmad_ctl_win_create) +
+		 RMAD_WIN_GROUP_MAX * sizeof(int32_t)];
+};
+
+size_t agent_client_msg_max(void)
+{
+	return sizeof(union ctl_msg);
+}
+
+static int ensure_msg_buf(struct agent *a)
+{
+	if (!a->clx.msg)
+		a->clx.msg = malloc(sizeof(union ctl_msg));
+	return a->clx.msg ? 0 : RMAD_ERR_NOMEM;
+}
+
 static void on_client(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
 	uint32_t c;
-	/* big enough for a window create naming RMAD_WIN_GROUP_MAX ranks */
-	static union {
-		struct rmad_ctl_hdr h;
-		struct rmad_ctl_register reg;
-		struct rmad_ctl_win_create wc;
-		struct rmad_ctl_win_free wf;
-		struct rmad_ctl_win_stats ws;
-		struct rmad_ctl_mem mem;
-		char raw[sizeof(struct rmad_ctl_win_create) +
-			 RMAD_WIN_GROUP_MAX * sizeof(int32_t)];
-	} m;
 	int nfds = 1, rfd = -1;
 	long n;
 
 	for (c = 0; c < (uint32_t)a->p.max_clients; c++)
 		if (a->cl[c].fd == fd)
 			break;
-	if (c == (uint32_t)a->p.max_clients)
+	if (c == (uint32_t)a->p.max_clients || ensure_msg_buf(a))
 		return;
-	n = rmad_recv_msg(fd, &m, sizeof(m), &rfd, &nfds);
+	n = rmad_recv_msg(fd, a->clx.msg, sizeof(union ctl_msg), &rfd, &nfds);
 	if (n == -EAGAIN || n == -EWOULDBLOCK)
 		return;
-	/* only a window create carries a descriptor */
-	if (nfds == 1 && (n < (long)sizeof(m.h) ||
-			  (m.h.type != RMAD_CTL_WIN_CREATE &&
-			   m.h.type != RMAD_CTL_MEM_REG))) {
-		close(rfd);
-		rfd = -1;
-	}
 	if (n <= 0) {
+		if (nfds == 1)
+			close(rfd);
 		/* hang-up: the client died or left without saying goodbye */
 		client_release(a, c, a->cl[c].registered);
 		return;
 	}
+	agent_client_msg(a, c, a->clx.msg, (size_t)n, nfds == 1 ? rfd : -1);
+}
+
+void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
+		      int rfd)
+{
+	union ctl_msg *m;
+	int fd;
+
+	if (c >= (uint32_t)a->p.max_clients || ensure_msg_buf(a) ||
+	    n > sizeof(union ctl_msg)) {
+		if (rfd >= 0)
+			close(rfd);
+		return;
+	}
+	m = a->clx.msg;
+	if (msg != m)
+		memcpy(m, msg, n);
+	fd = a->cl[c].fd;
+	/* only a window create or a memory registration carries a
+	 * descriptor */
+	if (rfd >= 0 && (n < sizeof(m->h) ||
+			 (m->h.type != RMAD_CTL_WIN_CREATE &&
+			  m->h.type != RMAD_CTL_MEM_REG))) {
+		close(rfd);
+		rfd = -1;
+	}
 	agent_note_activity(a);
-	if ((size_t)n < sizeof(m.h) || m.h.magic != RMAD_CTL_MAGIC) {
+	if (n < sizeof(m->h) || m->h.magic != RMAD_CTL_MAGIC) {
 		if (rfd >= 0)
 			close(rfd);
 		rmad_warn("client %u: garbage on the socket, dropping it", c);
 		client_release(a, c, a->cl[c].registered);
 		return;
 	}
-	if (m.h.abi_version != RMAD_ABI_VERSION) {
+	if (m->h.abi_version != RMAD_ABI_VERSION) {
 		if (rfd >= 0)
 			close(rfd);
 		rmad_warn("client %u: ABI version %u, agent speaks %u", c,
-			  m.h.abi_version, RMAD_ABI_VERSION);
+			  m->h.abi_version, RMAD_ABI_VERSION);
 		reply_error(fd, RMAD_ERR_VERSION, "ABI version mismatch");
 		client_release(a, c, 0);
 		return;
 	}
-	switch (m.h.type) {
+	switch (m->h.type) {
 	case RMAD_CTL_REGISTER:
-		if (a->cl[c].registered || (size_t)n != sizeof(m.reg)) {
+		if (a->cl[c].registered || n != sizeof(m->reg)) {
 			reply_error(fd, RMAD_ERR_ARG, "bad register");
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		handle_register(a, c, &m.reg);
+		handle_register(a, c, &m->reg);
 		break;
 	case RMAD_CTL_DEREGISTER:
 		client_release(a, c, 0);
 		break;
 	case RMAD_CTL_WIN_CREATE:
-		if ((size_t)n < sizeof(m.wc) || !a->cl[c].registered) {
+		if (n < sizeof(m->wc) || !a->cl[c].registered) {
 			if (rfd >= 0)
 				close(rfd);
 			rmad_warn("client %u: bad window create", c);
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		agent_win_create(a, c, &m.wc, (size_t)n, rfd);
+		agent_win_create(a, c, &m->wc, n, rfd);
 		break;
 	case RMAD_CTL_MEM_REG:
 	case RMAD_CTL_MEM_DEREG:
 	case RMAD_CTL_CMA_PROBE:
-		if ((size_t)n != sizeof(m.mem) || !a->cl[c].registered) {
+		if (n != sizeof(m->mem) || !a->cl[c].registered) {
 			if (rfd >= 0)
 				close(rfd);
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		if (m.h.type == RMAD_CTL_MEM_REG)
-			agent_mem_reg(a, c, &m.mem, rfd);
-		else if (m.h.type == RMAD_CTL_CMA_PROBE)
-			agent_mem_probe(a, c, &m.mem);
+		if (m->h.type == RMAD_CTL_MEM_REG)
+			agent_mem_reg(a, c, &m->mem, rfd);
+		else if (m->h.type == RMAD_CTL_CMA_PROBE)
+			agent_mem_probe(a, c, &m->mem);
 		else
-			agent_mem_dereg(a, c, &m.mem);
+			agent_mem_dereg(a, c, &m->mem);
 		break;
 	case RMAD_CTL_WIN_FREE:
-		if ((size_t)n != sizeof(m.wf) || !a->cl[c].registered) {
+		if (n != sizeof(m->wf) || !a->cl[c].registered) {
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		agent_win_free(a, c, &m.wf);
+		agent_win_free(a, c, &m->wf);
 		break;
 	case RMAD_CTL_WIN_STATS:
-		if ((size_t)n != sizeof(m.ws) || !a->cl[c].registered) {
+		if (n != sizeof(m->ws) || !a->cl[c].registered) {
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		win_stats(a, c, &m.ws);
+		win_stats(a, c, &m->ws);
 		break;
 	case RMAD_CTL_STOP:
 	case RMAD_CTL_RELOAD:
@@ -504,7 +545,7 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		if (m.h.type == RMAD_CTL_RELOAD) {
+		if (m->h.type == RMAD_CTL_RELOAD) {
 			a->reload = 1;
 			break;
 		}
@@ -522,11 +563,11 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		agent_ctl_status(a, fd, !!(m.h.flags & RMAD_CTL_FLAG_JSON));
+		agent_ctl_status(a, fd, !!(m->h.flags & RMAD_CTL_FLAG_JSON));
 		break;
 	}
 	default:
-		rmad_warn("client %u: unknown request %u", c, m.h.type);
+		rmad_warn("client %u: unknown request %u", c, m->h.type);
 		break;
 	}
 }
@@ -632,6 +673,8 @@ void agent_unlisten(struct agent *a)
 		close(a->listen_fd);
 	}
 	a->listen_fd = -1;
+	free(a->clx.msg);
+	a->clx.msg = NULL;
 }
 
 void agent_drop_all_clients(struct agent *a)

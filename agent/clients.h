@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * clients.h - the client interface: the Unix socket, attach and detach, and the submission rings (clients.c).
+ * clients.h - the client interface: the Unix socket, attach and detach,
+ * and the submission rings (clients.c).
  */
 #ifndef RMAD_AGENT_CLIENTS_H
 #define RMAD_AGENT_CLIENTS_H
@@ -17,5 +18,14 @@ void agent_accept_pending(struct agent *a);
 int agent_poll_rings(struct agent *a);
 int agent_rings_empty(struct agent *a);
 void agent_drop_all_clients(struct agent *a);
+/*
+ * One message from client slot c's socket (n bytes, and a descriptor or
+ * -1), checked and handled: the decoder of everything a client says on
+ * the socket.  Takes ownership of rfd.
+ */
+void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
+		      int rfd);
+/* The largest message agent_client_msg() takes. */
+size_t agent_client_msg_max(void);
 
 #endif

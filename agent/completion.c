@@ -117,10 +117,12 @@ int agent_segment_create(struct agent *a)
 
 	a->cp.op_owner = calloc(nops, sizeof(*a->cp.op_owner));
 	a->cp.op_inflight = calloc(nops, 1);
+	a->cp.op_flags = calloc(nops, sizeof(*a->cp.op_flags));
 	a->cp.borrowed = calloc(h.max_clients, sizeof(*a->cp.borrowed));
 	a->cp.op_resv = calloc(nops, 1);
 	a->cp.reserved = calloc(h.max_clients, sizeof(*a->cp.reserved));
-	if (!a->cp.op_owner || !a->cp.op_inflight || !a->cp.borrowed ||
+	if (!a->cp.op_owner || !a->cp.op_inflight || !a->cp.op_flags ||
+	    !a->cp.borrowed ||
 	    !a->cp.op_resv || !a->cp.reserved)
 		goto fail_map;
 	for (uint64_t i = 0; i < nops; i++)
@@ -166,6 +168,7 @@ void agent_segment_destroy(struct agent *a)
 	a->memfd = -1;
 	free(a->cp.op_owner);
 	free(a->cp.op_inflight);
+	free(a->cp.op_flags);
 	free(a->cp.borrowed);
 	free(a->cp.op_resv);
 	free(a->cp.reserved);
@@ -173,6 +176,7 @@ void agent_segment_destroy(struct agent *a)
 	a->gfree = NULL;
 	a->cp.op_owner = NULL;
 	a->cp.op_inflight = NULL;
+	a->cp.op_flags = NULL;
 	a->cp.borrowed = NULL;
 	a->cp.op_resv = NULL;
 	a->cp.reserved = NULL;
@@ -393,7 +397,7 @@ void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
 {
 	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, &a->lay, i);
 	struct rmad_shm_client *sc;
-	uint16_t flags = load_relaxed(&e->flags);
+	uint16_t flags = a->cp.op_flags[i];
 	int alive = c < a->lay.max_clients && a->cl[c].registered &&
 		    a->cp.op_owner[i] == c;
 
@@ -440,12 +444,12 @@ void agent_flush_wakeups(struct agent *a)
  * number granted, then the indices; fewer than asked, even none, is not
  * an error: the window then uses the client's list alone.
  */
-void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i)
+void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i,
+			    const struct rmad_op_elem *e)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
-	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, h, i);
 	uint32_t *out = (uint32_t *)rmad_shm_staging_at(a->seg, &a->lay, c);
-	uint64_t want = load_relaxed(&e->count);
+	uint64_t want = e->count;
 	uint32_t room = (uint32_t)(h->staging_size / sizeof(uint32_t)) - 1;
 	uint32_t share, keep, total = agent_global_reserved(a), n = 0;
 
@@ -465,7 +469,7 @@ void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i)
 	}
 	out[0] = n;
 	rmad_dbg("client %u: %u of %llu op elements reserved", c, n,
-		 (unsigned long long)load_relaxed(&e->count));
+		 (unsigned long long)e->count);
 	agent_complete_op(a, c, i, 0);
 }
 
@@ -475,12 +479,12 @@ void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i)
  * and ignored, so a client can neither free what is not its own nor
  * what an operation still uses.
  */
-void completion_ops_return(struct agent *a, uint32_t c, uint32_t i)
+void completion_ops_return(struct agent *a, uint32_t c, uint32_t i,
+			   const struct rmad_op_elem *e)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
-	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, h, i);
 	const uint32_t *in = (const uint32_t *)rmad_shm_staging_at(a->seg, &a->lay, c);
-	uint64_t n = load_relaxed(&e->count);
+	uint64_t n = e->count;
 	uint32_t room = (uint32_t)(h->staging_size / sizeof(uint32_t));
 	uint32_t bad = 0;
 
@@ -519,7 +523,13 @@ int completion_op_take(struct agent *a, uint32_t c, uint32_t i)
 	    a->cp.op_inflight[i])
 		return RMAD_ERR_ARG;
 	a->cp.op_inflight[i] = 1;
+	a->cp.op_flags[i] = 0;
 	return 0;
+}
+
+void completion_op_flags(struct agent *a, uint32_t i, uint16_t flags)
+{
+	a->cp.op_flags[i] = flags;
 }
 
 /* Client slot c starts afresh: its own elements are idle, on its list. */

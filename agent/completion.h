@@ -16,6 +16,9 @@ void agent_segment_destroy(struct agent *a);
 
 /* 0 and marked in flight when index i is client c's to submit. */
 int completion_op_take(struct agent *a, uint32_t c, uint32_t i);
+/* The RMAD_OPF_* flags of taken element i, from the agent's private
+ * copy: agent_complete_op() trusts these, not the shared element. */
+void completion_op_flags(struct agent *a, uint32_t i, uint16_t flags);
 /* End op i of client c: status, counters, the element back home. */
 void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status);
 /* Op i ended after its client went away: a lent element goes home. */
@@ -26,8 +29,10 @@ void agent_flush_wakeups(struct agent *a);
 /* Lending: 1 when nothing could be lent, so held ops must go. */
 int completion_refill(struct agent *a, uint32_t c);
 /* The op_pool hint's sync ops (RMAD_OPC_OPS_RESERVE/RETURN). */
-void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i);
-void completion_ops_return(struct agent *a, uint32_t c, uint32_t i);
+void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i,
+			    const struct rmad_op_elem *e);
+void completion_ops_return(struct agent *a, uint32_t c, uint32_t i,
+			   const struct rmad_op_elem *e);
 void completion_client_reset(struct agent *a, uint32_t c);
 uint32_t completion_client_gone(struct agent *a, uint32_t c);
 

@@ -563,10 +563,10 @@ void agent_job_client_died(struct agent *a, struct agent_job *j)
 
 /* ------------------------------------------------------------ ping */
 
-void agent_op_ping(struct agent *a, uint32_t c, uint32_t op)
+void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
+		   const struct rmad_op_elem *e)
 {
 	struct agent_job *j = a->cl[c].job;
-	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, &a->lay, op);
 	int32_t target = e->target;
 	struct agent_ping *p;
 	struct rmad_am_hdr h = { .type = RMAD_AM_PING };

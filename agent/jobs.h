@@ -18,7 +18,8 @@ struct agent_job *agent_job_find(struct agent *a, uint64_t key);
 void agent_job_client_died(struct agent *a, struct agent_job *j);
 void agent_job_client_joined(struct agent *a, struct agent_job *j);
 void agent_op_barrier(struct agent *a, uint32_t client, uint32_t op);
-void agent_op_ping(struct agent *a, uint32_t client, uint32_t op);
+void agent_op_ping(struct agent *a, uint32_t client, uint32_t op,
+		   const struct rmad_op_elem *e);
 /* The node that serves rank of job j, or -1. */
 int agent_rank_node(struct agent_job *j, int32_t rank);
 void agent_job_retry_barriers(struct agent *a, struct agent_job *j);

@@ -104,10 +104,10 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 	return 0;
 }
 
-void agent_rma_op(struct agent *a, uint32_t c, uint32_t i)
+void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
+		  const struct rmad_op_elem *e)
 {
 	struct rma_ctx *R = a->rma;
-	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, &a->lay, i);
 	struct rmad_op_lock lk = { 0 };
 	struct agent_client *ac = &a->cl[c];
 	struct rma_op *op = &R->sh[i];
@@ -121,35 +121,35 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i)
 	memset(op, 0, sizeof(*op));
 	op->next = RMAD_NIL;
 	op->client = c;
-	op->opcode = load_relaxed(&e->opcode);
-	flags = load_relaxed(&e->flags);
-	block = load_relaxed(&e->win);
-	key = load_relaxed(&e->ticket);
-	op->target = load_relaxed(&e->target);
-	op->dtype = (uint8_t)load_relaxed(&e->dtype);
-	op->op = (uint8_t)load_relaxed(&e->op);
-	count = load_relaxed(&e->count);
-	tdisp = load_relaxed(&e->tdisp);
-	op->origin = load_relaxed(&e->origin_off);
-	op->result = load_relaxed(&e->result_addr);
+	op->opcode = e->opcode;
+	flags = e->flags;
+	block = e->win;
+	key = e->ticket;
+	op->target = e->target;
+	op->dtype = (uint8_t)e->dtype;
+	op->op = (uint8_t)e->op;
+	count = e->count;
+	tdisp = e->tdisp;
+	op->origin = e->origin_off;
+	op->result = e->result_addr;
 	op->is_inline = !!(flags & RMAD_OPF_INLINE);
 	op->staged = !!(flags & RMAD_OPF_STAGED);
-	op->inline_len = load_relaxed(&e->inline_len);
-	if (load_relaxed(&e->dtype) > 255 || load_relaxed(&e->op) > 255) {
+	op->inline_len = e->inline_len;
+	if (e->dtype > 255 || e->op > 255) {
 		op->dtype = 0;
 		op->op = 0;
 	}
 	if (op->opcode == RMAD_OPC_LOCK || op->opcode == RMAD_OPC_LOCK_ALL) {
-		uint32_t type = load_relaxed(&e->lock.type);
-		uint32_t as = load_relaxed(&e->lock.assert);
+		uint32_t type = e->lock.type;
+		uint32_t as = e->lock.assert;
 
 		/* the lock's fields live where inline data would */
 		op->is_inline = 0;
 		op->op = type <= 255 ? (uint8_t)type : 0;
 		op->dtype = as <= 255 ? (uint8_t)as : 0;
-		lk.target_pool = load_relaxed(&e->lock.target_pool);
-		lk.slots = load_relaxed(&e->lock.slots);
-		lk.acc_ordering = load_relaxed(&e->lock.acc_ordering);
+		lk.target_pool = e->lock.target_pool;
+		lk.slots = e->lock.slots;
+		lk.acc_ordering = e->lock.acc_ordering;
 		if (type > 255 || as > 255)
 			st = RMAD_ERR_ARG;
 	} else if (op->is_inline) {

@@ -15,7 +15,8 @@ struct rmad_stats;
 int agent_rma_init(struct agent *a);
 void agent_rma_fini(struct agent *a);
 /* Client c submitted RMA op element i (its index checked already). */
-void agent_rma_op(struct agent *a, uint32_t c, uint32_t op);
+void agent_rma_op(struct agent *a, uint32_t c, uint32_t op,
+		  const struct rmad_op_elem *e);
 /* MAKE_RMA_PROGRESS_GLOBAL: issue and clean up what can move. */
 int make_rma_progress_global(struct agent *a);
 void agent_rma_client_gone(struct agent *a, uint32_t c);
