@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fuzz_wire.c - the agent's decoder of packets from other agents
+ * (am_recv and every handler in the table: jobs, barriers, windows,
+ * RMA).  The agent believes it is node 0 of 4 and has two registered
+ * clients; the input is a sequence of packets, each 2 bytes of length
+ * then the bytes, with the header's version and source node fixed up
+ * when the length's top bit is set.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fake_agent.h"
+#include "rmad_wire.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct agent *a = fake_agent(4);
+	static uint64_t buf[(sizeof(struct rmad_am_hdr) +
+			     RMAD_AM_MAX_PAYLOAD) / 8 + 1];
+
+	fake_client(a, 0, 0, 3);
+	fake_client(a, 1, 1, 3);
+	while (size >= 2) {
+		uint16_t len;
+		size_t k;
+
+		memcpy(&len, data, 2);
+		data += 2;
+		size -= 2;
+		k = (len & 0x7fff) % (sizeof(buf) + 1);
+		if (k > size)
+			k = size;
+		memcpy(buf, data, k);
+		data += k;
+		size -= k;
+		if ((len & 0x8000) && k >= sizeof(struct rmad_am_hdr)) {
+			struct rmad_am_hdr *h = (struct rmad_am_hdr *)buf;
+
+			h->version = RMAD_WIRE_VERSION;
+			h->src_node %= 4;
+			h->payload_len = (uint32_t)(k - sizeof(*h));
+		}
+		am_recv(a, buf, k);
+	}
+	fake_progress(a);
+	return 0;
+}
