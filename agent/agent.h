@@ -122,6 +122,13 @@ struct completion_ctx {
 	uint32_t *borrowed;		/* per client */
 	uint8_t *op_resv;
 	uint32_t *reserved;		/* per client */
+	/*
+	 * The global pool is a budget (agent->ngfree of op_pool_size);
+	 * lending to client c hands it one of its own free lend slots,
+	 * kept here per client (local indices).
+	 */
+	uint32_t **lend;		/* per client: free lend slots */
+	uint32_t *nlend;
 };
 
 /* Barrier ops waiting for their epoch's release, per job slot (jobs.c). */
@@ -189,15 +196,15 @@ struct agent {
 	int listen_fd;
 	struct event *listen_ev;
 
-	/* shared segment */
-	int memfd;
-	void *seg;
-	size_t seg_size;
+	/* shared memory: the header (sealed: read-only for clients), and
+	 * every client's own segment, mapped at c * client_stride */
+	int memfd;			/* the header */
+	void *seg;			/* the client segments */
+	size_t seg_size;		/* of the reservation */
 	struct rmad_shm_hdr *hdr;	/* shared: only agent_flags is read */
 	struct rmad_shm_hdr lay;	/* private copy of the layout: clients
 					 * can write the shared header */
-	uint32_t *gfree;		/* the global op pool, private */
-	uint32_t ngfree;
+	uint32_t ngfree;		/* the global op pool's free budget */
 	int doorbell;			/* eventfd */
 	struct event *doorbell_ev;
 

@@ -134,7 +134,10 @@ int agent_poll_rings(struct agent *a)
 		while (n < RING_BATCH &&
 		       rmad_ring_pop(sc->ring, mask, h->ring_entries,
 				     &ac->head, &v)) {
-			handle_op(a, c, v);
+			/* the client's index, in its own segment: where it
+			 * came from says whose it is */
+			handle_op(a, c, v < h->per_client ?
+				  c * h->per_client + v : RMAD_NIL);
 			n++;
 		}
 		if (n)
@@ -272,7 +275,7 @@ static void handle_register(struct agent *a, uint32_t c,
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	struct agent_job *j;
-	int err, fds[2];
+	int err, fds[3], sfd;
 	char ns[RMAD_NSPACE_MAX];
 
 	if (getsockopt(ac->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
@@ -302,8 +305,16 @@ static void handle_register(struct agent *a, uint32_t c,
 			goto drop;
 		}
 	}
+	/* a segment of its own, fresh: nothing of the slot's last client */
+	sfd = completion_client_segment(a, c);
+	if (sfd < 0) {
+		rmad_warn("client segment for slot %u: %s", c, strerror(-sfd));
+		reply_error(ac->fd, RMAD_ERR_NOMEM, "no memory for a segment");
+		goto drop;
+	}
 	j = agent_job_get(a, ns, m->size, m->local_size, &err);
 	if (!j) {
+		close(sfd);
 		reply_error(ac->fd, err, err == RMAD_ERR_NOMEM ?
 			    "agent serves too many jobs (max_jobs)" :
 			    "job size or local size disagrees with its peers");
@@ -343,14 +354,17 @@ static void handle_register(struct agent *a, uint32_t c,
 	r.nnodes = (uint32_t)a->nnodes;
 	r.agent_pid = getpid();
 	r.agent_core = a->core;
-	r.seg_size = a->seg_size;
+	r.seg_size = a->lay.client_seg_size;
 	snprintf(r.hostname, sizeof(r.hostname), "%s", a->hostname);
 	snprintf(r.provider, sizeof(r.provider), "%s",
 		 a->fab ? rmad_fabric_provider(a->fab) : "none");
 	snprintf(r.session, sizeof(r.session), "%s", a->session);
 	fds[0] = a->memfd;
-	fds[1] = a->doorbell;
-	if (rmad_send_msg(ac->fd, &r, sizeof(r), fds, 2) < 0) {
+	fds[1] = sfd;
+	fds[2] = a->doorbell;
+	err = rmad_send_msg(ac->fd, &r, sizeof(r), fds, 3);
+	close(sfd);
+	if (err < 0) {
 		client_release(a, c, 1);
 		return;
 	}
@@ -587,11 +601,13 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 			close(fd);
 			continue;
 		}
+		/* a free slot whose last client's ops have all ended */
 		for (c = 0; c < (uint32_t)a->p.max_clients; c++)
-			if (a->cl[c].fd < 0)
+			if (a->cl[c].fd < 0 && !completion_slot_inflight(a, c))
 				break;
 		if (c == (uint32_t)a->p.max_clients) {
-			rmad_warn("no free client slot (max_clients=%ld)",
+			rmad_warn("no free client slot (max_clients=%ld; slots "
+				  "of dead clients wait for their ops to end)",
 				  a->p.max_clients);
 			reply_error(fd, RMAD_ERR_NOMEM,
 				    "agent is full (max_clients)");

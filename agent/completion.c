@@ -11,6 +11,8 @@
  * writes in the segment decides who an element belongs to.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,6 +27,10 @@
 #include "rmad_abi.h"
 #include "util.h"
 
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010	/* Linux 5.1; older headers lack it */
+#endif
+
 #define NO_OWNER	0xffffu
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -32,34 +38,65 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-static struct rmad_pool_view ops_view(struct agent *a, uint32_t first,
-				      uint32_t n)
+/* Client slot of element index i, and i within its segment. */
+static uint32_t slot_of(struct agent *a, uint32_t i)
+{
+	return i / a->lay.per_client;
+}
+
+static uint32_t local_of(struct agent *a, uint32_t i)
+{
+	return i % a->lay.per_client;
+}
+
+/* A lend slot (a global element when lent), not a reserved one. */
+static int is_lend(struct agent *a, uint32_t i)
+{
+	return local_of(a, i) < a->lay.op_pool_size;
+}
+
+/* Client c's list of op elements, by the client's (local) indices. */
+static struct rmad_pool_view client_view(struct agent *a, uint32_t c)
 {
 	struct rmad_pool_view v = {
-		.base = (char *)a->seg + a->lay.off_ops,
+		.base = (char *)a->seg + (uint64_t)c * a->lay.client_stride +
+			a->lay.off_ops,
 		.stride = sizeof(struct rmad_op_elem),
-		.first = first,
-		.n = n,
+		.first = 0,
+		.n = a->lay.per_client,
 	};
 	return v;
 }
 
-/* Every op element the agent may see: the whole array. */
-static struct rmad_pool_view all_ops(struct agent *a)
+static struct rmad_shm_client *shm_client(struct agent *a, uint32_t c)
 {
-	return ops_view(a, 0, rmad_shm_nops(&a->lay));
+	return rmad_shm_client_at(a->seg, &a->lay, c);
 }
 
-static uint32_t client_first_op(struct agent *a, uint32_t c)
+/* Element i onto the list of the client whose segment holds it. */
+static int list_put(struct agent *a, uint32_t i)
 {
-	return a->lay.op_pool_size + c * a->lay.client_op_pool;
+	uint32_t c = slot_of(a, i);
+	struct rmad_pool_view v = client_view(a, c);
+
+	return rmad_pool_put(&shm_client(a, c)->op_free, &v, local_of(a, i));
+}
+
+/* An element off client c's list (an agent index), or RMAD_NIL. */
+static uint32_t list_get(struct agent *a, uint32_t c)
+{
+	struct rmad_pool_view v = client_view(a, c);
+	uint32_t l = rmad_pool_get(&shm_client(a, c)->op_free, &v);
+
+	return l == RMAD_NIL ? RMAD_NIL : c * a->lay.per_client + l;
 }
 
 int agent_segment_create(struct agent *a)
 {
 	const struct rmad_params *p = &a->p;
 	struct rmad_shm_hdr h = { 0 };
-	uint64_t off, nops;
+	uint64_t off, nops, per;
+	uint32_t c;
 
 	h.version = RMAD_SHM_VERSION;
 	h.abi_version = RMAD_ABI_VERSION;
@@ -69,92 +106,151 @@ int agent_segment_create(struct agent *a)
 	h.op_pool_size = (uint32_t)p->op_pool;
 	h.client_op_pool = (uint32_t)p->client_op_pool;
 	h.staging_size = align_up(p->staging_size, RMAD_SHM_ALIGN);
-	nops = (uint64_t)h.op_pool_size +
-	       (uint64_t)h.max_clients * h.client_op_pool;
-	if (nops >= RMAD_NIL || h.max_clients >= NO_OWNER) {
-		rmad_err("op_pool + max_clients * client_op_pool too large");
+	per = (uint64_t)h.op_pool_size + h.client_op_pool;
+	nops = per * h.max_clients;
+	if (!per || nops >= RMAD_NIL || h.max_clients >= NO_OWNER) {
+		rmad_err("max_clients * (op_pool + client_op_pool) too large");
 		return RMAD_ERR_ARG;
 	}
-	off = align_up(sizeof(struct rmad_shm_hdr), RMAD_SHM_ALIGN);
-	h.off_clients = off;
-	h.client_stride = align_up(sizeof(struct rmad_shm_client) +
-				   (uint64_t)h.ring_entries *
-				   sizeof(struct rmad_ring_slot),
-				   RMAD_CACHELINE);
-	off = align_up(off + h.client_stride * h.max_clients, RMAD_SHM_ALIGN);
+	h.per_client = (uint32_t)per;
+	/* a client segment: block and ring, elements, staging */
+	off = align_up(sizeof(struct rmad_shm_client) +
+		       (uint64_t)h.ring_entries *
+		       sizeof(struct rmad_ring_slot), RMAD_SHM_ALIGN);
 	h.off_ops = off;
-	off = align_up(off + nops * sizeof(struct rmad_op_elem),
+	off = align_up(off + per * sizeof(struct rmad_op_elem),
 		       RMAD_SHM_ALIGN);
 	h.off_staging = off;
-	off += h.staging_size * h.max_clients;
-	h.seg_size = off;
+	off += h.staging_size;
+	h.client_seg_size = off;
+	h.client_stride = off;
+	h.seg_size = RMAD_SHM_ALIGN;	/* the header's memfd */
 	h.node = (uint32_t)a->node;
 	h.nnodes = (uint32_t)a->nnodes;
 	h.agent_pid = getpid();
 	h.agent_core = a->core;
 
-	a->memfd = memfd_create("rmad-segment", MFD_CLOEXEC);
+	/*
+	 * The header: mapped here read-write, then sealed, so that no
+	 * client can map it writable.
+	 */
+	a->memfd = memfd_create("rmad-header", MFD_CLOEXEC |
+				MFD_ALLOW_SEALING);
 	if (a->memfd < 0) {
 		rmad_err("memfd_create: %s", strerror(errno));
 		return RMAD_ERR_NOMEM;
 	}
 	if (ftruncate(a->memfd, (off_t)h.seg_size) < 0) {
-		rmad_err("ftruncate segment to %llu bytes: %s",
-			 (unsigned long long)h.seg_size, strerror(errno));
+		rmad_err("ftruncate header: %s", strerror(errno));
 		goto fail_fd;
 	}
-	a->seg = mmap(NULL, h.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+	a->hdr = mmap(NULL, h.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      a->memfd, 0);
-	if (a->seg == MAP_FAILED) {
-		rmad_err("mmap segment: %s", strerror(errno));
-		a->seg = NULL;
+	if (a->hdr == MAP_FAILED) {
+		rmad_err("mmap header: %s", strerror(errno));
+		a->hdr = NULL;
 		goto fail_fd;
 	}
-	a->seg_size = h.seg_size;
-	a->hdr = a->seg;
 	memcpy(a->hdr, &h, sizeof(h));
+	if (fcntl(a->memfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK |
+		  F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		rmad_err("sealing the header: %s", strerror(errno));
+		goto fail_hdr;
+	}
 	a->lay = h;
 
+	/*
+	 * The client segments: one reservation, anonymous and private
+	 * until a client attaches to a slot and its own memfd is mapped
+	 * over it.
+	 */
+	a->seg_size = h.client_stride * h.max_clients;
+	a->seg = mmap(NULL, a->seg_size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a->seg == MAP_FAILED) {
+		rmad_err("mmap client segments (%llu bytes): %s",
+			 (unsigned long long)a->seg_size, strerror(errno));
+		a->seg = NULL;
+		goto fail_hdr;
+	}
 	a->cp.op_owner = calloc(nops, sizeof(*a->cp.op_owner));
 	a->cp.op_inflight = calloc(nops, 1);
 	a->cp.op_flags = calloc(nops, sizeof(*a->cp.op_flags));
 	a->cp.borrowed = calloc(h.max_clients, sizeof(*a->cp.borrowed));
 	a->cp.op_resv = calloc(nops, 1);
 	a->cp.reserved = calloc(h.max_clients, sizeof(*a->cp.reserved));
+	a->cp.lend = calloc(h.max_clients, sizeof(*a->cp.lend));
+	a->cp.nlend = calloc(h.max_clients, sizeof(*a->cp.nlend));
 	if (!a->cp.op_owner || !a->cp.op_inflight || !a->cp.op_flags ||
-	    !a->cp.borrowed ||
-	    !a->cp.op_resv || !a->cp.reserved)
+	    !a->cp.borrowed || !a->cp.op_resv || !a->cp.reserved ||
+	    !a->cp.lend || !a->cp.nlend)
 		goto fail_map;
+	for (c = 0; c < h.max_clients; c++) {
+		a->cp.lend[c] = malloc(sizeof(uint32_t) *
+				       (h.op_pool_size ? h.op_pool_size : 1));
+		if (!a->cp.lend[c])
+			goto fail_map;
+		for (uint32_t l = 0; l < h.op_pool_size; l++)
+			a->cp.lend[c][l] = h.op_pool_size - 1 - l;
+		a->cp.nlend[c] = h.op_pool_size;
+	}
 	for (uint64_t i = 0; i < nops; i++)
-		a->cp.op_owner[i] = i < h.op_pool_size ?
-			NO_OWNER : (uint16_t)((i - h.op_pool_size) /
-					      (h.client_op_pool ?
-					       h.client_op_pool : 1));
-	/*
-	 * The global pool is a private stack: only the agent lends from it,
-	 * and a client must not be able to reach it through the segment.
-	 */
-	a->gfree = malloc(sizeof(*a->gfree) *
-			  (h.op_pool_size ? h.op_pool_size : 1));
-	if (!a->gfree)
-		goto fail_map;
-	for (uint32_t i = 0; i < h.op_pool_size; i++)
-		a->gfree[i] = h.op_pool_size - 1 - i;
+		a->cp.op_owner[i] = is_lend(a, (uint32_t)i) ? NO_OWNER :
+				    (uint16_t)slot_of(a, (uint32_t)i);
 	a->ngfree = h.op_pool_size;
 	a->st.op_pool_hwm = 0;
-	rmad_info("segment: %llu bytes, %u clients, %llu op elements",
-		  (unsigned long long)h.seg_size, h.max_clients,
-		  (unsigned long long)nops);
+	rmad_info("segments: %llu bytes per client, %u clients, %llu op "
+		  "elements each", (unsigned long long)h.client_seg_size,
+		  h.max_clients, (unsigned long long)per);
 	return 0;
 
 fail_map:
 	rmad_err("out of memory for the op table");
-	munmap(a->seg, h.seg_size);
-	a->seg = NULL;
+fail_hdr:
+	munmap(a->hdr, RMAD_SHM_ALIGN);
+	a->hdr = NULL;
 fail_fd:
 	close(a->memfd);
 	a->memfd = -1;
 	return RMAD_ERR_NOMEM;
+}
+
+int completion_client_segment(struct agent *a, uint32_t c)
+{
+	char name[32];
+	void *at = (char *)a->seg + (uint64_t)c * a->lay.client_stride;
+	void *m;
+	int fd;
+
+	snprintf(name, sizeof(name), "rmad-client-%u", c);
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)a->lay.client_seg_size) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* over the slot's previous mapping: its last client keeps its own */
+	m = mmap(at, a->lay.client_seg_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, 0);
+	if (m == MAP_FAILED) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+uint32_t completion_slot_inflight(struct agent *a, uint32_t c)
+{
+	uint32_t n = 0, per = a->lay.per_client;
+
+	if (!a->cp.op_inflight)
+		return 0;
+	for (uint32_t i = c * per; i < (c + 1) * per; i++)
+		n += a->cp.op_inflight[i];
+	return n;
 }
 
 void agent_segment_destroy(struct agent *a)
@@ -162,18 +258,24 @@ void agent_segment_destroy(struct agent *a)
 	if (a->seg)
 		munmap(a->seg, a->seg_size);
 	a->seg = NULL;
+	if (a->hdr)
+		munmap(a->hdr, RMAD_SHM_ALIGN);
 	a->hdr = NULL;
 	if (a->memfd >= 0)
 		close(a->memfd);
 	a->memfd = -1;
+	for (uint32_t c = 0; a->cp.lend && c < a->lay.max_clients; c++)
+		free(a->cp.lend[c]);
+	free(a->cp.lend);
+	free(a->cp.nlend);
 	free(a->cp.op_owner);
 	free(a->cp.op_inflight);
 	free(a->cp.op_flags);
 	free(a->cp.borrowed);
 	free(a->cp.op_resv);
 	free(a->cp.reserved);
-	free(a->gfree);
-	a->gfree = NULL;
+	a->cp.lend = NULL;
+	a->cp.nlend = NULL;
 	a->cp.op_owner = NULL;
 	a->cp.op_inflight = NULL;
 	a->cp.op_flags = NULL;
@@ -182,21 +284,17 @@ void agent_segment_destroy(struct agent *a)
 	a->cp.reserved = NULL;
 }
 
-static struct rmad_shm_client *shm_client(struct agent *a, uint32_t c)
-{
-	return rmad_shm_client_at(a->seg, &a->lay, c);
-}
-
-/* The client's own list: its reserved range plus what it borrowed. */
-static struct rmad_pool_view client_list_view(struct agent *a)
-{
-	return all_ops(a);
-}
-
+/* Lend slot i is free again: back to its client slot's stack, and to
+ * the budget. */
 static void global_put(struct agent *a, uint32_t i)
 {
-	if (i < a->lay.op_pool_size && a->ngfree < a->lay.op_pool_size)
-		a->gfree[a->ngfree++] = i;
+	uint32_t c = slot_of(a, i);
+
+	if (!is_lend(a, i) || a->cp.nlend[c] >= a->lay.op_pool_size)
+		return;
+	a->cp.lend[c][a->cp.nlend[c]++] = local_of(a, i);
+	if (a->ngfree < a->lay.op_pool_size)
+		a->ngfree++;
 }
 
 uint32_t agent_global_free(struct agent *a)
@@ -216,7 +314,7 @@ uint32_t agent_global_reserved(struct agent *a)
 /* Element i is no longer reserved to its owner: it counts as lent. */
 static void unreserve(struct agent *a, uint32_t i)
 {
-	if (i >= a->lay.op_pool_size || !a->cp.op_resv[i])
+	if (!is_lend(a, i) || !a->cp.op_resv[i])
 		return;
 	a->cp.op_resv[i] = 0;
 	if (a->cp.op_owner[i] < a->lay.max_clients && a->cp.reserved[a->cp.op_owner[i]])
@@ -231,8 +329,7 @@ static void unreserve(struct agent *a, uint32_t i)
 static void release_op(struct agent *a, uint32_t c, uint32_t i)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
-	struct rmad_pool_view v = client_list_view(a);
-	int own = i >= h->op_pool_size;
+	int own = !is_lend(a, i);
 
 	a->cp.op_inflight[i] = 0;
 	if (c < h->max_clients && a->cl[c].registered &&
@@ -244,7 +341,7 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 		if (own || a->cp.op_resv[i] ||
 		    load_relaxed(&sc->op_free.count) <
 		    (h->client_op_pool ? h->client_op_pool : 1)) {
-			if (rmad_pool_put(&sc->op_free, &v, i) == 0) {
+			if (list_put(a, i) == 0) {
 				rmad_counter_advance(sc, RMAD_CNT_FREED, 1);
 				a->cl[c].moved = 1;
 				return;
@@ -278,7 +375,6 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 static void reclaim_idle(struct agent *a, uint32_t needy, uint32_t share)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
-	struct rmad_pool_view v = client_list_view(a);
 
 	for (uint32_t d = 0; d < h->max_clients; d++) {
 		struct rmad_shm_client *sd;
@@ -291,11 +387,11 @@ static void reclaim_idle(struct agent *a, uint32_t needy, uint32_t share)
 		if (tries > 64)
 			tries = 64;
 		while (tries-- && a->cp.borrowed[d] > share) {
-			uint32_t i = rmad_pool_get(&sd->op_free, &v);
+			uint32_t i = list_get(a, d);
 
 			if (i == RMAD_NIL)
 				break;
-			if (i < h->op_pool_size && a->cp.op_owner[i] == d &&
+			if (is_lend(a, i) && a->cp.op_owner[i] == d &&
 			    !a->cp.op_resv[i] && !a->cp.op_inflight[i]) {
 				a->cp.borrowed[d]--;
 				a->cp.op_owner[i] = NO_OWNER;
@@ -305,7 +401,7 @@ static void reclaim_idle(struct agent *a, uint32_t needy, uint32_t share)
 			}
 		}
 		while (nkeep)
-			rmad_pool_put(&sd->op_free, &v, keep[--nkeep]);
+			list_put(a, keep[--nkeep]);
 	}
 }
 
@@ -315,11 +411,13 @@ static void reclaim_idle(struct agent *a, uint32_t needy, uint32_t share)
  */
 static uint32_t global_take(struct agent *a, uint32_t c)
 {
-	while (a->ngfree) {
-		uint32_t i = a->gfree[--a->ngfree];
+	while (a->ngfree && a->cp.nlend[c]) {
+		uint32_t i = c * a->lay.per_client +
+			     a->cp.lend[c][--a->cp.nlend[c]];
 
 		if (a->cp.op_owner[i] != NO_OWNER || a->cp.op_inflight[i])
 			continue;	/* cannot happen; never lend it twice */
+		a->ngfree--;
 		a->cp.op_owner[i] = (uint16_t)c;
 		if (a->lay.op_pool_size - a->ngfree > a->st.op_pool_hwm)
 			a->st.op_pool_hwm = a->lay.op_pool_size - a->ngfree;
@@ -338,7 +436,6 @@ int completion_refill(struct agent *a, uint32_t c)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
 	struct rmad_shm_client *sc = shm_client(a, c);
-	struct rmad_pool_view v = client_list_view(a);
 	uint32_t share, batch, n = 0;
 
 	share = h->op_pool_size / (uint32_t)(a->nclients ? a->nclients : 1);
@@ -359,7 +456,7 @@ int completion_refill(struct agent *a, uint32_t c)
 		if (i == RMAD_NIL)
 			break;
 		a->cp.borrowed[c]++;
-		rmad_pool_put(&sc->op_free, &v, i);
+		list_put(a, i);
 		n++;
 	}
 	if (!n) {
@@ -380,7 +477,7 @@ int completion_refill(struct agent *a, uint32_t c)
  */
 void agent_op_abandon(struct agent *a, uint32_t i)
 {
-	if (i >= a->lay.op_pool_size)
+	if (i >= rmad_shm_nops(&a->lay) || !is_lend(a, i))
 		return;
 	a->cp.op_inflight[i] = 0;
 	if (a->cp.op_resv[i])
@@ -465,7 +562,7 @@ void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i,
 			break;
 		a->cp.op_resv[g] = 1;
 		a->cp.reserved[c]++;
-		out[1 + n++] = g;
+		out[1 + n++] = local_of(a, g);
 	}
 	out[0] = n;
 	rmad_dbg("client %u: %u of %llu op elements reserved", c, n,
@@ -493,9 +590,10 @@ void completion_ops_return(struct agent *a, uint32_t c, uint32_t i,
 		n = room;
 	}
 	for (uint64_t k = 0; k < n; k++) {
-		uint32_t g = load_relaxed(&in[k]);
+		uint32_t l = load_relaxed(&in[k]);
+		uint32_t g = c * h->per_client + l;
 
-		if (g >= h->op_pool_size || a->cp.op_owner[g] != c ||
+		if (l >= h->op_pool_size || a->cp.op_owner[g] != c ||
 		    !a->cp.op_resv[g] || a->cp.op_inflight[g]) {
 			bad++;
 			continue;
@@ -535,12 +633,14 @@ void completion_op_flags(struct agent *a, uint32_t i, uint16_t flags)
 /* Client slot c starts afresh: its own elements are idle, on its list. */
 void completion_client_reset(struct agent *a, uint32_t c)
 {
-	struct rmad_pool_view v = ops_view(a, client_first_op(a, c),
-					   a->lay.client_op_pool);
+	struct rmad_pool_view v = client_view(a, c);
+	uint32_t first = c * a->lay.per_client + a->lay.op_pool_size;
 
+	v.first = a->lay.op_pool_size;
+	v.n = a->lay.client_op_pool;
 	rmad_pool_init(&shm_client(a, c)->op_free, &v);
 	for (uint32_t k = 0; k < a->lay.client_op_pool; k++)
-		a->cp.op_inflight[client_first_op(a, c) + k] = 0;
+		a->cp.op_inflight[first + k] = 0;
 }
 
 /*
@@ -552,9 +652,10 @@ void completion_client_reset(struct agent *a, uint32_t c)
 uint32_t completion_client_gone(struct agent *a, uint32_t c)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
-	uint32_t nops = rmad_shm_nops(h), back = 0;
+	uint32_t back = 0;
 
-	for (uint32_t i = 0; i < h->op_pool_size && i < nops; i++) {
+	for (uint32_t i = c * h->per_client;
+	     i < c * h->per_client + h->op_pool_size; i++) {
 		if (a->cp.op_owner[i] != c)
 			continue;
 		unreserve(a, i);

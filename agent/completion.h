@@ -34,7 +34,14 @@ void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i,
 void completion_ops_return(struct agent *a, uint32_t c, uint32_t i,
 			   const struct rmad_op_elem *e);
 void completion_client_reset(struct agent *a, uint32_t c);
+/* A new segment for client slot c, mapped at its place: its memfd, to
+ * send to the client (the caller closes it), or -errno. */
+int completion_client_segment(struct agent *a, uint32_t c);
 uint32_t completion_client_gone(struct agent *a, uint32_t c);
+/* How many of slot c's elements are still in flight: a slot whose last
+ * client died is not given to a new one until this is 0, so no late
+ * result of the dead client's ops lands in the newcomer's segment. */
+uint32_t completion_slot_inflight(struct agent *a, uint32_t c);
 
 uint32_t agent_global_free(struct agent *a);
 /* global elements reserved to windows' op pools (op_pool hint) */

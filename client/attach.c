@@ -287,10 +287,10 @@ static int do_register(struct rmad_client *c, int fd)
 {
 	struct rmad_ctl_register m = { 0 };
 	struct rmad_ctl_register_reply *r = &c->reg;
-	int fds[2], nfds = 2;
+	int fds[3], nfds = 3;
 	long n;
 	void *seg;
-	struct rmad_shm_hdr *h;
+	const struct rmad_shm_hdr *h;
 
 	m.h.magic = RMAD_CTL_MAGIC;
 	m.h.abi_version = RMAD_ABI_VERSION;
@@ -325,32 +325,44 @@ static int do_register(struct rmad_client *c, int fd)
 			close(fds[i]);
 		return RMAD_ERR_VERSION;
 	}
-	if (nfds != 2 || r->seg_size < sizeof(*h)) {
+	/* the header (read-only: sealed), our own segment, the doorbell */
+	if (nfds != 3 || r->seg_size < RMAD_SHM_ALIGN) {
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
 		return RMAD_ERR_AGENT;
 	}
-	seg = mmap(NULL, r->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fds[0], 0);
+	h = mmap(NULL, RMAD_SHM_ALIGN, PROT_READ, MAP_SHARED, fds[0], 0);
 	close(fds[0]);
-	if (seg == MAP_FAILED) {
+	if (h == MAP_FAILED) {
 		close(fds[1]);
+		close(fds[2]);
 		return RMAD_ERR_NOMEM;
 	}
-	h = seg;
 	if (h->version != RMAD_SHM_VERSION || h->magic != RMAD_SHM_MAGIC ||
-	    h->abi_version != RMAD_ABI_VERSION || h->seg_size != r->seg_size ||
-	    r->client >= h->max_clients) {
-		munmap(seg, r->seg_size);
+	    h->abi_version != RMAD_ABI_VERSION ||
+	    h->client_seg_size != r->seg_size || !h->per_client ||
+	    h->off_staging + h->staging_size > r->seg_size ||
+	    h->off_ops + (uint64_t)h->per_client *
+	    sizeof(struct rmad_op_elem) > h->off_staging) {
+		munmap((void *)h, RMAD_SHM_ALIGN);
 		close(fds[1]);
+		close(fds[2]);
 		return RMAD_ERR_VERSION;
+	}
+	seg = mmap(NULL, r->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fds[1], 0);
+	close(fds[1]);
+	if (seg == MAP_FAILED) {
+		munmap((void *)h, RMAD_SHM_ALIGN);
+		close(fds[2]);
+		return RMAD_ERR_NOMEM;
 	}
 	c->seg = seg;
 	c->seg_size = r->seg_size;
 	c->hdr = h;
 	c->slot = r->client;
-	c->me = rmad_shm_client_at(seg, h, r->client);
-	c->doorbell = fds[1];
+	c->me = rmad_shm_client_at(seg, h, 0);
+	c->doorbell = fds[2];
 	r->hostname[sizeof(r->hostname) - 1] = '\0';
 	r->provider[sizeof(r->provider) - 1] = '\0';
 	r->session[sizeof(r->session) - 1] = '\0';
@@ -408,6 +420,8 @@ void rmad_detach(struct rmad_client *c)
 	__atomic_store_n(&c->nresv_wins, 0, __ATOMIC_RELEASE);
 	if (c->seg)
 		munmap(c->seg, c->seg_size);
+	if (c->hdr)
+		munmap((void *)c->hdr, RMAD_SHM_ALIGN);
 	c->seg = NULL;
 	c->hdr = NULL;
 	c->me = NULL;
@@ -465,7 +479,7 @@ static struct rmad_pool_view my_view(struct rmad_client *c)
 		.base = (char *)c->seg + c->hdr->off_ops,
 		.stride = sizeof(struct rmad_op_elem),
 		.first = 0,
-		.n = rmad_shm_nops(c->hdr),
+		.n = rmad_shm_nops_client(c->hdr),
 	};
 	return v;
 }
@@ -486,7 +500,7 @@ static int resv_windows(struct rmad_client *c)
 static uint32_t pick_op(struct rmad_client *c, rmad_win_t w,
 			struct rmad_pool_view *v)
 {
-	uint32_t nops = rmad_shm_nops(c->hdr), i;
+	uint32_t nops = rmad_shm_nops_client(c->hdr), i;
 
 	pthread_mutex_lock(&c->pool_lock);
 	if (w && w->nstash) {
@@ -543,7 +557,7 @@ void rmad_op_free(struct rmad_client *c, uint32_t idx)
 		rmad_win_t h;
 
 		pthread_mutex_lock(&c->pool_lock);
-		h = c->op_home && idx < rmad_shm_nops(c->hdr) ?
+		h = c->op_home && idx < rmad_shm_nops_client(c->hdr) ?
 		    c->op_home[idx] : NULL;
 		if (h && h->nstash < h->nresv) {
 			h->stash[h->nstash++] = idx;
@@ -589,7 +603,7 @@ static int sync_wait(struct rmad_client *c, rmad_win_t w,
 		     uint16_t flags, const void *in, size_t inlen, void *out,
 		     size_t outlen, uint64_t off)
 {
-	uint8_t *stage = rmad_shm_staging_at(c->seg, c->hdr, c->slot);
+	uint8_t *stage = rmad_shm_staging_at(c->seg, c->hdr, 0);
 	struct rmad_op_elem *e;
 	uint32_t idx;
 	uint64_t want;
@@ -671,7 +685,7 @@ static uint32_t pool_batch(struct rmad_client *c)
 
 int rmad_op_pool_reserve(struct rmad_client *c, rmad_win_t w, long want)
 {
-	uint32_t nops = rmad_shm_nops(c->hdr), batch = pool_batch(c);
+	uint32_t nops = rmad_shm_nops_client(c->hdr), batch = pool_batch(c);
 	uint32_t *buf;
 	int err = 0;
 
@@ -744,7 +758,7 @@ int rmad_op_pool_reserve(struct rmad_client *c, rmad_win_t w, long want)
 void rmad_op_pool_return(struct rmad_client *c, rmad_win_t w)
 {
 	struct rmad_pool_view v = my_view(c);
-	uint32_t nops = rmad_shm_nops(c->hdr), batch = pool_batch(c);
+	uint32_t nops = rmad_shm_nops_client(c->hdr), batch = pool_batch(c);
 	uint64_t t0 = rmad_now_ns();
 	uint32_t *other, nother = 0;
 	uint32_t done = 0;

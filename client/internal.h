@@ -39,7 +39,7 @@ struct rmad_client {
 	int doorbell;
 	void *seg;
 	size_t seg_size;
-	struct rmad_shm_hdr *hdr;
+	const struct rmad_shm_hdr *hdr;	/* read-only: sealed by the agent */
 	struct rmad_shm_client *me;
 	uint32_t slot;
 	struct rmad_ctl_register_reply reg;

@@ -11,9 +11,9 @@
  *           fix-up the header's magic and ABI version are made right.
  *           WIN_CREATE and MEM_REG get a fresh memfd as their descriptor.
  *   kind 1: an op: 4 bytes of index, then up to one element's bytes,
- *           written to the element (index mod pool size), as any client
- *           can, and the raw index pushed on the client's ring; with
- *           fix-up the index is taken mod the pool size.
+ *           written to the element (index mod the segment's elements)
+ *           of the client's own segment, and the raw index pushed on
+ *           its ring; with fix-up the index is taken mod that size.
  *   kind 2: progress (the loop's turn).
  *   kind 3: the client slot is registered again if the agent dropped it.
  */
@@ -68,7 +68,7 @@ static void op_record(struct agent *a, int c, int fix, const uint8_t **p,
 		      size_t *n)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
-	uint32_t nops = rmad_shm_nops(h), idx = 0, tail;
+	uint32_t per = h->per_client, idx = 0, tail;
 	struct rmad_op_elem e;
 	struct rmad_shm_client *sc;
 
@@ -76,10 +76,12 @@ static void op_record(struct agent *a, int c, int fix, const uint8_t **p,
 	memset(&e, 0, sizeof(e));
 	take(p, n, &e, sizeof(e));
 	if (fix)
-		idx %= nops;
+		idx %= per;
 	if (!a->cl[c].registered)
 		return;
-	memcpy(rmad_shm_op_at(a->seg, h, idx % nops), &e, sizeof(e));
+	/* a client writes its own segment only */
+	memcpy(rmad_shm_op_at(a->seg, h, (uint32_t)c * per + idx % per), &e,
+	       sizeof(e));
 	sc = rmad_shm_client_at(a->seg, h, (uint32_t)c);
 	tail = sc->sq_tail;
 	rmad_ring_push(sc->ring, h->ring_entries - 1, &tail, idx);

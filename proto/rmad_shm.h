@@ -2,34 +2,57 @@
 /*
  * rmad_shm.h - the shared-memory ABI between librmad and the node's agent.
  *
- * The agent creates one segment (a memfd) per node and session and hands
- * it to every client that attaches.  Everything in it is addressed by
- * offsets and indices, never pointers, because each process maps it at a
- * different address.  The agent trusts nothing a client can write here:
- * every index, offset, length and enum read from the segment is checked
- * before use (see agent/clients.c).  The static_asserts at the end pin
- * every size and offset; changing any of them means bumping
- * RMAD_ABI_VERSION.
+ * Every client has a segment of its own, and sees no other: a client can
+ * map, read and write only its own submission ring, free list, op
+ * elements, staging area and counters, and nothing of any other client
+ * (another job's, another user's) is in any memory it can map.  The
+ * agent maps all of them.  Two kinds of memfd:
  *
- * Layout (each region starts on a 4 KiB boundary):
+ *   the header       struct rmad_shm_hdr, one per agent: the layout and
+ *                    agent_flags.  Sealed (F_SEAL_FUTURE_WRITE) after
+ *                    the agent mapped it: clients can map it read-only
+ *                    only, so no client can move what the agent
+ *                    publishes there.
+ *   a client segment one per attach, client_seg_size bytes, each region
+ *                    on a 4 KiB boundary:
+ *                      struct rmad_shm_client, then its ring
+ *                      op elements: op_pool_size lend slots, then
+ *                        client_op_pool reserved elements
+ *                      staging area: staging_size bytes
  *
- *   header                      struct rmad_shm_hdr
- *   client blocks               max_clients x client_stride
- *                               (struct rmad_shm_client, then its ring)
- *   op elements                 op_pool_size global elements, then
- *                               client_op_pool elements for each client
- *   staging                     max_clients x staging_size
+ * Everything is addressed by offsets and indices, never pointers.  The
+ * agent maps client slot c's segment at c * client_stride in one
+ * reservation, so the same accessors serve both sides: a client uses
+ * its own segment as slot 0, and op element index i names element
+ * i % per_client of slot i / per_client (a client's indices are below
+ * per_client).  The agent trusts nothing a client can write: it reads
+ * each op element once into its own memory before checking it, and an
+ * op belongs to the client whose ring it came from, never to what the
+ * element says.  The static_asserts at the end pin every size and
+ * offset; changing any of them means bumping RMAD_ABI_VERSION.
  *
  * Op elements come from two levels: each client pops from its own list
  * (its reserved elements plus any the agent lent it), and only the agent
- * touches the global list, lending elements to a client whose list ran
- * dry (want_ops) up to a fair share.  The agent keeps the owner of every
- * element privately, so it can take back all a dead client held.  A
- * window's op pool (the op_pool hint) is global elements reserved to a
- * client (RMAD_OPC_OPS_RESERVE); they come back to the client's list and
- * the client sorts them out to their window.  The global list and the
- * agent's target elements are private to the agent: nothing of them is
- * in the segment.
+ * lends: the global pool is a budget of op_pool_size elements, private
+ * to the agent, and lending one to client c hands c one of its own lend
+ * slots, up to a fair share (want_ops).  The agent keeps the owner of
+ * every element privately, so it can take back all a dead client held.
+ * A window's op pool (the op_pool hint) is lend slots reserved to the
+ * client (RMAD_OPC_OPS_RESERVE); they come back to the client's list
+ * and the client sorts them out to their window.
+ *
+ * Synchronization:
+ *   header          agent writes; clients read (read-only mapping)
+ *   ring, sq_tail   client threads push (MPMC); the agent pops
+ *   sq_head         agent publishes; clients read
+ *   counters, futex agent advances and wakes; clients read and wait
+ *   waiters,        clients write; the agent reads
+ *   want_ops
+ *   free list       client threads pop and push (tagged CAS); the agent
+ *                   pushes, and pops only to reclaim lent elements
+ *   op element      the client writes it, then pushes its index; the
+ *                   agent reads it once, and writes only `status` (and
+ *                   results in the staging area) until it completes
  */
 #ifndef RMAD_SHM_H
 #define RMAD_SHM_H
@@ -39,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	6	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	7	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -76,11 +99,12 @@ struct rmad_shm_hdr {
 	uint32_t client_op_pool;	/* op elements reserved per client */
 	uint32_t pad1[2];
 	uint64_t staging_size;		/* bytes per client */
-	uint64_t off_clients;
-	uint64_t client_stride;
-	uint64_t off_ops;
-	uint64_t pad3[3];
-	uint64_t off_staging;
+	uint64_t client_seg_size;	/* bytes of one client segment */
+	uint64_t client_stride;		/* client segments apart (agent) */
+	uint64_t off_ops;		/* in a client segment */
+	uint32_t per_client;		/* op elements of a client segment */
+	uint32_t pad3[5];
+	uint64_t off_staging;		/* in a client segment */
 	uint32_t node;			/* this agent's node index */
 	uint32_t nnodes;		/* agents in the mesh */
 	int32_t agent_pid;
@@ -276,11 +300,15 @@ struct rmad_win_ctl {
 	uint8_t shared_by[RMAD_WIN_CTL_SIZE - 64];	/* RMAD_SB_*, by slot */
 };
 
-/* The pieces the agent and the client both need to find their way. */
+/*
+ * The pieces the agent and the client both need to find their way.  seg
+ * is the agent's reservation of every client segment, or a client's own
+ * segment (its slot is then 0 and its indices are below per_client).
+ */
 static inline struct rmad_shm_client *
 rmad_shm_client_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
 {
-	return (struct rmad_shm_client *)((char *)seg + h->off_clients +
+	return (struct rmad_shm_client *)((char *)seg +
 					  (uint64_t)i * h->client_stride);
 }
 
@@ -288,18 +316,31 @@ rmad_shm_client_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
 static inline uint8_t *
 rmad_shm_staging_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
 {
-	return (uint8_t *)seg + h->off_staging + (uint64_t)i * h->staging_size;
+	return (uint8_t *)seg + (uint64_t)i * h->client_stride +
+	       h->off_staging;
 }
 
+/* Op element i: element i % per_client of client segment i / per_client. */
 static inline struct rmad_op_elem *
 rmad_shm_op_at(void *seg, const struct rmad_shm_hdr *h, uint32_t i)
 {
-	return (struct rmad_op_elem *)((char *)seg + h->off_ops) + i;
+	uint32_t c = i / h->per_client;
+
+	return (struct rmad_op_elem *)((char *)seg +
+				       (uint64_t)c * h->client_stride +
+				       h->off_ops) + (i - c * h->per_client);
 }
 
+/* Op elements of one client segment: lend slots, then reserved ones. */
+static inline uint32_t rmad_shm_nops_client(const struct rmad_shm_hdr *h)
+{
+	return h->per_client;
+}
+
+/* Op element indices of every client segment (the agent's view). */
 static inline uint32_t rmad_shm_nops(const struct rmad_shm_hdr *h)
 {
-	return h->op_pool_size + h->max_clients * h->client_op_pool;
+	return h->per_client * h->max_clients;
 }
 
 static_assert(offsetof(struct rmad_shm_hdr, version) == 0, "hdr.version");
@@ -307,7 +348,8 @@ static_assert(offsetof(struct rmad_shm_hdr, abi_version) == 4, "hdr.abi");
 static_assert(offsetof(struct rmad_shm_hdr, magic) == 8, "hdr.magic");
 static_assert(offsetof(struct rmad_shm_hdr, seg_size) == 16, "hdr.seg_size");
 static_assert(offsetof(struct rmad_shm_hdr, staging_size) == 48, "hdr.stg");
-static_assert(offsetof(struct rmad_shm_hdr, off_clients) == 56, "hdr.offc");
+static_assert(offsetof(struct rmad_shm_hdr, client_seg_size) == 56, "hdr.cs");
+static_assert(offsetof(struct rmad_shm_hdr, per_client) == 80, "hdr.per");
 static_assert(offsetof(struct rmad_shm_hdr, off_staging) == 104, "hdr.offs");
 static_assert(offsetof(struct rmad_shm_hdr, node) == 112, "hdr.node");
 static_assert(offsetof(struct rmad_shm_hdr, agent_flags) == 128, "hdr.flags");

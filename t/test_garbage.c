@@ -3,8 +3,9 @@
  * test_garbage.c - a hostile client: attaches through the control socket
  * like librmad, then writes garbage where the agent reads.
  *
- *  - op indices out of the pool, of another client's elements, and of
- *    the global pool it was never lent;
+ *  - its own segment and a read-only header are all it can map: the
+ *    header cannot be mapped writable (sealed) or made writable;
+ *  - op indices out of its segment, and of lend slots it was never lent;
  *  - a valid element with a bad opcode (must complete with RMAD_ERR_ARG);
  *  - a corrupt free-list head and scribbled ring sequence numbers;
  *  - a barrier op although the job has one rank (must still complete);
@@ -37,9 +38,9 @@
 #include "tap.h"
 #include "util.h"
 
-static int sock = -1, bell = -1;
+static int sock = -1, bell = -1, hfd = -1;
 static void *seg;
-static struct rmad_shm_hdr *h;
+static const struct rmad_shm_hdr *h;
 static struct rmad_shm_client *me;
 static struct rmad_ctl_register_reply reg;
 
@@ -47,7 +48,7 @@ static int attach(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct rmad_ctl_register m;
-	int fds[2], nfds = 2;
+	int fds[3], nfds = 3;
 
 	sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
@@ -62,15 +63,16 @@ static int attach(const char *path)
 	snprintf(m.nspace, sizeof(m.nspace), "garbage-%d", (int)getpid());
 	if (rmad_send_msg(sock, &m, sizeof(m), NULL, 0) < 0 ||
 	    rmad_recv_msg(sock, &reg, sizeof(reg), fds, &nfds) !=
-		    (long)sizeof(reg) || reg.status || nfds != 2)
+		    (long)sizeof(reg) || reg.status || nfds != 3)
 		return -1;
+	h = mmap(NULL, RMAD_SHM_ALIGN, PROT_READ, MAP_SHARED, fds[0], 0);
 	seg = mmap(NULL, reg.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fds[0], 0);
-	if (seg == MAP_FAILED)
+		   fds[1], 0);
+	if (seg == MAP_FAILED || h == MAP_FAILED)
 		return -1;
-	h = seg;
-	me = rmad_shm_client_at(seg, h, reg.client);
-	bell = fds[1];
+	hfd = fds[0];
+	me = rmad_shm_client_at(seg, h, 0);
+	bell = fds[2];
 	return 0;
 }
 
@@ -102,7 +104,7 @@ static struct rmad_pool_view view(void)
 		.base = (char *)seg + h->off_ops,
 		.stride = sizeof(struct rmad_op_elem),
 		.first = 0,
-		.n = rmad_shm_nops(h),
+		.n = rmad_shm_nops_client(h),
 	};
 	return v;
 }
@@ -140,8 +142,7 @@ static int sync_count(uint32_t i, uint16_t opc, uint64_t count)
 
 static void op_pools(uint32_t mine, uint32_t other)
 {
-	uint32_t *st = (uint32_t *)((char *)seg + h->off_staging +
-				    (uint64_t)reg.client * h->staging_size);
+	uint32_t *st = (uint32_t *)rmad_shm_staging_at(seg, h, 0);
 	uint32_t got, g0, *held, bad = 0;
 	uint8_t *seen = calloc(h->op_pool_size + 1, 1);
 	int s1, s2;
@@ -158,7 +159,7 @@ static void op_pools(uint32_t mine, uint32_t other)
 	}
 	ok(s1 == 0 && got > 0 && got <= h->op_pool_size && !bad && held,
 	   "a reservation of 2^64-1 elements gets %u of %u, all distinct "
-	   "global ones (status %d)", got, h->op_pool_size, s1);
+	   "lend slots (status %d)", got, h->op_pool_size, s1);
 	if (!held || !got) {
 		free(seen);
 		return;
@@ -168,7 +169,7 @@ static void op_pools(uint32_t mine, uint32_t other)
 	memset(st, 0xff, h->staging_size);
 	st[0] = g0;
 	st[1] = g0;
-	st[2] = rmad_shm_nops(h);
+	st[2] = rmad_shm_nops_client(h);
 	st[3] = other;
 	st[4] = mine;
 	st[5] = 0x80000000u;
@@ -200,23 +201,39 @@ int main(int argc, char **argv)
 	uint64_t sync0, local0;
 
 	alarm_after(60);
-	plan(14);
+	plan(16);
 	if (argc < 2 || attach(argv[1]) < 0) {
 		diag("cannot attach to %s", argc > 1 ? argv[1] : "(none)");
 		return 1;
 	}
-	nops = rmad_shm_nops(h);
-	ok(1, "attached as client %u (%u op elements on the node)",
+	nops = rmad_shm_nops_client(h);
+	ok(1, "attached as client %u (%u op elements in its segment)",
 	   reg.client, nops);
+
+	/* the header is the agent's: no writable mapping of it */
+	{
+		void *w = mmap(NULL, RMAD_SHM_ALIGN, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, hfd, 0);
+		int mp = mprotect((void *)h, RMAD_SHM_ALIGN,
+				  PROT_READ | PROT_WRITE);
+
+		ok(w == MAP_FAILED && mp < 0,
+		   "the header cannot be mapped or made writable (%s, %s)",
+		   w == MAP_FAILED ? "mmap refused" : "MAPPED",
+		   mp < 0 ? "mprotect refused" : "MPROTECTED");
+		ok(reg.seg_size == h->client_seg_size &&
+		   lseek(hfd, 0, SEEK_END) == RMAD_SHM_ALIGN,
+		   "its own segment (%llu bytes) and a one-page header are "
+		   "all it was given", (unsigned long long)reg.seg_size);
+	}
 
 	/* indices that are not ours: all must be dropped */
 	push(nops);
 	push(0xfffffff0u);
 	push(RMAD_NIL);
-	push(0);	/* a global element never lent to us */
-	other = h->op_pool_size + ((reg.client + 1) % h->max_clients) *
-		h->client_op_pool;
-	push(other);	/* another client's reserved element */
+	push(0);	/* a lend slot never lent to us */
+	other = nops + h->client_op_pool;
+	push(other);	/* past our segment: another slot's, for the agent */
 	/* a good no-op then proves the agent went past all of them */
 	local0 = rmad_counter_read(me, RMAD_CNT_LOCAL);
 	mine = take();

@@ -81,6 +81,6 @@ int main(int argc, char **argv)
 	n = do_reg(argv[1], RMAD_ABI_VERSION, RMAD_CTL_MAGIC, &r, &nfds);
 	ok(n == (long)sizeof(r) && r.status == 0,
 	   "a good client still attaches (status %d)", r.status);
-	ok(nfds == 2, "and gets the segment and the doorbell");
+	ok(nfds == 3, "and gets the header, its segment and the doorbell");
 	return done_testing();
 }
