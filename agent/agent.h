@@ -171,6 +171,7 @@ struct main_ctx {
 	int nset_args;
 	int rank_cpus_agents;		/* --print-rank-cpus K */
 	int lock_fd;			/* see take_agent_lock() */
+	char pid_path[PATH_MAX];	/* agent[-K].pid, once written */
 	uint64_t last_stats;		/* stats_interval_ms: last logged */
 };
 

@@ -15,11 +15,19 @@
  * progress thread, which is why there are no locks (FI_THREAD_DOMAIN).
  */
 #include <assert.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -1066,4 +1074,62 @@ void rmad_fabric_close(struct rmad_fabric *f)
 	free(f->ops);
 	free(f->bufs);
 	free(f);
+}
+
+/* 1 when pid is gone, or a zombie (which no longer maps anything) */
+static int pid_dead(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold anything, so the last ')' */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+int rmad_fabric_sweep_shm(const char *dir, uid_t uid)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		const char *s = de->d_name;
+		struct stat st;
+		char *end;
+		long pid;
+
+		if (!isdigit((unsigned char)s[0]))
+			continue;
+		errno = 0;
+		pid = strtol(s, &end, 10);
+		if (errno || *end != ':' || pid <= 0 || pid > INT_MAX)
+			continue;
+		if (fstatat(dirfd(d), s, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != uid)
+			continue;
+		if (!pid_dead((pid_t)pid))
+			continue;
+		if (unlinkat(dirfd(d), s, 0) == 0) {
+			rmad_info("removed %s/%s, left by dead pid %ld", dir, s,
+				  pid);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }

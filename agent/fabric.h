@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct rmad_fabric;
 
@@ -102,6 +103,15 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 		       uint64_t *raddr, void **desc);
 void rmad_fabric_mr_close(struct rmad_fabric_mr *mr);
 int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
+
+/*
+ * Remove the shm provider's regions (DIR/PID:...) that user uid left
+ * behind when its processes died without closing them (SIGKILL): regular
+ * files of that owner whose pid no longer exists in this pid namespace.
+ * Returns how many went.  Called by an agent at start and by
+ * `rmad --sweep-shm` (rmad-run's cleanup).
+ */
+int rmad_fabric_sweep_shm(const char *dir, uid_t uid);
 
 /* 1 if messages to one node are delivered in the order they were sent
  * (FI_ORDER_SAS), so that one answer can stand for every earlier one. */

@@ -92,6 +92,8 @@ RMAD_SYSCONFDIR "/rmad/rmad.conf,\n"
 "      --show-config[=FMT] print the configuration and exit; FMT is\n"
 "                          text (default), conf, man, json or names\n"
 "      --print-run-dir     print the session's run directory and exit\n"
+"      --sweep-shm         remove the libfabric shm regions in /dev/shm\n"
+"                          that this user's dead processes left, and exit\n"
 "      --print-rank-cpus K print the CPUs left for ranks when K agents of\n"
 "                          this host are pinned (\"\" if none) and exit\n"
 "  -V, --version           print the version and exit\n"
@@ -221,6 +223,33 @@ static int take_agent_lock(struct agent *a)
 		return errno == EADDRINUSE ? 1 : RMAD_ERR_INTERNAL;
 	}
 	return 0;
+}
+
+/*
+ * agent[-K].pid beside the socket: rmad-run stops the agents it started
+ * by these pids (after checking each one's command line names its
+ * session), never by matching command lines.
+ */
+static void write_pid_file(struct agent *a)
+{
+	char tmp[PATH_MAX + 16];
+	size_t n = strlen(a->sock_path);
+	FILE *f;
+
+	if (n < 5 || strcmp(a->sock_path + n - 5, ".sock") ||
+	    n + 1 > sizeof(a->m.pid_path))
+		return;
+	snprintf(a->m.pid_path, sizeof(a->m.pid_path), "%.*s.pid",
+		 (int)(n - 5), a->sock_path);
+	snprintf(tmp, sizeof(tmp), "%s.%d", a->m.pid_path, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) ||
+	    rename(tmp, a->m.pid_path)) {
+		rmad_warn("pid file %s: %s", a->m.pid_path, strerror(errno));
+		if (f)
+			unlink(tmp);
+		a->m.pid_path[0] = '\0';
+	}
 }
 
 static void sd_notify_ready(void)
@@ -436,6 +465,7 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 		{ "set", required_argument, NULL, 'S' },
 		{ "show-config", optional_argument, NULL, 'C' },
 		{ "print-run-dir", no_argument, NULL, 'D' },
+		{ "sweep-shm", no_argument, NULL, 'W' },
 		{ "print-rank-cpus", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -481,6 +511,9 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 			break;
 		case 'D':
 			*show = "run-dir";
+			break;
+		case 'W':
+			*show = "sweep-shm";
 			break;
 		case 'R':
 			a->m.rank_cpus_agents = atoi(optarg);
@@ -535,6 +568,11 @@ static int show_config(struct agent *a, const char *fmt)
 				     sizeof(sdir)))
 			return 2;
 		printf("%s\n", sdir);
+		return 0;
+	}
+	if (!strcmp(fmt, "sweep-shm")) {
+		rmad_log_init("rmad", (int)a->p.log_level);
+		printf("%d\n", rmad_fabric_sweep_shm("/dev/shm", getuid()));
 		return 0;
 	}
 	if (!strcmp(fmt, "names")) {
@@ -661,6 +699,8 @@ static void agent_cleanup(struct agent *a)
 		event_free(a->tick_ev);
 	if (a->base)
 		event_base_free(a->base);
+	if (a->m.pid_path[0])
+		unlink(a->m.pid_path);
 	if (a->sdir[0])
 		rmdir(a->sdir);	/* only if empty: other agents may share it */
 	if (a->m.lock_fd >= 0)
@@ -709,6 +749,8 @@ int main(int argc, char **argv)
 		goto fail;
 	am_init(a);
 	agent_jobs_am_init(a);
+	/* regions of this user's agents that were killed (SIGKILL) */
+	rmad_fabric_sweep_shm("/dev/shm", getuid());
 	if (setup_mesh(a, use_pmix))
 		goto fail;
 	if (a->vnode >= 0)
@@ -752,6 +794,7 @@ int main(int argc, char **argv)
 	}
 	if (agent_listen(a))
 		goto fail;
+	write_pid_file(a);
 	a->idle_since_ns = rmad_now_ns();
 	rmad_info("agent ready: session %s, node %d/%d, core %d, pid %d",
 		  a->session, a->node, a->nnodes, a->core, (int)getpid());

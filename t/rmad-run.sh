@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # rmad-run.sh - the launcher: the demo output, bad arguments, and agents
 # stopped (and their files removed) whether the job succeeds, fails or
-# times out.
+# times out; a session name is never a pattern; killed agents leave
+# nothing in /dev/shm.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 9
+plan 15
 count_agents() { pgrep -f -- "--foreground --session $1( |\$)" | wc -l; }
 
 out=$(run_bounded 90 "$RMAD_RUN" -q --vnodes 2 --session rr1 -np 4 \
@@ -31,6 +32,57 @@ rc=$?
 ok $? "--timeout stops a hung job with status 124 ($rc)"
 [ "$(count_agents rr3)" -eq 0 ]
 ok $? "agents stopped after a timed-out job"
+
+# a session name is not a pattern: cleaning up "rrx." leaves "rrxy" alone
+start_agent rrxy "$T_TMP/rrxy.log"
+wait_for "[ -S '$(sock_of rrxy)' ]" 10 || bail "agent rrxy did not start"
+run_bounded 90 "$RMAD_RUN" -q --vnodes 2 --session 'rrx.' -np 1 true \
+	>"$T_TMP/rrx.out" 2>&1
+ok $? "rmad-run --session 'rrx.' ran ($(tail -n 3 "$T_TMP/rrx.out"))"
+sleep 0.5
+kill -0 "$AGENT_PID" 2>/dev/null && [ -S "$(sock_of rrxy)" ]
+ok $? "and left the agent of session rrxy alone"
+
+# agents killed with SIGKILL under a job: rmad-run removes their shm
+# regions, and nothing of them is left in /dev/shm or the process table
+cat >"$T_TMP/killer.sh" <<EOF
+#!/bin/bash
+for f in "$T_RUNDIR"/rr5/agent-*.pid; do read -r p <"\$f"; echo "\$p"; done >"$T_TMP/killed"
+for p in \$(cat "$T_TMP/killed"); do ls /dev/shm | grep -c "^\$p:"; done >"$T_TMP/regions"
+kill -KILL \$(cat "$T_TMP/killed")
+EOF
+chmod +x "$T_TMP/killer.sh"
+run_bounded 90 "$RMAD_RUN" -q --vnodes 2 --provider shm --session rr5 -np 1 \
+	"$T_TMP/killer.sh" >"$T_TMP/rr5.out" 2>&1
+n=$(awk '$1 > 0' "$T_TMP/regions" 2>/dev/null | wc -l)
+[ "$(wc -l <"$T_TMP/killed" 2>/dev/null)" = 2 ] && [ "$n" -eq 2 ]
+ok $? "two shm agents, each with a region in /dev/shm, killed with SIGKILL ($n)"
+[ "$n" -eq 2 ] || diag "$(cat "$T_TMP/rr5.out")"
+left=""
+for p in $(cat "$T_TMP/killed" 2>/dev/null); do
+	ls /dev/shm | grep -q "^$p:" && left="$left region:$p"
+	kill -0 "$p" 2>/dev/null && left="$left process:$p"
+done
+[ -z "$left" ]
+ok $? "rmad-run left no region and no process of them ($left)"
+[ ! -e "$T_RUNDIR/rr5" ]
+ok $? "and removed their run directory"
+
+# an agent at start sweeps the regions of its user's dead processes, and
+# leaves a live process's and another user's alone
+true & dead=$!
+wait $dead
+: >"/dev/shm/$dead:0:0"
+: >"/dev/shm/$$:0:0"
+: >"/dev/shm/$dead:1:0"
+chown nobody "/dev/shm/$dead:1:0" 2>/dev/null
+start_agent rrsw "$T_TMP/rrsw.log"
+wait_for "[ -S '$(sock_of rrsw)' ]" 10 || bail "agent rrsw did not start"
+mine=$(stat -c %u "/dev/shm/$dead:1:0")
+[ ! -e "/dev/shm/$dead:0:0" ] && [ -e "/dev/shm/$$:0:0" ] &&
+	{ [ "$mine" = "$(id -u)" ] || [ -e "/dev/shm/$dead:1:0" ]; }
+ok $? "an agent at start removes its user's dead pids' regions only"
+rm -f "/dev/shm/$dead:0:0" "/dev/shm/$$:0:0" "/dev/shm/$dead:1:0"
 
 run_bounded 10 "$RMAD_RUN" -np 0 true >/dev/null 2>&1
 [ $? -eq 2 ]
