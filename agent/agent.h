@@ -56,6 +56,7 @@ struct agent_ping {
 	uint32_t op;
 	uint64_t cookie;
 	uint64_t t0;			/* sent at, for the timeout */
+	int node;			/* the target rank's node */
 	struct agent_ping *next;
 };
 
@@ -95,6 +96,7 @@ struct agent_stats {
 	uint64_t sleeps;
 	uint64_t clients_attached;
 	uint64_t clients_died;
+	uint64_t nodes_dead;		/* declared dead (heartbeats) */
 	uint32_t op_pool_hwm;
 };
 
@@ -102,8 +104,18 @@ struct agent_stats {
 /* The active-message layer's handler table (am.c). */
 typedef void (*am_handler_fn)(struct agent *a, const struct rmad_am_hdr *h,
 			      const void *payload);
+typedef void (*am_node_fn)(struct agent *a, int node);
+#define AM_NODE_HOOKS	4
+
+/* am.c: handlers by packet type, and what it knows of the other nodes'
+ * liveness (heartbeats). */
 struct am_ctx {
 	am_handler_fn handler[RMAD_AM_TYPE_MAX];
+	uint64_t *last_rx, *last_tx;	/* per node: last heard, last sent */
+	uint8_t *dead;			/* per node: declared dead */
+	int ndead;
+	am_node_fn node_dead[AM_NODE_HOOKS];
+	int nnode_dead;
 };
 
 /*

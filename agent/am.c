@@ -12,12 +12,15 @@
  * handler that sends to its own node (which comes back here at once)
  * does not overwrite the packet it is still reading.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
 #include "am.h"
+#include "fabric.h"
 #include "log.h"
 #include "rmad_abi.h"
+#include "util.h"
 
 static void on_ping(struct agent *a, const struct rmad_am_hdr *h,
 		    const void *payload)
@@ -30,10 +33,98 @@ static void on_ping(struct agent *a, const struct rmad_am_hdr *h,
 	am_send(a, (int)h->src_node, &r, NULL, 0);
 }
 
+/* Nothing to do: am_recv() noted that the node lives. */
+static void on_heartbeat(struct agent *a, const struct rmad_am_hdr *h,
+			 const void *payload)
+{
+	(void)a;
+	(void)h;
+	(void)payload;
+}
+
 void am_init(struct agent *a)
 {
 	memset(&a->am, 0, sizeof(a->am));
 	am_register(a, RMAD_AM_PING, on_ping);
+	am_register(a, RMAD_AM_HEARTBEAT, on_heartbeat);
+}
+
+int am_start(struct agent *a)
+{
+	struct am_ctx *m = &a->am;
+	size_t n = a->nnodes > 0 ? (size_t)a->nnodes : 1;
+	uint64_t now = rmad_now_ns();
+
+	m->last_rx = calloc(n, sizeof(*m->last_rx));
+	m->last_tx = calloc(n, sizeof(*m->last_tx));
+	m->dead = calloc(n, 1);
+	if (!m->last_rx || !m->last_tx || !m->dead)
+		return RMAD_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		m->last_rx[i] = m->last_tx[i] = now;
+	return 0;
+}
+
+void am_fini(struct agent *a)
+{
+	free(a->am.last_rx);
+	free(a->am.last_tx);
+	free(a->am.dead);
+	a->am.last_rx = a->am.last_tx = NULL;
+	a->am.dead = NULL;
+}
+
+void am_on_node_dead(struct agent *a, am_node_fn fn)
+{
+	if (a->am.nnode_dead < AM_NODE_HOOKS)
+		a->am.node_dead[a->am.nnode_dead++] = fn;
+}
+
+int am_node_dead(const struct agent *a, int node)
+{
+	return a->am.dead && node >= 0 && node < a->nnodes &&
+	       a->am.dead[node];
+}
+
+static void declare_dead(struct agent *a, int node, uint64_t silent_ns)
+{
+	struct am_ctx *m = &a->am;
+
+	m->dead[node] = 1;
+	m->ndead++;
+	a->st.nodes_dead++;
+	rmad_warn("node %d: nothing heard for %llu ms (heartbeat_timeout_ms "
+		  "%ld): declared dead; its ranks are failed",
+		  node, (unsigned long long)(silent_ns / 1000000),
+		  a->p.heartbeat_timeout_ms);
+	if (a->fab)
+		rmad_fabric_drop_node(a->fab, node);
+	/* bottom up: jobs first, then the protocols that use them */
+	for (int k = 0; k < m->nnode_dead; k++)
+		m->node_dead[k](a, node);
+}
+
+void am_tick(struct agent *a, uint64_t now)
+{
+	struct am_ctx *m = &a->am;
+	uint64_t hb = (uint64_t)a->p.heartbeat_ms * 1000000ull;
+	uint64_t limit = (uint64_t)a->p.heartbeat_timeout_ms * 1000000ull;
+
+	if (!m->dead || a->nnodes < 2 || !hb)
+		return;
+	for (int node = 0; node < a->nnodes; node++) {
+		if (node == a->node || m->dead[node])
+			continue;
+		if (now > m->last_rx[node] && now - m->last_rx[node] > limit) {
+			declare_dead(a, node, now - m->last_rx[node]);
+			continue;
+		}
+		if (now - m->last_tx[node] >= hb) {
+			struct rmad_am_hdr h = { .type = RMAD_AM_HEARTBEAT };
+
+			am_send(a, node, &h, NULL, 0);
+		}
+	}
 }
 
 void am_register(struct agent *a, int type, am_handler_fn fn)
@@ -52,6 +143,8 @@ int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 	h->payload_len = (uint32_t)plen;
 	if (h->type < RMAD_AM_TYPE_MAX)
 		a->st.pkts_sent[h->type]++;
+	if (am_node_dead(a, node))
+		return RMAD_ERR_PROC_FAILED;
 	if (node == a->node || !a->fab) {
 		/* to ourselves: no need to cross the fabric */
 		char buf[sizeof(*h) + RMAD_AM_MAX_PAYLOAD];
@@ -66,6 +159,8 @@ int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 	}
 	rmad_dbg("send %u to node %d, %zu bytes", h->type, node, plen);
 	err = rmad_fabric_send(a->fab, node, h, sizeof(*h), payload, plen);
+	if (!err && a->am.last_tx && node >= 0 && node < a->nnodes)
+		a->am.last_tx[node] = rmad_now_ns();
 	if (err)
 		rmad_warn("send %u to node %d failed: %d", h->type, node, err);
 	return err;
@@ -93,6 +188,13 @@ void am_recv(void *arg, const void *msg, size_t len)
 		rmad_warn("dropped packet: version %u type %u node %u len %zu",
 			  h.version, h.type, h.src_node, len);
 		return;
+	}
+	if (a->am.dead) {
+		if (a->am.dead[h.src_node]) {
+			a->st.pkts_dropped++;	/* declared dead: stays so */
+			return;
+		}
+		a->am.last_rx[h.src_node] = rmad_now_ns();
 	}
 	a->st.pkts_recv[h.type]++;
 	rmad_dbg("recv %u from node %u, %u bytes", h.type, h.src_node,

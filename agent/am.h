@@ -28,4 +28,18 @@ int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 /* The fabric's receive callback; arg is the agent. */
 void am_recv(void *arg, const void *msg, size_t len);
 
+/*
+ * Failure detection.  am_start() begins watching the mesh once it is up;
+ * am_tick() (the agent's timer) sends a HEARTBEAT to each node that got
+ * nothing from us for heartbeat_ms and declares dead a node silent for
+ * heartbeat_timeout_ms.  A dead node stays dead: its packets are
+ * dropped, sends to it fail with RMAD_ERR_PROC_FAILED, and the hooks
+ * that upper modules registered with am_on_node_dead() run once.
+ */
+int am_start(struct agent *a);
+void am_fini(struct agent *a);
+void am_tick(struct agent *a, uint64_t now);
+void am_on_node_dead(struct agent *a, am_node_fn fn);
+int am_node_dead(const struct agent *a, int node);
+
 #endif

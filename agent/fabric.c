@@ -1076,6 +1076,23 @@ void rmad_fabric_close(struct rmad_fabric *f)
 	free(f);
 }
 
+void rmad_fabric_drop_node(struct rmad_fabric *f, int node)
+{
+	struct fab_peer *p;
+	struct fab_qmsg *m, *next;
+
+	if (!f || node < 0 || node >= f->n)
+		return;
+	p = &f->peers[node];
+	for (m = p->qhead; m; m = next) {
+		next = m->next;
+		free(m);
+		f->pending--;
+	}
+	/* still in the backlog list: popped there with nothing to send */
+	p->qhead = p->qtail = NULL;
+}
+
 /* 1 when pid is gone, or a zombie (which no longer maps anything) */
 static int pid_dead(pid_t pid)
 {

@@ -585,6 +585,10 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
 		agent_complete_op(a, c, op, 0);
 		return;
 	}
+	if (am_node_dead(a, node)) {
+		agent_complete_op(a, c, op, RMAD_ERR_PROC_FAILED);
+		return;
+	}
 	p = malloc(sizeof(*p));
 	if (!p) {
 		agent_complete_op(a, c, op, RMAD_ERR_NOMEM);
@@ -595,6 +599,7 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
 	p->op = op;
 	p->cookie = ++a->next_cookie;
 	p->t0 = rmad_now_ns();
+	p->node = node;
 	p->next = a->pings;
 	a->pings = p;
 	h.job = j->key;
@@ -752,8 +757,61 @@ static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 	}
 }
 
+/* Does job j have ranks on node?  Unknown (no map yet) counts as yes
+ * when this agent or the dead node is the one collecting the map. */
+static int job_on_node(const struct agent *a, const struct agent_job *j,
+		       int node)
+{
+	if (!j->map_ready)
+		return a->node == 0 || node == 0;
+	for (int32_t k = 0; k < j->map_runs; k++)
+		if ((int)j->map[k].node == node)
+			return 1;
+	return 0;
+}
+
+/* Node is dead: the jobs with ranks there fail (their barriers, window
+ * creations and frees), and pings to it end with PROC_FAILED. */
+static void jobs_node_dead(struct agent *a, int node)
+{
+	int done = 0;
+
+	for (int k = 0; k < a->p.max_jobs; k++) {
+		struct agent_job *j = &a->jobs[k];
+
+		if (!j->in_use || j->failed || !job_on_node(a, j, node))
+			continue;
+		rmad_warn("job %s: node %d is dead; its ranks there failed",
+			  j->nspace, node);
+		j->failed = 1;
+		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+		if (a->job_hooks.failed)
+			a->job_hooks.failed(a, j);
+	}
+	for (struct agent_ping **pp = &a->pings; *pp;) {
+		struct agent_ping *p = *pp;
+
+		if (p->node != node) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		if (a->cl[p->client].registered &&
+		    a->cl[p->client].gen == p->gen)
+			agent_complete_op(a, p->client, p->op,
+					  RMAD_ERR_PROC_FAILED);
+		else
+			agent_op_abandon(a, p->op);
+		free(p);
+		done = 1;
+	}
+	if (done)
+		agent_flush_wakeups(a);
+}
+
 void agent_jobs_am_init(struct agent *a)
 {
+	am_on_node_dead(a, jobs_node_dead);
 	am_register(a, RMAD_AM_PONG, on_pong);
 	am_register(a, RMAD_AM_JOB_JOIN, on_job);
 	am_register(a, RMAD_AM_JOB_MAP, on_job);

@@ -183,6 +183,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 	if (a->reload)
 		do_reload(a);
+	am_tick(a, now);
 	agent_jobs_tick(a);
 	check_idle_exit(a);
 	if (a->p.stats_interval_ms > 0 &&
@@ -333,7 +334,8 @@ static int setup_mesh(struct agent *a, int use_pmix)
 static int setup_events(struct agent *a)
 {
 	static const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
-	struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+	/* the tick: heartbeats, timeouts, idle exit, reload, stats */
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
 
 	a->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (a->doorbell < 0)
@@ -686,6 +688,7 @@ static void agent_cleanup(struct agent *a)
 	}
 	rmad_fabric_close(a->fab);
 	a->fab = NULL;
+	am_fini(a);
 	rmad_boot_free(&a->boot);
 	agent_segment_destroy(a);
 	if (a->doorbell_ev)
@@ -792,6 +795,9 @@ int main(int argc, char **argv)
 		rmad_err("startup fence of the agent mesh failed");
 		goto fail;
 	}
+	/* every agent of the mesh is up: watch them from now on */
+	if (am_start(a))
+		goto fail;
 	if (agent_listen(a))
 		goto fail;
 	write_pid_file(a);

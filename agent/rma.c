@@ -3,7 +3,8 @@
  * rma.c - the RMA layer's entry points: client submissions (checked
  * here before they reach the operation table), MAKE_RMA_PROGRESS_GLOBAL
  * for the agent's loop, the packet handlers' registration, what a dead
- * client or a freed window leaves behind, statistics, init and fini.
+ * client, a dead node or a freed window leaves behind, statistics, init
+ * and fini.
  *
  * The layer's files, bottom up: rma_xfer.c (bytes in and out),
  * rma_target.c (lock granting and apply), rma_origin.c (the operation
@@ -51,6 +52,8 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 	node = agent_rank_node(w->job, op->target);
 	if (node < 0 || node == a->node)
 		return RMAD_ERR_RANK;	/* same node: the client's job */
+	if (am_node_dead(a, node))
+		return RMAD_ERR_PROC_FAILED;
 	if (count == 0 || count > (1ull << 40) / es)
 		return RMAD_ERR_ARG;
 	op->len = count * es;
@@ -178,6 +181,12 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 			     agent_win_target(w, op->target, &key, &st) ||
 			     agent_rank_node(w->job, op->target) == a->node)) {
 				st = RMAD_ERR_ARG;
+				break;
+			}
+			if (op->opcode == RMAD_OPC_LOCK &&
+			    am_node_dead(a, agent_rank_node(w->job,
+							    op->target))) {
+				st = RMAD_ERR_PROC_FAILED;
 				break;
 			}
 			st = 0;
@@ -395,6 +404,125 @@ static void on_note(struct agent *a, const struct rmad_am_hdr *h,
 	(void)payload;
 }
 
+/* Drop every op an origin still holds: its client or window is gone. */
+void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
+{
+	struct rma_ctx *R = a->rma;
+
+	while (o->shead != RMAD_NIL) {
+		uint32_t i = list_pop(R, &o->shead, &o->stail);
+
+		R->sh[i].status = st;
+		op_finish(a, o, i);
+	}
+	while (o->yhead != RMAD_NIL) {
+		uint32_t i = list_pop(R, &o->yhead, &o->ytail);
+
+		R->sh[i].status = st;
+		op_finish(a, o, i);
+	}
+	for (uint32_t s = 0; s < o->nslots; s++)
+		for (struct rma_target *t = o->slots[s]; t; t = t->next)
+			while (t->head != RMAD_NIL) {
+				uint32_t i = tlist_pop(o, t);
+
+				if (R->sh[i].sent) {
+					/* partly sent: its answers still
+					 * come; stop sending the rest */
+					R->sh[i].len = R->sh[i].sent;
+					continue;
+				}
+				R->sh[i].status = st;
+				op_finish(a, o, i);
+			}
+}
+
+/*
+ * Node is dead (am's heartbeats): everything o waits for there ends now
+ * with RMAD_ERR_PROC_FAILED — ops not sent, ops sent and unanswered,
+ * lock requests, the element of each of its ranks, granted locks
+ * without an element, and lock_all requests — and the epoch's next
+ * synchronization reports it.  Answers that come later find no serial
+ * and are dropped (am drops the dead node's packets anyway).
+ */
+static void origin_node_dead(struct agent *a, struct rma_origin *o,
+			     int node)
+{
+	struct rma_ctx *R = o->R;
+	int hit = 0;
+
+	for (uint32_t s = 0; s < o->nslots; s++) {
+		struct rma_target *t = o->slots[s], *n;
+
+		for (; t; t = n) {
+			n = t->next;
+			if (t->node != node)
+				continue;
+			while (t->head != RMAD_NIL) {
+				uint32_t i = tlist_pop(o, t);
+
+				R->sh[i].status = RMAD_ERR_PROC_FAILED;
+				op_finish(a, o, i);
+			}
+			for (uint32_t i = 0; i < R->nsh; i++) {
+				struct rma_op *op = &R->sh[i];
+
+				/* issued ones only: the stalled and sync
+				 * lists hold ops of o too, linked there */
+				if (!op->serial || op->o != o ||
+				    op->target != t->rank ||
+				    !rmad_op_desc(op->opcode)->rma ||
+				    !(op->counted || op->sent || op->nx))
+					continue;
+				uncount_issued(t, op);
+				op->status = RMAD_ERR_PROC_FAILED;
+				op_finish(a, o, i);
+			}
+			target_free(o, t);
+			hit = 1;
+		}
+	}
+	for (int k = 0; k < o->nevicted;) {
+		if (agent_rank_node(o->w->job, o->evicted[k]) != node) {
+			k++;
+			continue;
+		}
+		o->evicted[k] = o->evicted[--o->nevicted];
+		hit = 1;
+	}
+	if (o->la_node[node]) {
+		o->la_inflight -= (int)o->la_node[node];
+		if (o->la_inflight < 0)
+			o->la_inflight = 0;
+		o->la_node[node] = 0;
+		hit = 1;
+	}
+	if (o->state == RMA_LOCK_ALL_GRANTED || o->state == RMA_LOCK_ALL_ISSUED)
+		hit = 1;	/* members there were locked, or asked */
+	if (hit)
+		set_err(o, RMAD_ERR_PROC_FAILED);
+	make_rma_progress_win(a, o);
+}
+
+/*
+ * Node is dead: the locks and lock requests its origins had on this
+ * node's windows go, and every op and lock of our origins that waits on
+ * it ends with RMAD_ERR_PROC_FAILED.
+ */
+static void rma_node_dead(struct agent *a, int node)
+{
+	for (struct agent_win *w = agent_win_first(a); w; w = w->next) {
+		for (int32_t k = 0; k < w->nhere; k++)
+			lock_drop_node(a, &w->local[k], (uint32_t)node);
+		for (struct rma_origin *o = w->origins, *nx; o; o = nx) {
+			nx = o->next;
+			origin_node_dead(a, o, node);
+		}
+	}
+	a->rma->retry_pending = 1;
+	agent_flush_wakeups(a);
+}
+
 int agent_rma_init(struct agent *a)
 {
 	static const int types[] = {
@@ -413,6 +541,7 @@ int agent_rma_init(struct agent *a)
 	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
 		am_register(a, types[k], on_rma);
 	am_register(a, RMAD_AM_RMA_NOTE, on_note);
+	am_on_node_dead(a, rma_node_dead);
 	a->win_gone_hook = agent_rma_win_gone;
 	R = a->rma = calloc(1, sizeof(*R));
 	if (!R)

@@ -120,6 +120,7 @@ struct rma_origin {
 	/* lock_all window protocol */
 	int32_t la_next;		/* next group index to lock/unlock */
 	int la_inflight;
+	uint32_t *la_node;		/* ... of them, by node */
 	int la_unlock;			/* unlock pass running */
 	int dying;
 	int no_hold;			/* out of op elements: hold nothing */
@@ -167,7 +168,7 @@ struct rma_xfer {
 /* rmad_stats counts packets by RMAD_PKT_*, the wire's RMA types in order */
 static_assert(RMAD_AM_RMA_RESP - RMAD_AM_RMA_LOCK == RMAD_PKT_RESP &&
 	      RMAD_AM_RMA_NOTE - RMAD_AM_RMA_LOCK == RMAD_PKT_NOTE &&
-	      RMAD_AM_TYPE_MAX - RMAD_AM_RMA_LOCK <= RMAD_PKT_TYPES,
+	      RMAD_AM_RMA_FLUSH_ACK + 1 - RMAD_AM_RMA_LOCK <= RMAD_PKT_TYPES,
 	      "packet types");
 
 /*
@@ -190,6 +191,10 @@ struct rma_ctx {
 	struct rmad_fabric_mr *bounce_mr;
 	void *bounce_desc;
 };
+
+/* rma_target.c: node is dead; its origins' lock requests and locks
+ * on member l's window go */
+void lock_drop_node(struct agent *a, struct win_local *l, uint32_t node);
 
 /* rma_xfer.c */
 int osend(struct agent *a, struct rma_origin *o, int node,
@@ -234,6 +239,8 @@ struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
 				      uint32_t gen);
 void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
 		     uint32_t i);
+uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail);
+uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t);
 void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 			  int node, int type, int excl);
 int route(struct agent *a, struct rma_origin *o, uint32_t i);
@@ -242,6 +249,8 @@ struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 				     uint32_t c, uint32_t nslots,
 				     uint32_t npool);
 void origin_free(struct agent *a, struct rma_origin *o);
+
+/* rma.c: an origin's end */
 void origin_drop_ops(struct agent *a, struct rma_origin *o, int st);
 
 #endif

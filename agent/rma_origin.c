@@ -369,7 +369,7 @@ void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
 	*tail = i;
 }
 
-static uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail)
+uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail)
 {
 	uint32_t i = *head;
 
@@ -525,7 +525,7 @@ static void tlist_add(struct rma_origin *o, struct rma_target *t, uint32_t i)
 		o->st.ops_held_hwm = o->nheld;
 }
 
-static uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t)
+uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t)
 {
 	struct rma_ctx *R = o->R;
 	t->npend--;
@@ -970,9 +970,14 @@ static int lock_all_step(struct agent *a, struct rma_origin *o)
 
 		if (r < 0 || node < 0 || node == a->node || target_find(o, r))
 			continue;
+		if (am_node_dead(a, node)) {
+			set_err(o, RMAD_ERR_PROC_FAILED);
+			continue;
+		}
 		send_lock_msg(a, o, r, node, o->la_unlock ? RMAD_AM_RMA_UNLOCK :
 				     RMAD_AM_RMA_LOCK, 0);
 		o->la_inflight++;
+		o->la_node[node]++;
 		moved = 1;
 	}
 	if (o->la_next >= o->w->gsize && !o->la_inflight) {
@@ -1051,6 +1056,11 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 			/* the first async error of the epoch surfaces here */
 			op->status = o->err;
 			o->err = 0;
+			if (!op->status && op->target >= 0 &&
+			    op->opcode != RMAD_OPC_UNLOCK_ALL &&
+			    am_node_dead(a, agent_rank_node(o->w->job,
+							    op->target)))
+				op->status = RMAD_ERR_PROC_FAILED;
 			op->serial = 0;
 			agent_complete_op(a, op->client, i, op->status);
 			again = 1;
@@ -1081,9 +1091,12 @@ struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 		return NULL;
 	o->slots = calloc(nslots, sizeof(*o->slots));
 	o->lmem = npool ? calloc(npool, sizeof(*o->lmem)) : NULL;
-	if (!o->slots || (npool && !o->lmem)) {
+	o->la_node = calloc(a->nnodes > 0 ? (size_t)a->nnodes : 1,
+			    sizeof(*o->la_node));
+	if (!o->slots || (npool && !o->lmem) || !o->la_node) {
 		free(o->slots);
 		free(o->lmem);
+		free(o->la_node);
 		free(o);
 		return NULL;
 	}
@@ -1128,38 +1141,6 @@ void origin_free(struct agent *a, struct rma_origin *o)
 	free(o->evicted);
 	free(o->slots);
 	free(o->lmem);
+	free(o->la_node);
 	free(o);
-}
-
-/* Drop every op an origin still holds: its client or window is gone. */
-void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
-{
-	struct rma_ctx *R = a->rma;
-
-	while (o->shead != RMAD_NIL) {
-		uint32_t i = list_pop(R, &o->shead, &o->stail);
-
-		R->sh[i].status = st;
-		op_finish(a, o, i);
-	}
-	while (o->yhead != RMAD_NIL) {
-		uint32_t i = list_pop(R, &o->yhead, &o->ytail);
-
-		R->sh[i].status = st;
-		op_finish(a, o, i);
-	}
-	for (uint32_t s = 0; s < o->nslots; s++)
-		for (struct rma_target *t = o->slots[s]; t; t = t->next)
-			while (t->head != RMAD_NIL) {
-				uint32_t i = tlist_pop(o, t);
-
-				if (R->sh[i].sent) {
-					/* partly sent: its answers still
-					 * come; stop sending the rest */
-					R->sh[i].len = R->sh[i].sent;
-					continue;
-				}
-				R->sh[i].status = st;
-				op_finish(a, o, i);
-			}
 }

@@ -181,6 +181,14 @@ static void op_refused(struct rma_origin *o, const struct rmad_am_hdr *h)
 	R->retry_pending = 1;
 }
 
+/* A lock_all request to a member on node was answered. */
+static void la_answered(struct rma_origin *o, uint32_t node)
+{
+	o->la_inflight--;
+	if (o->la_node[node])
+		o->la_node[node]--;
+}
+
 static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
 			    struct agent_win *w)
 {
@@ -202,7 +210,7 @@ static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
 		if (t && t->state == RMA_LOCK_ISSUED && !t->lock_op)
 			t->state = RMA_LOCK_GRANTED;
 		else if (o->la_inflight)
-			o->la_inflight--;
+			la_answered(o, h->src_node);
 		break;
 	case RMAD_AM_RMA_LOCK_RETRY:
 		o->st.locks_queued++;
@@ -225,7 +233,7 @@ static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
 			t->done_seq = t->sent_seq;
 			target_free(o, t);
 		} else if (o->la_inflight) {
-			o->la_inflight--;
+			la_answered(o, h->src_node);
 		}
 		break;
 	case RMAD_AM_RMA_FLUSH_ACK:

@@ -317,6 +317,44 @@ void lock_release(struct agent *a, const struct rmad_am_hdr *h,
 		try_grant(a, l->lk);
 }
 
+void lock_drop_node(struct agent *a, struct win_local *l, uint32_t node)
+{
+	struct rma_lock *k = l->lk;
+	struct lock_ent **pp, *prev = NULL;
+	struct rma_ctx *R;
+
+	if (!k)
+		return;
+	R = k->R;
+	for (pp = &k->qhead; *pp;) {
+		struct lock_ent *e = *pp;
+
+		if (e->node != node) {
+			prev = e;
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		if (k->qtail == e)
+			k->qtail = prev;
+		ent_free(R, e);
+	}
+	for (pp = &k->holders; *pp;) {
+		struct lock_ent *e = *pp;
+
+		if (e->node != node) {
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		rmad_info("released rank %d's window lock held by rank %d of "
+			  "dead node %u", l->rank, e->origin, node);
+		lw_release(lock_word(l), e->excl);
+		ent_free(R, e);
+	}
+	try_grant(a, k);	/* clears the queued bit when none wait */
+}
+
 /* A member's window goes away: drop its lock bookkeeping. */
 void lock_free(struct win_local *l)
 {

@@ -60,7 +60,7 @@ static int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 int osend(struct agent *a, struct rma_origin *o, int node,
 		 struct rmad_am_hdr *h, const void *pl, size_t plen)
 {
-	if (h->type >= RMAD_AM_RMA_LOCK && h->type < RMAD_AM_TYPE_MAX) {
+	if (h->type >= RMAD_AM_RMA_LOCK && h->type <= RMAD_AM_RMA_FLUSH_ACK) {
 		o->st.pkts_sent[h->type - RMAD_AM_RMA_LOCK]++;
 		o->st.pkts_sent_total++;
 	}
@@ -69,7 +69,7 @@ int osend(struct agent *a, struct rma_origin *o, int node,
 
 void orecv(struct rma_origin *o, const struct rmad_am_hdr *h)
 {
-	if (h->type >= RMAD_AM_RMA_LOCK && h->type < RMAD_AM_TYPE_MAX) {
+	if (h->type >= RMAD_AM_RMA_LOCK && h->type <= RMAD_AM_RMA_FLUSH_ACK) {
 		o->st.pkts_recv[h->type - RMAD_AM_RMA_LOCK]++;
 		o->st.pkts_recv_total++;
 	}

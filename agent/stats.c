@@ -39,9 +39,10 @@ static const char *const am_names[RMAD_AM_TYPE_MAX] = {
 	[RMAD_AM_RMA_NOTE] = "RDMA_NOTE",
 	[RMAD_AM_RMA_FLUSH] = "FLUSH",
 	[RMAD_AM_RMA_FLUSH_ACK] = "FLUSH_ACK",
+	[RMAD_AM_HEARTBEAT] = "HEARTBEAT",
 };
 /* a new packet type needs its name here */
-static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_RMA_FLUSH_ACK + 1, "am_names");
+static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_HEARTBEAT + 1, "am_names");
 
 enum stat_kind {
 	STAT_COUNT,			/* one uint64_t */
@@ -69,6 +70,7 @@ static const struct stat_desc {
 	P(pkts_sent, "packets sent", "pkts_sent_total"),
 	P(pkts_recv, "packets received", "pkts_recv_total"),
 	S(pkts_dropped, "packets dropped", "pkts_dropped", ""),
+	S(nodes_dead, "nodes declared dead", "nodes_dead", ""),
 #undef S
 #undef P
 };

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 4
+#define RMAD_WIRE_VERSION 5
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -57,6 +57,12 @@ enum {
 	 */
 	RMAD_AM_RMA_FLUSH = 25,
 	RMAD_AM_RMA_FLUSH_ACK = 26,
+	/*
+	 * "I am alive": sent to a node that got nothing else from us for
+	 * heartbeat_ms.  Any packet from a node counts as a sign of life;
+	 * heartbeat_timeout_ms of silence declares it dead.
+	 */
+	RMAD_AM_HEARTBEAT = 27,
 	RMAD_AM_TYPE_MAX
 };
 

@@ -60,6 +60,15 @@
 	  "While asleep, the longest time in microseconds the agent "	\
 	  "waits before it polls the fabric again (shm has no wait "	\
 	  "object, and tcp;ofi_rxm connection setup does not wake it).") \
+	X(heartbeat_ms, INT, "250", RMAD_P_RELOAD, 0, 60000,		\
+	  "How often, in milliseconds, an agent tells every other agent "	\
+	  "of the mesh that it is alive, when it sent them nothing else; " \
+	  "0 turns failure detection off.")				\
+	X(heartbeat_timeout_ms, INT, "1500", RMAD_P_RELOAD, 100, 600000, \
+	  "An agent that heard nothing from another for this many "	\
+	  "milliseconds declares that node dead: every call that waits " \
+	  "on it returns RMAD_ERR_PROC_FAILED, and its ranks are failed " \
+	  "for their jobs. Keep it several times heartbeat_ms.")	\
 	X(client_spin_us, INT, "50", RMAD_P_RELOAD, 0, 1000000,	\
 	  "Microseconds a waiting client spins on a completion counter " \
 	  "before it sleeps on the futex.")				\

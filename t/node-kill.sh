@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# node-kill.sh - a node's agent goes silent (SIGSTOP, then SIGKILL) in
+# the middle of a job on 3 vnodes, over shm and tcp;ofi_rxm: the other
+# agents declare it dead within heartbeat_timeout_ms, every call that
+# waits on it returns RMAD_ERR_PROC_FAILED, an epoch among the live
+# nodes works (a lock the dead node's rank held is released), and
+# rmad-run exits, with status 4 because an agent died (t/prog_nodekill.c).
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+plan 22
+prog="$top_builddir/t/prog_nodekill"
+n=0
+for prov in shm 'tcp;ofi_rxm'; do
+	n=$((n + 1))
+	d=$T_TMP/nk$n
+	mkdir -p "$d"
+	run_bounded 120 "$RMAD_RUN" -q --vnodes 3 --provider "$prov" \
+		--session "nk$n" -np 3 "$prog" "$d" >"$d/out" 2>&1 &
+	rpid=$!
+	apid=""
+	if wait_for "[ -e '$d/ready' ]" 60; then
+		read -r apid <"$T_RUNDIR/nk$n/agent-1.pid"
+		kill -STOP "$apid"
+		date +%s.%N >"$d/t_stop"
+		: >"$d/stopped"
+	fi
+	wait_for "[ -e '$d/done' ]" 90
+	[ -n "$apid" ] && kill -KILL "$apid" 2>/dev/null
+	: >"$d/killed"
+	wait "$rpid"
+	rc=$?
+	want=(
+		"rank 1: ok: holds rank 2's lock"
+		"rank 0: ok: lock rank 1 while node 1 lives"
+		"rank 0: ok: flush to the silent node 1 fails"
+		"rank 0: ok: unlock of the dead node's rank fails"
+		"rank 0: ok: lock rank 2, held by the dead node's rank 1"
+		"rank 0: ok: an epoch on the live node 2"
+		"rank 0: ok: a new epoch on the dead node fails"
+		"rank 0: ok: ping rank 1 fails"
+		"rank 0: ok: ping rank 2 works"
+		"rank 0: ok: the job's barrier fails"
+	)
+	for w in "${want[@]}"; do
+		line=$(grep -F "$w" "$d/out" | head -n 1)
+		[ -n "$line" ]
+		ok $? "$prov: ${line:-$w: missing}"
+	done
+	grep -q "FAIL" "$d/out" && diag "$(cat "$d/out")"
+	[ "$rc" -eq 4 ]
+	ok $? "$prov: rmad-run exits with status 4: an agent died ($rc)"
+	[ "$rc" -eq 4 ] || diag "$(cat "$d/out")"
+done
+done_testing
