@@ -17,6 +17,7 @@
  * futex, waking every 50 ms to check that the agent still lives.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -534,6 +535,17 @@ int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx)
 		else
 			i = rmad_pool_get(&c->me->op_free, &v);
 		if (i != RMAD_NIL) {
+			/*
+			 * Ours now, but a racing pop in another thread may
+			 * still read its link (and fail its CAS): the link
+			 * is written atomically, here only, and the callers
+			 * fill in the element from its opcode on.
+			 */
+			struct rmad_op_elem *e = rmad_shm_op_at(c->seg,
+								c->hdr, i);
+
+			RMAD_TSAN_ACQUIRE(e);
+			__atomic_store_n(&e->next, RMAD_NIL, __ATOMIC_RELAXED);
 			*idx = i;
 			return 0;
 		}
@@ -553,6 +565,7 @@ void rmad_op_free(struct rmad_client *c, uint32_t idx)
 {
 	struct rmad_pool_view v = my_view(c);
 
+	RMAD_TSAN_RELEASE(rmad_shm_op_at(c->seg, c->hdr, idx));
 	if (resv_windows(c)) {
 		rmad_win_t h;
 
@@ -573,6 +586,7 @@ int rmad_op_submit(struct rmad_client *c, uint32_t idx)
 {
 	uint32_t mask = c->hdr->ring_entries - 1;
 
+	RMAD_TSAN_RELEASE(rmad_shm_op_at(c->seg, c->hdr, idx));
 	while (rmad_ring_push(c->me->ring, mask, &c->me->sq_tail, idx) < 0) {
 		int err = rmad_agent_gone(c);
 
@@ -618,8 +632,9 @@ static int sync_wait(struct rmad_client *c, rmad_win_t w,
 	if (inlen)
 		memcpy(stage, in, inlen);
 	e = rmad_shm_op_at(c->seg, c->hdr, idx);
-	*e = *t;
-	e->next = RMAD_NIL;
+	/* all but the link (see rmad_op_alloc) */
+	memcpy(&e->opcode, &t->opcode,
+	       sizeof(*e) - offsetof(struct rmad_op_elem, opcode));
 	e->flags = (uint16_t)(RMAD_OPF_KEEP | RMAD_OPF_SYNC | flags);
 	e->owner = c->slot;
 	e->owner_gen = c->reg.gen;

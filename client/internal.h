@@ -106,7 +106,9 @@ struct rmad_win_s {
 	int nrlocks, caprlocks;
 	int nlocal_locks;
 	int remote_members;		/* members on other nodes exist */
-	uint64_t remote_posted;		/* remote ops since the last flush */
+	/* remote ops posted, ever (atomic), and how many of them the last
+	 * flush_all or epoch end covered: equal means nothing to flush */
+	uint64_t remote_posted, remote_flushed;
 	int agent_epoch;		/* the agent knows of an epoch */
 	/* its op pool (attach.c), under rmad_cl.pool_lock */
 	uint32_t *stash;		/* free reserved elements */
@@ -198,5 +200,23 @@ int rmad_sync_elem(struct rmad_client *c, rmad_win_t w,
  * give them all back when it is freed. */
 int rmad_op_pool_reserve(struct rmad_client *c, rmad_win_t w, long want);
 void rmad_op_pool_return(struct rmad_client *c, rmad_win_t w);
+
+/*
+ * An op element goes from one thread of ours to the agent and back to
+ * another thread of ours: the agent's release (its push onto our free
+ * list) and our acquire (the pop) synchronize them, but ThreadSanitizer
+ * sees only this process.  These tell it about the hand-off: a thread
+ * releases the element when it submits or frees it, and the thread that
+ * takes it next acquires it.  Nothing in other builds.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define RMAD_TSAN_ACQUIRE(p)	__tsan_acquire((void *)(p))
+#define RMAD_TSAN_RELEASE(p)	__tsan_release((void *)(p))
+#else
+#define RMAD_TSAN_ACQUIRE(p)	((void)(p))
+#define RMAD_TSAN_RELEASE(p)	((void)(p))
+#endif
 
 #endif

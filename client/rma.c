@@ -31,6 +31,7 @@
  * read would cost more than the call.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,18 @@
 static uint32_t dtype_id(rmad_datatype_t t)
 {
 	return t >= 1 && t <= RMAD_DTYPE_MAX ? (uint32_t)t : 0;
+}
+
+/* remote_flushed = max(remote_flushed, posted), against other threads */
+static void flushed_upto(rmad_win_t win, uint64_t posted)
+{
+	uint64_t f = __atomic_load_n(&win->remote_flushed, __ATOMIC_RELAXED);
+
+	while (f < posted &&
+	       !__atomic_compare_exchange_n(&win->remote_flushed, &f, posted,
+					    0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
 }
 
 /* --------------------------------------------------- remote lock list */
@@ -302,7 +315,6 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	if (err)
 		return err;
 	e = rmad_shm_op_at(c->seg, c->hdr, idx);
-	e->next = RMAD_NIL;
 	e->opcode = opc;
 	e->flags = 0;
 	e->owner = c->slot;
@@ -525,8 +537,8 @@ static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 	if (err)
 		return err;
 	e = rmad_shm_op_at(c->seg, c->hdr, idx);
-	memset(e, 0, sizeof(*e));
-	e->next = RMAD_NIL;
+	/* all but the link (see rmad_op_alloc) */
+	memset(&e->opcode, 0, sizeof(*e) - offsetof(struct rmad_op_elem, opcode));
 	e->opcode = opc;
 	e->owner = c->slot;
 	e->owner_gen = c->reg.gen;
@@ -635,7 +647,8 @@ static int win_unlock(int target, rmad_win_t win)
 	}
 	if (!win->nlocal_locks && !win->nrlocks) {
 		win->epoch = EPOCH_NONE;
-		win->remote_posted = 0;
+		flushed_upto(win, __atomic_load_n(&win->remote_posted,
+						  __ATOMIC_ACQUIRE));
 	}
 	return err;
 }
@@ -705,7 +718,8 @@ static int win_unlock_all(rmad_win_t win)
 	}
 	cmm_smp_mb();
 	win->epoch = EPOCH_NONE;
-	win->remote_posted = 0;
+	flushed_upto(win, __atomic_load_n(&win->remote_posted,
+					  __ATOMIC_ACQUIRE));
 	return err;
 }
 
@@ -713,6 +727,7 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 {
 	struct rmad_client *c = &rmad_cl;
 	int err = epoch_args(win);
+	uint64_t posted;
 
 	if (err)
 		return err;
@@ -737,11 +752,14 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 		}
 	}
 	cmm_smp_mb();
-	if (!__atomic_load_n(&win->remote_posted, __ATOMIC_RELAXED))
+	posted = __atomic_load_n(&win->remote_posted, __ATOMIC_ACQUIRE);
+	if (posted == __atomic_load_n(&win->remote_flushed, __ATOMIC_ACQUIRE))
 		return 0;	/* nothing went to the agent since */
 	err = agent_sync(win, opc, target);
+	/* the ops posted before we looked are flushed; another thread's
+	 * later ones are not, so only move the mark forward to posted */
 	if (target < 0 && opc == RMAD_OPC_FLUSH)
-		win->remote_posted = 0;
+		flushed_upto(win, posted);
 	return err;
 }
 

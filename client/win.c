@@ -77,15 +77,16 @@ static uint64_t next_key(rmad_group_t g)
 int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit)
 {
-	int lo, hi;
+	/* a hint shared by the process's threads: relaxed, and checked */
+	int lo, hi, last = __atomic_load_n(&w->last_peer, __ATOMIC_RELAXED);
 
 	*peer = NULL;
-	if (w->last_peer < w->npeers && w->peers[w->last_peer].rank == rank)
-		*peer = &w->peers[w->last_peer];
+	if (last >= 0 && last < w->npeers && w->peers[last].rank == rank)
+		*peer = &w->peers[last];
 	for (int i = 0; !*peer && i < w->npeers; i++)
 		if (w->peers[i].rank == rank) {
 			*peer = &w->peers[i];
-			w->last_peer = i;
+			__atomic_store_n(&w->last_peer, i, __ATOMIC_RELAXED);
 		}
 	if (*peer) {
 		*size = (*peer)->size;
