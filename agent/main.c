@@ -710,6 +710,8 @@ static void agent_cleanup(struct agent *a)
 		close(a->m.lock_fd);
 	free(a->cl);
 	free(a->jobs);
+	free(a->m.set_args);
+	a->m.set_args = NULL;
 }
 
 int main(int argc, char **argv)
@@ -726,10 +728,11 @@ int main(int argc, char **argv)
 	a->m.lock_fd = -1;
 	snprintf(a->session, sizeof(a->session), "default");
 	err = load_config(a, argc, argv, &fg, &use_pmix, &show);
-	if (err)
+	if (err || show) {
+		err = err ? err : show_config(a, show);
+		free(a->m.set_args);
 		return err;
-	if (show)
-		return show_config(a, show);
+	}
 	rmad_log_init("rmad", (int)a->p.log_level);
 	if (!fg && !a->embedded)
 		daemonize();
