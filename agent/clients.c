@@ -568,7 +568,8 @@ void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
 		event_base_loopbreak(a->base);
 		break;
 	case RMAD_CTL_STATUS: {
-		/* read-only, so any permitted user may ask */
+		/* read-only, so any permitted user may ask; another
+		 * user sees only its own clients and jobs */
 		struct ucred cred;
 		socklen_t cl = sizeof(cred);
 
@@ -577,7 +578,9 @@ void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		agent_ctl_status(a, fd, !!(m->h.flags & RMAD_CTL_FLAG_JSON));
+		agent_ctl_status(a, fd, !!(m->h.flags & RMAD_CTL_FLAG_JSON),
+				 cred.uid == geteuid() || cred.uid == 0 ?
+				 -1 : (long)cred.uid);
 		break;
 	}
 	default:

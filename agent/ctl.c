@@ -313,7 +313,25 @@ static void text_agent(struct agent *a, struct sbuf *b)
 		  count_clients(a), conns);
 }
 
-static void text_clients(struct agent *a, struct sbuf *b)
+/*
+ * What a status request may see: viewer -1 (the agent's user, root)
+ * sees every client and job; another user admitted by allow_users sees
+ * only its own clients and the jobs they belong to, never another
+ * user's pids, ranks or job names.
+ */
+static int job_visible(const struct agent *a, const struct agent_job *j,
+		       long viewer)
+{
+	if (viewer < 0)
+		return 1;
+	for (int c = 0; c < a->p.max_clients; c++)
+		if (a->cl[c].fd >= 0 && a->cl[c].registered &&
+		    a->cl[c].job == j && a->cl[c].uid == (uid_t)viewer)
+			return 1;
+	return 0;
+}
+
+static void text_clients(struct agent *a, struct sbuf *b, long viewer)
 {
 	size_t full;
 	int omitted = 0;
@@ -325,7 +343,8 @@ static void text_clients(struct agent *a, struct sbuf *b)
 		const struct agent_client *ac = &a->cl[c];
 		size_t mark = b->len;
 
-		if (ac->fd < 0 || !ac->registered)
+		if (ac->fd < 0 || !ac->registered ||
+		    (viewer >= 0 && ac->uid != (uid_t)viewer))
 			continue;
 		if (omitted || b->over) {
 			omitted++;
@@ -346,7 +365,7 @@ static void text_clients(struct agent *a, struct sbuf *b)
 		sb_printf(b, "  ... %d more not shown\n", omitted);
 }
 
-static void text_jobs(struct agent *a, struct sbuf *b)
+static void text_jobs(struct agent *a, struct sbuf *b, long viewer)
 {
 	char local[32];
 	size_t full;
@@ -359,7 +378,7 @@ static void text_jobs(struct agent *a, struct sbuf *b)
 		const struct agent_job *j = &a->jobs[i];
 		size_t mark = b->len;
 
-		if (!j->in_use)
+		if (!j->in_use || !job_visible(a, j, viewer))
 			continue;
 		if (omitted || b->over) {
 			omitted++;
@@ -447,7 +466,7 @@ static void json_agent(struct agent *a, struct sbuf *b)
 	sb_printf(b, ",\"clients\":%d}", count_clients(a));
 }
 
-static void json_clients(struct agent *a, struct sbuf *b)
+static void json_clients(struct agent *a, struct sbuf *b, long viewer)
 {
 	size_t full;
 	int omitted = 0, first = 1;
@@ -458,7 +477,8 @@ static void json_clients(struct agent *a, struct sbuf *b)
 		const struct agent_client *ac = &a->cl[c];
 		size_t mark = b->len;
 
-		if (ac->fd < 0 || !ac->registered)
+		if (ac->fd < 0 || !ac->registered ||
+		    (viewer >= 0 && ac->uid != (uid_t)viewer))
 			continue;
 		if (omitted || b->over) {
 			omitted++;
@@ -481,7 +501,7 @@ static void json_clients(struct agent *a, struct sbuf *b)
 	sb_printf(b, "],\"clients_omitted\":%d", omitted);
 }
 
-static void json_jobs(struct agent *a, struct sbuf *b)
+static void json_jobs(struct agent *a, struct sbuf *b, long viewer)
 {
 	size_t full;
 	int omitted = 0, first = 1;
@@ -492,7 +512,7 @@ static void json_jobs(struct agent *a, struct sbuf *b)
 		const struct agent_job *j = &a->jobs[i];
 		size_t mark = b->len;
 
-		if (!j->in_use)
+		if (!j->in_use || !job_visible(a, j, viewer))
 			continue;
 		if (omitted || b->over) {
 			omitted++;
@@ -568,7 +588,7 @@ static void json_stats(struct agent *a, struct sbuf *b)
 
 /* ------------------------------------------------------------ reply */
 
-void agent_ctl_status(struct agent *a, int fd, int json)
+void agent_ctl_status(struct agent *a, int fd, int json, long viewer)
 {
 	/* on the heap: 60 KiB is too much for the loop thread's stack */
 	char *msg = malloc(CTL_MSG_MAX);
@@ -594,13 +614,13 @@ void agent_ctl_status(struct agent *a, int fd, int json)
 	/* the lists are cut to fit; everything else has a small bound */
 	if (json) {
 		json_agent(a, &b);
-		json_clients(a, &b);
-		json_jobs(a, &b);
+		json_clients(a, &b, viewer);
+		json_jobs(a, &b, viewer);
 		json_stats(a, &b);
 	} else {
 		text_agent(a, &b);
-		text_clients(a, &b);
-		text_jobs(a, &b);
+		text_clients(a, &b, viewer);
+		text_jobs(a, &b, viewer);
 		text_stats(a, &b);
 	}
 	if (b.over) {

@@ -7,7 +7,7 @@
 # elements; the victim's counters and data stay untouched.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 prog="$top_builddir/t/test_forgery"
-plan 21
+plan 23
 
 # a run directory other users can traverse: the agent serves them
 chmod 0711 "$T_RUNDIR"
@@ -42,14 +42,14 @@ round() {
 	tap "$name: " "$d/victim.out"
 }
 
-# 1. the same user, another job: 5 attacker and 5 victim points
+# 1. the same user, another job: 6 attacker and 5 victim points
 round "same user, other job" "$T_TMP/r1"
 
 # 2. another user (nobody), admitted by allow_users
 if [ "$(id -u)" -ne 0 ] || ! id nobody >/dev/null 2>&1 ||
 	! setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		test -x "$prog" 2>/dev/null; then
-	for i in 1 2 3 4 5 6 7 8 9 10; do
+	for i in 1 2 3 4 5 6 7 8 9 10 11; do
 		ok 0 "# SKIP cannot run the attacker as user nobody (not root, no such user, or $prog not reachable by it)"
 	done
 else

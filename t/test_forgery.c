@@ -293,7 +293,45 @@ static long scan_memory(long *regions)
 	return hits;
 }
 
-static int attacker(const char *dir)
+/*
+ * The agent's status report, as rmadctl asks for it, on a connection of
+ * its own: another user must find no client or job of the victim in it
+ * (the agent's own user, root here, sees everything by design).
+ */
+static void status_check(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct rmad_ctl_hdr q = {
+		.magic = RMAD_CTL_MAGIC, .abi_version = RMAD_ABI_VERSION,
+		.type = RMAD_CTL_STATUS,
+	};
+	static char buf[65536];
+	ssize_t n = -1;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    send(fd, &q, sizeof(q), 0) == (ssize_t)sizeof(q))
+		n = recv(fd, buf, sizeof(buf) - 1, 0);
+	if (fd >= 0)
+		close(fd);
+	if (n < (ssize_t)sizeof(q)) {
+		check(0, "attacker: the agent answers a status request");
+		return;
+	}
+	buf[n] = '\0';
+	if (getuid() == 0)
+		check(strstr(buf + sizeof(q), "victim-") != NULL,
+		      "attacker: status as the agent's own user lists every "
+		      "client");
+	else
+		check(strstr(buf + sizeof(q), "victim-") == NULL &&
+		      strstr(buf + sizeof(q), "attacker-") != NULL,
+		      "attacker: status as another user lists its own "
+		      "clients and jobs only, nothing of the victim");
+}
+
+static int attacker(const char *sock_path, const char *dir)
 {
 	uint32_t per = h->per_client, pushed = 0;
 	uint64_t local0 = rmad_counter_read(me, RMAD_CNT_LOCAL);
@@ -345,6 +383,7 @@ static int attacker(const char *dir)
 	      rmad_counter_read(me, RMAD_CNT_LOCAL) == local0 + 1,
 	      "attacker: %u indices of other clients' elements dropped, "
 	      "its own op done", pushed);
+	status_check(sock_path);
 	path_in(p, sizeof(p), dir, "attacker.done");
 	fd = open(p, O_CREAT | O_WRONLY, 0644);
 	if (fd >= 0)
@@ -369,5 +408,5 @@ int main(int argc, char **argv)
 	if (err)
 		return 1;
 	return !strcmp(argv[1], "victim") ? victim(argv[3]) :
-	       attacker(argv[3]);
+	       attacker(argv[2], argv[3]);
 }
