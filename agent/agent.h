@@ -112,6 +112,7 @@ typedef void (*am_node_fn)(struct agent *a, int node);
 struct am_ctx {
 	am_handler_fn handler[RMAD_AM_TYPE_MAX];
 	uint64_t *last_rx, *last_tx;	/* per node: last heard, last sent */
+	uint32_t *errs_seen;		/* per node: fabric send errors */
 	uint8_t *dead;			/* per node: declared dead */
 	int ndead;
 	am_node_fn node_dead[AM_NODE_HOOKS];

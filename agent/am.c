@@ -58,7 +58,8 @@ int am_start(struct agent *a)
 	m->last_rx = calloc(n, sizeof(*m->last_rx));
 	m->last_tx = calloc(n, sizeof(*m->last_tx));
 	m->dead = calloc(n, 1);
-	if (!m->last_rx || !m->last_tx || !m->dead)
+	m->errs_seen = calloc(n, sizeof(*m->errs_seen));
+	if (!m->last_rx || !m->last_tx || !m->dead || !m->errs_seen)
 		return RMAD_ERR_NOMEM;
 	for (size_t i = 0; i < n; i++)
 		m->last_rx[i] = m->last_tx[i] = now;
@@ -70,6 +71,8 @@ void am_fini(struct agent *a)
 	free(a->am.last_rx);
 	free(a->am.last_tx);
 	free(a->am.dead);
+	free(a->am.errs_seen);
+	a->am.errs_seen = NULL;
 	a->am.last_rx = a->am.last_tx = NULL;
 	a->am.dead = NULL;
 }
@@ -93,10 +96,11 @@ static void declare_dead(struct agent *a, int node, uint64_t silent_ns)
 	m->dead[node] = 1;
 	m->ndead++;
 	a->st.nodes_dead++;
-	rmad_warn("node %d: nothing heard for %llu ms (heartbeat_timeout_ms "
-		  "%ld): declared dead; its ranks are failed",
-		  node, (unsigned long long)(silent_ns / 1000000),
-		  a->p.heartbeat_timeout_ms);
+	rmad_warn("node %d: declared dead, its ranks failed: no sign of life "
+		  "for heartbeat_timeout_ms (%ld), or for two heartbeats "
+		  "after send errors (%llu ms counted)", node,
+		  a->p.heartbeat_timeout_ms,
+		  (unsigned long long)(silent_ns / 1000000));
 	if (a->fab)
 		rmad_fabric_drop_node(a->fab, node);
 	/* bottom up: jobs first, then the protocols that use them */
@@ -109,12 +113,30 @@ void am_tick(struct agent *a, uint64_t now)
 	struct am_ctx *m = &a->am;
 	uint64_t hb = (uint64_t)a->p.heartbeat_ms * 1000000ull;
 	uint64_t limit = (uint64_t)a->p.heartbeat_timeout_ms * 1000000ull;
+	uint32_t errs;
 
 	if (!m->dead || a->nnodes < 2 || !hb)
 		return;
 	for (int node = 0; node < a->nnodes; node++) {
 		if (node == a->node || m->dead[node])
 			continue;
+		errs = rmad_fabric_send_errors(a->fab, node);
+		if (errs != m->errs_seen[node]) {
+			/*
+			 * The provider failed to deliver to it (a refused or
+			 * reset connection): suspect it, and declare it dead
+			 * unless it speaks within two heartbeats.
+			 */
+			uint64_t by = now - limit + 2 * hb;
+
+			m->errs_seen[node] = errs;
+			if (limit > 2 * hb && m->last_rx[node] > by) {
+				rmad_info("node %d: send errors; dead unless it "
+					  "answers within %ld ms", node,
+					  2 * a->p.heartbeat_ms);
+				m->last_rx[node] = by;
+			}
+		}
 		if (now > m->last_rx[node] && now - m->last_rx[node] > limit) {
 			declare_dead(a, node, now - m->last_rx[node]);
 			continue;

@@ -72,6 +72,7 @@ struct fab_op {
 	char *buf;
 	size_t len;		/* received bytes, once done */
 	bool recv;
+	int node;		/* a send's destination */
 	bool done;		/* receive completed, not yet delivered */
 	bool failed;		/* ... with an error: nothing to deliver */
 };
@@ -97,6 +98,7 @@ struct fab_qmsg {
 
 struct fab_peer {
 	fi_addr_t fi_addr;
+	uint32_t send_errors;	/* sends to it that failed */
 	struct fab_qmsg *qhead, *qtail;
 	int next_backlog;	/* next node with queued sends, -1 = end */
 	bool in_backlog;
@@ -317,6 +319,7 @@ static ssize_t fab_post_send(struct rmad_fabric *f, int node,
 {
 	ssize_t ret;
 
+	op->node = node;
 	ret = fi_send(f->ep, op->buf, len, f->desc, f->peers[node].fi_addr,
 		      &op->ctx);
 	if (!ret) {
@@ -326,9 +329,11 @@ static ssize_t fab_post_send(struct rmad_fabric *f, int node,
 	}
 	op->next = f->free_send;
 	f->free_send = op;
-	if (ret != -FI_EAGAIN)
+	if (ret != -FI_EAGAIN) {
 		rmad_err("fabric: fi_send to node %d: %s", node,
 			 fi_strerror((int)-ret));
+		f->peers[node].send_errors++;
+	}
 	return ret;
 }
 
@@ -514,6 +519,9 @@ static void fab_cq_error(struct rmad_fabric *f)
 					 buf, sizeof(buf)));
 	if (!op)
 		return;
+	if (!op->recv && err.err != FI_ECANCELED && op->node >= 0 &&
+	    op->node < f->n)
+		f->peers[op->node].send_errors++;
 	if (op->recv) {
 		/* Its place in the posting order must still be given up. */
 		op->done = op->failed = true;
@@ -1074,6 +1082,11 @@ void rmad_fabric_close(struct rmad_fabric *f)
 	free(f->ops);
 	free(f->bufs);
 	free(f);
+}
+
+uint32_t rmad_fabric_send_errors(const struct rmad_fabric *f, int node)
+{
+	return f && node >= 0 && node < f->n ? f->peers[node].send_errors : 0;
 }
 
 void rmad_fabric_drop_node(struct rmad_fabric *f, int node)

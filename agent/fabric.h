@@ -104,6 +104,9 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 void rmad_fabric_mr_close(struct rmad_fabric_mr *mr);
 int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
 
+/* How many sends to node failed (provider errors), ever: a sign that it
+ * may be gone, for the heartbeats to confirm. */
+uint32_t rmad_fabric_send_errors(const struct rmad_fabric *f, int node);
 /* Node is dead: free the sends queued for it (none go out any more). */
 void rmad_fabric_drop_node(struct rmad_fabric *f, int node);
 
