@@ -80,6 +80,36 @@ wait_for() {
 
 sock_of() { echo "$T_RUNDIR/$1/agent${2:+-$2}.sock"; }
 
+# leftovers: what rmad left after the jobs of this test ended, one word
+# each: a process started under this run directory, a session directory,
+# a libfabric shm region made since the test began whose pid is gone.
+# Empty when everything was cleaned up.  (Agents this test started with
+# start_agent are in T_PIDS and not counted.)
+leftovers() {
+	local f p out="" d
+	for f in /proc/[0-9]*/environ; do
+		grep -qs "RMAD_RUNDIR=$T_RUNDIR" "$f" 2>/dev/null || continue
+		p=${f#/proc/}
+		p=${p%/environ}
+		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] && continue
+		case " ${T_PIDS[*]} " in *" $p "*) continue ;; esac
+		# only rmad's own: agents and rmad-run, not this shell's helpers
+		grep -qs -e rmad -e prog_ "/proc/$p/cmdline" &&
+			out="$out process:$p"
+	done
+	for d in "$T_RUNDIR"/*/; do
+		[ "$d" = "$T_TMP/" ] && continue
+		[ -d "$d" ] && out="$out dir:$(basename "$d")"
+	done
+	for f in /dev/shm/[0-9]*:*; do
+		[ -e "$f" ] && [ "$f" -nt "$T_RUNDIR/.start" ] || continue
+		p=${f#/dev/shm/}
+		p=${p%%:*}
+		kill -0 "$p" 2>/dev/null || out="$out shm:${f#/dev/shm/}"
+	done
+	echo "${out# }"
+}
+
 t_cleanup() {
 	local p
 	for p in "${T_PIDS[@]}"; do

@@ -1,17 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# node-kill.sh - a node's agent goes silent (SIGSTOP, then SIGKILL) in
-# the middle of a job on 3 vnodes, over shm and tcp;ofi_rxm: the other
+# node-kill.sh - a node's agent hangs (SIGSTOP, over shm) or dies
+# (SIGKILL, over tcp;ofi_rxm) in the middle of a job on 3 vnodes: the other
 # agents declare it dead within heartbeat_timeout_ms, every call that
 # waits on it returns RMAD_ERR_PROC_FAILED, an epoch among the live
 # nodes works (a lock the dead node's rank held is released), and
-# rmad-run exits, with status 4 because an agent died (t/prog_nodekill.c).
+# rmad-run exits, with status 4 because an agent died (t/prog_nodekill.c),
+# leaving no process, run directory or shm region behind.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 22
+plan 23
 prog="$top_builddir/t/prog_nodekill"
 n=0
+# over shm the agent hangs (SIGSTOP, no error anywhere: the heartbeat
+# timeout finds it); over tcp;ofi_rxm it dies (SIGKILL: the peers'
+# connections reset, and send errors make them suspect it sooner)
 for prov in shm 'tcp;ofi_rxm'; do
 	n=$((n + 1))
+	sig=STOP
+	[ "$prov" = shm ] || sig=KILL
 	d=$T_TMP/nk$n
 	mkdir -p "$d"
 	run_bounded 120 "$RMAD_RUN" -q --vnodes 3 --provider "$prov" \
@@ -20,7 +26,7 @@ for prov in shm 'tcp;ofi_rxm'; do
 	apid=""
 	if wait_for "[ -e '$d/ready' ]" 60; then
 		read -r apid <"$T_RUNDIR/nk$n/agent-1.pid"
-		kill -STOP "$apid"
+		kill -"$sig" "$apid"
 		date +%s.%N >"$d/t_stop"
 		: >"$d/stopped"
 	fi
@@ -51,4 +57,7 @@ for prov in shm 'tcp;ofi_rxm'; do
 	ok $? "$prov: rmad-run exits with status 4: an agent died ($rc)"
 	[ "$rc" -eq 4 ] || diag "$(cat "$d/out")"
 done
+left=$(leftovers)
+[ -z "$left" ]
+ok $? "nothing of rmad's left: no process, run directory or shm region ($left)"
 done_testing

@@ -5,8 +5,9 @@
 # gets the lock (or RMAD_ERR_PROC_FAILED) instead of hanging.  Then a
 # same-node process dies halfway through taking or giving back a shared
 # lock (t/prog_sharedkill.c): its agent settles the count exactly.
+# Afterwards nothing of rmad's is left (process, run directory, shm).
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 8
+plan 9
 pk="$top_builddir/t/prog_rmakill"
 export OMPI_MCA_orte_enable_recovery=1 OMPI_MCA_orte_abort_on_non_zero_status=0
 for prov in shm 'tcp;ofi_rxm'; do
@@ -28,4 +29,7 @@ for mode in intent intent-cas releasing released; do
 	ok $? "shared lock, death at '$mode': $n of 3 ranks ok"
 	[ "$n" -eq 3 ] || diag "$out"
 done
+left=$(leftovers)
+[ -z "$left" ]
+ok $? "nothing of rmad's left: no process, run directory or shm region ($left)"
 done_testing
