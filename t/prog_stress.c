@@ -9,8 +9,9 @@
  * must come out exact, and the agents' memory must not grow: each node's
  * first rank reads its agent's RSS after a warm-up round and at the end.
  *
- * Usage: prog_stress [rounds] (default 30).  Prints "rank R: ok (...)"
- * or FAIL lines.
+ * Usage: prog_stress [rounds] (default 30), or prog_stress -t SECONDS
+ * (make soak: as many rounds as fit, the same on every rank).  Prints
+ * "rank R: ok (...)" or FAIL lines.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -97,13 +98,50 @@ static void round_on(rmad_win_t w, int s)
 /* Adds per round to each target's slot, from each origin. */
 #define ADDS	(1 + 1 + 4 + 1)
 
+/*
+ * Timed mode (-t SECONDS, make soak): every 10 rounds rank 0 tells every
+ * rank, through a window of its own, whether to go on (0), to take the
+ * half-way RSS (1) or to stop (2), so that all ranks run the same rounds.
+ */
+static int64_t decide(rmad_win_t ctl, int64_t *cbase, double t0, double secs,
+		      int r)
+{
+	int64_t d = 0;
+
+	if (rank == 0) {
+		double el = rmad_wtime() - t0;
+
+		/* half-way, and past the providers' pool filling (about
+		 * 500 rounds over tcp;ofi_rxm): a shorter run skips the
+		 * RSS check */
+		d = el >= secs ? 2 : el >= secs / 2 && r >= 1000 ? 1 : 0;
+		for (int r = 0; r < size; r++) {
+			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, r, 0, ctl));
+			OK(rmad_put(&d, 1, RMAD_INT64, r, 0, 1, RMAD_INT64,
+				    ctl));
+			OK(rmad_win_unlock(r, ctl));
+		}
+	}
+	rmad_barrier();
+	rmad_win_sync(ctl);
+	return *(volatile int64_t *)cbase;
+}
+
 int main(int argc, char **argv)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 30;
-	rmad_win_t w[NWIN] = { 0 };
-	int64_t *base[NWIN];
+	int rounds = argc > 1 ? atoi(argv[1]) : 30, timed = 0, done = 0;
+	rmad_win_t w[NWIN] = { 0 }, ctl = NULL;
+	int64_t *base[NWIN], *cbase = NULL;
 	struct rmad_info in;
 	long rss0 = -1, rss1 = -1;
+	double secs = 0, t0;
+	int warm;
+
+	if (argc > 2 && !strcmp(argv[1], "-t")) {
+		timed = 1;
+		secs = atof(argv[2]);
+		rounds = 1 << 30;
+	}
 
 	if (rmad_init(&argc, &argv)) {
 		printf("rank ?: FAIL rmad_init\n");
@@ -119,17 +157,43 @@ int main(int argc, char **argv)
 		if (w[k])
 			memset(base[k], 0, 64 * 8);
 	}
+	if (timed) {
+		OK(rmad_win_allocate(8, 8, NULL, RMAD_GROUP_ALL, &cbase, &ctl));
+		if (cbase)
+			*cbase = 0;
+	}
 	rmad_barrier();
+	/*
+	 * Measure from the end of round 2; in a long run (make soak), from
+	 * half-way: tcp;ofi_rxm's buffer pools keep touching new pages of
+	 * their fixed size for a few hundred rounds (about 12 MiB here,
+	 * then flat), which is not growth.
+	 */
+	warm = timed ? -1 : rounds >= 100 ? rounds / 2 : 1;
+	t0 = rmad_wtime();
 	for (int r = 0; r < rounds && !fails; r++) {
 		for (int k = 0; k < NWIN; k++)
 			if (w[k])
 				round_on(w[k], 1 + k);
-		if (r == 1) {
+		done = r + 1;
+		if (r == warm) {
 			rmad_barrier();
 			if (in.local_rank == 0)
 				rss0 = rss_kib(in.agent_pid);
 		}
+		if (timed && ctl && r % 10 == 9) {
+			int64_t d = decide(ctl, cbase, t0, secs, r);
+
+			if (d == 1 && warm < 0) {
+				warm = r;
+				if (in.local_rank == 0)
+					rss0 = rss_kib(in.agent_pid);
+			}
+			if (d == 2)
+				break;
+		}
 	}
+	rounds = done;
 	rmad_barrier();
 	if (in.local_rank == 0)
 		rss1 = rss_kib(in.agent_pid);
@@ -141,9 +205,13 @@ int main(int argc, char **argv)
 		CHECK(base[k][1 + k] == want, "window %d: counter %lld, want "
 		      "%lld", k, (long long)base[k][1 + k], (long long)want);
 	}
+	if (in.local_rank == 0 && timed && rss0 < 0)
+		printf("rank %d: agent RSS not checked: %d rounds are too few\n",
+		       rank, rounds);
 	if (in.local_rank == 0 && rss0 > 0 && rss1 > 0) {
-		printf("rank %d: agent %d RSS %ld KiB after round 2, %ld KiB "
-		       "after %d\n", rank, in.agent_pid, rss0, rss1, rounds);
+		printf("rank %d: agent %d RSS %ld KiB after round %d, %ld KiB "
+		       "after %d\n", rank, in.agent_pid, rss0, warm + 1, rss1,
+		       rounds);
 		CHECK(rss1 - rss0 < 2048, "agent RSS grew by %ld KiB",
 		      rss1 - rss0);
 	}
@@ -151,6 +219,8 @@ int main(int argc, char **argv)
 	for (int k = 0; k < NWIN; k++)
 		if (w[k])
 			OK(rmad_win_free(&w[k]));
+	if (ctl)
+		OK(rmad_win_free(&ctl));
 	if (fails)
 		printf("rank %d: FAIL %d checks\n", rank, fails);
 	else
