@@ -612,6 +612,17 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
 	}
 }
 
+/* A ping (off the list) ends: its client gets status, unless the client
+ * is gone, in which case its element goes home. */
+static void ping_end(struct agent *a, struct agent_ping *p, int status)
+{
+	if (a->cl[p->client].registered && a->cl[p->client].gen == p->gen)
+		agent_complete_op(a, p->client, p->op, status);
+	else
+		agent_op_abandon(a, p->op);
+	free(p);
+}
+
 /* Called from the agent's tick: fail pings whose answer never came. */
 void agent_jobs_tick(struct agent *a)
 {
@@ -627,13 +638,7 @@ void agent_jobs_tick(struct agent *a)
 		}
 		*pp = p->next;
 		rmad_warn("ping to a remote agent unanswered for 10 s");
-		if (a->cl[p->client].registered &&
-		    a->cl[p->client].gen == p->gen)
-			agent_complete_op(a, p->client, p->op,
-					  RMAD_ERR_FABRIC);
-		else
-			agent_op_abandon(a, p->op);
-		free(p);
+		ping_end(a, p, RMAD_ERR_FABRIC);
 		done = 1;
 	}
 	if (done)
@@ -648,12 +653,7 @@ static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
 		if (p->cookie != h->seq)
 			continue;
 		*pp = p->next;
-		if (a->cl[p->client].registered &&
-		    a->cl[p->client].gen == p->gen)
-			agent_complete_op(a, p->client, p->op, 0);
-		else
-			agent_op_abandon(a, p->op);
-		free(p);
+		ping_end(a, p, 0);
 		agent_flush_wakeups(a);
 		return;
 	}
@@ -796,13 +796,7 @@ static void jobs_node_dead(struct agent *a, int node)
 			continue;
 		}
 		*pp = p->next;
-		if (a->cl[p->client].registered &&
-		    a->cl[p->client].gen == p->gen)
-			agent_complete_op(a, p->client, p->op,
-					  RMAD_ERR_PROC_FAILED);
-		else
-			agent_op_abandon(a, p->op);
-		free(p);
+		ping_end(a, p, RMAD_ERR_PROC_FAILED);
 		done = 1;
 	}
 	if (done)
