@@ -59,7 +59,10 @@ int am_start(struct agent *a)
 	m->last_tx = calloc(n, sizeof(*m->last_tx));
 	m->dead = calloc(n, 1);
 	m->errs_seen = calloc(n, sizeof(*m->errs_seen));
-	if (!m->last_rx || !m->last_tx || !m->dead || !m->errs_seen)
+	m->heard = calloc(n, 1);
+	m->sent = calloc(n, 1);
+	if (!m->last_rx || !m->last_tx || !m->dead || !m->errs_seen ||
+	    !m->heard || !m->sent)
 		return RMAD_ERR_NOMEM;
 	for (size_t i = 0; i < n; i++)
 		m->last_rx[i] = m->last_tx[i] = now;
@@ -72,7 +75,10 @@ void am_fini(struct agent *a)
 	free(a->am.last_tx);
 	free(a->am.dead);
 	free(a->am.errs_seen);
+	free(a->am.heard);
+	free(a->am.sent);
 	a->am.errs_seen = NULL;
+	a->am.heard = a->am.sent = NULL;
 	a->am.last_rx = a->am.last_tx = NULL;
 	a->am.dead = NULL;
 }
@@ -120,6 +126,14 @@ void am_tick(struct agent *a, uint64_t now)
 	for (int node = 0; node < a->nnodes; node++) {
 		if (node == a->node || m->dead[node])
 			continue;
+		if (m->heard[node]) {
+			m->heard[node] = 0;
+			m->last_rx[node] = now;
+		}
+		if (m->sent[node]) {
+			m->sent[node] = 0;
+			m->last_tx[node] = now;
+		}
 		errs = rmad_fabric_send_errors(a->fab, node);
 		if (errs != m->errs_seen[node]) {
 			/*
@@ -145,6 +159,8 @@ void am_tick(struct agent *a, uint64_t now)
 			struct rmad_am_hdr h = { .type = RMAD_AM_HEARTBEAT };
 
 			am_send(a, node, &h, NULL, 0);
+			m->sent[node] = 0;
+			m->last_tx[node] = now;
 		}
 	}
 }
@@ -181,8 +197,8 @@ int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 	}
 	rmad_dbg("send %u to node %d, %zu bytes", h->type, node, plen);
 	err = rmad_fabric_send(a->fab, node, h, sizeof(*h), payload, plen);
-	if (!err && a->am.last_tx && node >= 0 && node < a->nnodes)
-		a->am.last_tx[node] = rmad_now_ns();
+	if (!err && a->am.sent && node >= 0 && node < a->nnodes)
+		a->am.sent[node] = 1;
 	if (err)
 		rmad_warn("send %u to node %d failed: %d", h->type, node, err);
 	return err;
@@ -216,7 +232,7 @@ void am_recv(void *arg, const void *msg, size_t len)
 			a->st.pkts_dropped++;	/* declared dead: stays so */
 			return;
 		}
-		a->am.last_rx[h.src_node] = rmad_now_ns();
+		a->am.heard[h.src_node] = 1;
 	}
 	a->st.pkts_recv[h.type]++;
 	rmad_dbg("recv %u from node %u, %u bytes", h.type, h.src_node,
