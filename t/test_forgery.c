@@ -37,6 +37,7 @@
 #include "ring.h"
 #include "rmad_abi.h"
 #include "rmad_ctl.h"
+#include "rawclient.h"
 #include "rmad_shm.h"
 #include "util.h"
 
@@ -58,11 +59,6 @@ static void marker_make(void)
 		((volatile char *)marker)[i] = marker_masked[i] ^ 0x5a;
 }
 
-static int sock = -1, bell = -1;
-static void *seg;
-static const struct rmad_shm_hdr *h;
-static struct rmad_shm_client *me;
-static struct rmad_ctl_register_reply reg;
 static int fails;
 
 static void check(int cond, const char *fmt, ...)
@@ -79,61 +75,6 @@ static void check(int cond, const char *fmt, ...)
 	printf("\n");
 	fflush(stdout);
 	fails += !cond;
-}
-
-static int attach(const char *path, const char *job)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct rmad_ctl_register m;
-	int fds[3], nfds = 3;
-
-	sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -1;
-	memset(&m, 0, sizeof(m));
-	m.h.magic = RMAD_CTL_MAGIC;
-	m.h.abi_version = RMAD_ABI_VERSION;
-	m.h.type = RMAD_CTL_REGISTER;
-	m.size = 1;
-	m.local_size = 1;
-	snprintf(m.nspace, sizeof(m.nspace), "%s-%d", job, (int)getpid());
-	if (rmad_send_msg(sock, &m, sizeof(m), NULL, 0) < 0 ||
-	    rmad_recv_msg(sock, &reg, sizeof(reg), fds, &nfds) !=
-		    (long)sizeof(reg) || reg.status || nfds != 3)
-		return -1;
-	h = mmap(NULL, RMAD_SHM_ALIGN, PROT_READ, MAP_SHARED, fds[0], 0);
-	seg = mmap(NULL, reg.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fds[1], 0);
-	close(fds[0]);
-	close(fds[1]);
-	if (seg == MAP_FAILED || h == MAP_FAILED)
-		return -1;
-	me = rmad_shm_client_at(seg, h, 0);
-	bell = fds[2];
-	return 0;
-}
-
-static void push(uint32_t v)
-{
-	uint64_t one = 1;
-
-	while (rmad_ring_push(me->ring, h->ring_entries - 1, &me->sq_tail,
-			      v) < 0)
-		usleep(1000);
-	if (write(bell, &one, sizeof(one)) < 0) {
-		/* the agent polls anyway */
-	}
-}
-
-static int wait_cnt(int which, uint64_t target)
-{
-	for (int i = 0; i < 10000; i++) {
-		if (rmad_counter_read(me, which) >= target)
-			return 1;
-		usleep(1000);
-	}
-	return 0;
 }
 
 static uint32_t take(void)
@@ -393,6 +334,7 @@ static int attacker(const char *sock_path, const char *dir)
 
 int main(int argc, char **argv)
 {
+	char nsp[64];
 	int err;
 
 	alarm(120);
@@ -402,7 +344,8 @@ int main(int argc, char **argv)
 			"DIR\n");
 		return 2;
 	}
-	err = attach(argv[2], argv[1]);
+	snprintf(nsp, sizeof(nsp), "%s-%d", argv[1], (int)getpid());
+	err = raw_attach(argv[2], nsp);
 	check(err == 0, "%s: attached as client %u (uid %u)", argv[1],
 	      reg.client, (unsigned)getuid());
 	if (err)

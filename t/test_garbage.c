@@ -35,68 +35,9 @@
 #include "rmad_abi.h"
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
+#include "rawclient.h"
 #include "tap.h"
 #include "util.h"
-
-static int sock = -1, bell = -1, hfd = -1;
-static void *seg;
-static const struct rmad_shm_hdr *h;
-static struct rmad_shm_client *me;
-static struct rmad_ctl_register_reply reg;
-
-static int attach(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct rmad_ctl_register m;
-	int fds[3], nfds = 3;
-
-	sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -1;
-	memset(&m, 0, sizeof(m));
-	m.h.magic = RMAD_CTL_MAGIC;
-	m.h.abi_version = RMAD_ABI_VERSION;
-	m.h.type = RMAD_CTL_REGISTER;
-	m.size = 1;
-	m.local_size = 1;
-	snprintf(m.nspace, sizeof(m.nspace), "garbage-%d", (int)getpid());
-	if (rmad_send_msg(sock, &m, sizeof(m), NULL, 0) < 0 ||
-	    rmad_recv_msg(sock, &reg, sizeof(reg), fds, &nfds) !=
-		    (long)sizeof(reg) || reg.status || nfds != 3)
-		return -1;
-	h = mmap(NULL, RMAD_SHM_ALIGN, PROT_READ, MAP_SHARED, fds[0], 0);
-	seg = mmap(NULL, reg.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fds[1], 0);
-	if (seg == MAP_FAILED || h == MAP_FAILED)
-		return -1;
-	hfd = fds[0];
-	me = rmad_shm_client_at(seg, h, 0);
-	bell = fds[2];
-	return 0;
-}
-
-static void push(uint32_t v)
-{
-	uint64_t one = 1;
-
-	while (rmad_ring_push(me->ring, h->ring_entries - 1, &me->sq_tail,
-			      v) < 0)
-		usleep(1000);
-	if (write(bell, &one, sizeof(one)) < 0) {
-		/* the agent polls anyway */
-	}
-}
-
-static int wait_cnt(int which, uint64_t target)
-{
-	for (int i = 0; i < 5000; i++) {
-		if (rmad_counter_read(me, which) >= target)
-			return 1;
-		usleep(1000);
-	}
-	return 0;
-}
 
 static struct rmad_pool_view view(void)
 {
@@ -199,10 +140,12 @@ int main(int argc, char **argv)
 {
 	uint32_t mine, other, nops;
 	uint64_t sync0, local0;
+	char nsp[64];
 
 	alarm_after(60);
+	snprintf(nsp, sizeof(nsp), "garbage-%d", (int)getpid());
 	plan(16);
-	if (argc < 2 || attach(argv[1]) < 0) {
+	if (argc < 2 || raw_attach(argv[1], nsp) < 0) {
 		diag("cannot attach to %s", argc > 1 ? argv[1] : "(none)");
 		return 1;
 	}
