@@ -647,7 +647,7 @@ int agent_listen(struct agent *a)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char tmp[sizeof(sa.sun_path)];
-	int fd;
+	int fd, rc;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.%d", a->sock_path, (int)getpid()) >=
 	    (int)sizeof(tmp)) {
@@ -659,8 +659,11 @@ int agent_listen(struct agent *a)
 		return RMAD_ERR_INTERNAL;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tmp);
 	unlink(tmp);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 128) < 0 || rename(tmp, a->sock_path) < 0) {
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (rc < 0 && errno == ENOENT && rmad_mkdir_p(a->sdir) == 0)
+		/* a sweep took the directory while it was empty: again */
+		rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (rc < 0 || listen(fd, 128) < 0 || rename(tmp, a->sock_path) < 0) {
 		rmad_err("listen on %s: %s", a->sock_path, strerror(errno));
 		unlink(tmp);
 		close(fd);

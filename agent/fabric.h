@@ -110,15 +110,6 @@ uint32_t rmad_fabric_send_errors(const struct rmad_fabric *f, int node);
 /* Node is dead: free the sends queued for it (none go out any more). */
 void rmad_fabric_drop_node(struct rmad_fabric *f, int node);
 
-/*
- * Remove the shm provider's regions (DIR/PID:...) that user uid left
- * behind when its processes died without closing them (SIGKILL): regular
- * files of that owner whose pid no longer exists in this pid namespace.
- * Returns how many went.  Called by an agent at start and by
- * `rmad --sweep-shm` (rmad-run's cleanup).
- */
-int rmad_fabric_sweep_shm(const char *dir, uid_t uid);
-
 /* 1 if messages to one node are delivered in the order they were sent
  * (FI_ORDER_SAS), so that one answer can stand for every earlier one. */
 int rmad_fabric_ordered(struct rmad_fabric *f);

@@ -38,6 +38,7 @@
 #include "pin.h"
 #include "rma.h"
 #include "stats.h"
+#include "sweep.h"
 #include "windows.h"
 #include "atomics.h"
 #include "log.h"
@@ -92,8 +93,10 @@ RMAD_SYSCONFDIR "/rmad/rmad.conf,\n"
 "      --show-config[=FMT] print the configuration and exit; FMT is\n"
 "                          text (default), conf, man, json or names\n"
 "      --print-run-dir     print the session's run directory and exit\n"
-"      --sweep-shm         remove the libfabric shm regions in /dev/shm\n"
-"                          that this user's dead processes left, and exit\n"
+"      --sweep             remove what this user's dead agents left: shm\n"
+"                          regions in /dev/shm, sockets and pid files in\n"
+"                          the run directory; print the count and exit\n"
+"                          (--sweep-shm is the same)\n"
 "      --print-rank-cpus K print the CPUs left for ranks when K agents of\n"
 "                          this host are pinned (\"\" if none) and exit\n"
 "  -V, --version           print the version and exit\n"
@@ -205,25 +208,17 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
  */
 static int take_agent_lock(struct agent *a)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	uint64_t h = 1469598103934665603ull;
-	socklen_t len;
+	int err;
 
-	for (const char *p = a->sock_path; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-		snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
-			 "rmad-agent-%u-%016llx", (unsigned)getuid(),
-			 (unsigned long long)h));
-	a->m.lock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (a->m.lock_fd < 0)
-		return RMAD_ERR_INTERNAL;
-	if (bind(a->m.lock_fd, (struct sockaddr *)&sa, len) < 0) {
-		close(a->m.lock_fd);
-		a->m.lock_fd = -1;
-		return errno == EADDRINUSE ? 1 : RMAD_ERR_INTERNAL;
+	/* a sweep (agent_sweep_rundir) holds it for a moment to tell a
+	 * dead agent from a live one: a few tries before giving way */
+	for (int i = 0; i < 10; i++) {
+		err = agent_lock_take(a->sock_path, &a->m.lock_fd);
+		if (err != 1)
+			break;
+		usleep(10000);
 	}
-	return 0;
+	return err;
 }
 
 /*
@@ -467,6 +462,7 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 		{ "set", required_argument, NULL, 'S' },
 		{ "show-config", optional_argument, NULL, 'C' },
 		{ "print-run-dir", no_argument, NULL, 'D' },
+		{ "sweep", no_argument, NULL, 'W' },
 		{ "sweep-shm", no_argument, NULL, 'W' },
 		{ "print-rank-cpus", required_argument, NULL, 'R' },
 		{ "version", no_argument, NULL, 'V' },
@@ -515,7 +511,7 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 			*show = "run-dir";
 			break;
 		case 'W':
-			*show = "sweep-shm";
+			*show = "sweep";
 			break;
 		case 'R':
 			a->m.rank_cpus_agents = atoi(optarg);
@@ -572,9 +568,16 @@ static int show_config(struct agent *a, const char *fmt)
 		printf("%s\n", sdir);
 		return 0;
 	}
-	if (!strcmp(fmt, "sweep-shm")) {
+	if (!strcmp(fmt, "sweep")) {
+		char sdir[PATH_MAX], *slash;
+
 		rmad_log_init("rmad", (int)a->p.log_level);
-		printf("%d\n", rmad_fabric_sweep_shm("/dev/shm", getuid()));
+		if (rmad_session_dir(a->p.rundir, a->session, sdir,
+				     sizeof(sdir)) || !(slash = strrchr(sdir, '/')))
+			return 2;
+		*slash = '\0';
+		printf("%d\n", agent_sweep_shm("/dev/shm", getuid()) +
+		       agent_sweep_rundir(sdir, getuid(), 1));
 		return 0;
 	}
 	if (!strcmp(fmt, "names")) {
@@ -756,7 +759,7 @@ int main(int argc, char **argv)
 	am_init(a);
 	agent_jobs_am_init(a);
 	/* regions of this user's agents that were killed (SIGKILL) */
-	rmad_fabric_sweep_shm("/dev/shm", getuid());
+	agent_sweep_shm("/dev/shm", getuid());
 	if (setup_mesh(a, use_pmix))
 		goto fail;
 	if (a->vnode >= 0)
@@ -780,6 +783,17 @@ int main(int argc, char **argv)
 			rmad_err("%s", msg);
 			a->sdir[0] = '\0';
 			goto fail;
+		}
+	}
+	{
+		/* sockets and pid files of this user's killed agents */
+		char rdir[PATH_MAX], *slash;
+
+		rmad_strlcpy(rdir, a->sdir, sizeof(rdir));
+		slash = strrchr(rdir, '/');
+		if (slash && slash != rdir) {
+			*slash = '\0';
+			agent_sweep_rundir(rdir, getuid(), 1);
 		}
 	}
 	err = take_agent_lock(a);

@@ -18,7 +18,7 @@ plan 3
 layers=(
 	"agent"				# struct agent: the context structs
 	"stats"				# the statistics table and reports
-	"fabric boot pin"		# libfabric, PMIx bootstrap, hwloc
+	"fabric boot pin sweep"		# libfabric, PMIx, hwloc, dead agents' files
 	"am"				# active messages: send, receive, handlers
 	"completion"			# op elements, lending, counters, wakeups
 	"jobs"				# jobs, rank->node map, barrier, ping
