@@ -105,6 +105,8 @@ struct rma_origin {
 	enum win_state state;
 	int nocheck_all;
 	int32_t err;			/* first async error, for the next sync */
+	int dead_seen;			/* a node of the epoch died: for the
+					 * syncs that cover every target */
 	uint32_t nslots;
 	struct rma_target **slots;
 	int ntargets;

@@ -127,9 +127,18 @@ void target_free(struct rma_origin *o, struct rma_target *t)
 	}
 }
 
+/*
+ * The epoch's first asynchronous error, for its next synchronization.
+ * A dead node is not one error among others: it is reported by every
+ * sync that covers it (a flush or unlock of one of its ranks, found by
+ * the node's state, and every flush_all or unlock_all of the epoch), and
+ * never by a sync that covers only live ranks.
+ */
 void set_err(struct rma_origin *o, int32_t st)
 {
-	if (st && !o->err)
+	if (st == RMAD_ERR_PROC_FAILED)
+		o->dead_seen = 1;
+	else if (st && !o->err)
 		o->err = st;
 }
 
@@ -457,7 +466,8 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 		h.count = n / es;
 		h.seq = ((uint64_t)op->serial << 32) | i;
 		if (osend(a, o, t->node, &h, buf, plen)) {
-			op->status = RMAD_ERR_FABRIC;
+			op->status = am_node_dead(a, t->node) ?
+				     RMAD_ERR_PROC_FAILED : RMAD_ERR_FABRIC;
 			op->len = op->sent;
 			break;
 		}
@@ -840,6 +850,13 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		return 0;
 	}
 	/* a data op */
+	if (am_node_dead(a, agent_rank_node(o->w->job, op->target))) {
+		/* submitted before the node died, placed after: no target
+		 * element is made there any more */
+		op->status = RMAD_ERR_PROC_FAILED;
+		op_finish(a, o, i);
+		return 0;
+	}
 	t = target_find(o, op->target);
 	if (!t) {
 		int state;
@@ -935,6 +952,8 @@ static int cleanup_win_aggressive(struct rma_origin *o)
 
 	if (o->state == RMA_LOCK_ALL_CALLED) {
 		/* per-target protocol out of elements: the window protocol */
+		rmad_dbg("rank %d: lock_all out of target elements: locking "
+			 "every member", o->rank);
 		o->state = RMA_LOCK_ALL_ISSUED;
 		o->la_next = 0;
 		return 1;
@@ -956,6 +975,16 @@ static int cleanup_win_aggressive(struct rma_origin *o)
 		return 0;
 	pick->evict = 1;
 	return 1;
+}
+
+/* RMAD_ERR_PROC_FAILED if sync op covers a dead node, else 0 */
+static int32_t sync_dead(struct agent *a, struct rma_origin *o,
+			 const struct rma_op *op)
+{
+	if (op->target < 0 || op->opcode == RMAD_OPC_UNLOCK_ALL)
+		return o->dead_seen ? RMAD_ERR_PROC_FAILED : 0;
+	return am_node_dead(a, agent_rank_node(o->w->job, op->target)) ?
+	       RMAD_ERR_PROC_FAILED : 0;
 }
 
 /* The window protocol of lock_all: lock (or unlock) every remote member
@@ -1047,20 +1076,17 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 			uint32_t i = list_pop(R, &o->yhead, &o->ytail);
 			struct rma_op *op = &R->sh[i];
 
+			/* the first async error of the epoch surfaces here,
+			 * and a dead node at each sync that covers it */
+			op->status = o->err ? o->err : sync_dead(a, o, op);
+			o->err = 0;
 			if (op->opcode == RMAD_OPC_UNLOCK_ALL ||
 			    (op->opcode == RMAD_OPC_UNLOCK && !o->ntargets &&
 			     !o->nevicted)) {
 				o->state = RMA_NONE;
 				o->nocheck_all = 0;
+				o->dead_seen = 0;
 			}
-			/* the first async error of the epoch surfaces here */
-			op->status = o->err;
-			o->err = 0;
-			if (!op->status && op->target >= 0 &&
-			    op->opcode != RMAD_OPC_UNLOCK_ALL &&
-			    am_node_dead(a, agent_rank_node(o->w->job,
-							    op->target)))
-				op->status = RMAD_ERR_PROC_FAILED;
 			op->serial = 0;
 			agent_complete_op(a, op->client, i, op->status);
 			again = 1;

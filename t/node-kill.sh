@@ -4,11 +4,12 @@
 # (SIGKILL, over tcp;ofi_rxm) in the middle of a job on 3 vnodes: the other
 # agents declare it dead within heartbeat_timeout_ms, every call that
 # waits on it returns RMAD_ERR_PROC_FAILED, an epoch among the live
-# nodes works (a lock the dead node's rank held is released), and
+# nodes works (a lock the dead node's rank held is released), a lock_all
+# epoch fails only where it covers the dead node, and
 # rmad-run exits, with status 4 because an agent died (t/prog_nodekill.c),
 # leaving no process, run directory or shm region behind.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 23
+plan 47
 prog="$top_builddir/t/prog_nodekill"
 n=0
 # over shm the agent hangs (SIGSTOP, no error anywhere: the heartbeat
@@ -21,7 +22,8 @@ for prov in shm 'tcp;ofi_rxm'; do
 	d=$T_TMP/nk$n
 	mkdir -p "$d"
 	run_bounded 120 "$RMAD_RUN" -q --vnodes 3 --provider "$prov" \
-		--session "nk$n" -np 3 "$prog" "$d" >"$d/out" 2>&1 &
+		--session "nk$n" --set target_pool=1 -np 3 "$prog" "$d" \
+		>"$d/out" 2>&1 &
 	rpid=$!
 	apid=""
 	if wait_for "[ -e '$d/ready' ]" 60; then
@@ -41,7 +43,19 @@ for prov in shm 'tcp;ofi_rxm'; do
 		"rank 0: ok: flush to the silent node 1 fails"
 		"rank 0: ok: unlock of the dead node's rank fails"
 		"rank 0: ok: lock rank 2, held by the dead node's rank 1"
+		"rank 0: ok: lock_all, put to rank 2, while node 1 is silent"
 		"rank 0: ok: an epoch on the live node 2"
+		"rank 0: ok: lazy lock_all that never reached node 1: all syncs"
+		"rank 0: ok: w3 (lazy locks): flush of the live rank 2 works"
+		"rank 0: ok: w3 (lazy locks): flush_all covers the dead node"
+		"rank 0: ok: w3 (lazy locks): unlock_all covers it too"
+		"rank 0: ok: w3 (lazy locks): a new lock_all on rank 2 works"
+		"rank 0: ok: w3 (lazy locks): then a lock epoch on rank 2"
+		"rank 0: ok: w4 (every member): flush of the live rank 2 works"
+		"rank 0: ok: w4 (every member): flush_all covers the dead node"
+		"rank 0: ok: w4 (every member): unlock_all covers it too"
+		"rank 0: ok: w4 (every member): a new lock_all on rank 2 works"
+		"rank 0: ok: w4 (every member): then a lock epoch on rank 2"
 		"rank 0: ok: a new epoch on the dead node fails"
 		"rank 0: ok: ping rank 1 fails"
 		"rank 0: ok: ping rank 2 works"

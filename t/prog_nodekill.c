@@ -9,12 +9,25 @@
  * Rank 1 locks rank 2's window exclusively and keeps it.  After a
  * barrier rank 0 locks rank 1, writes DIR/ready and waits for
  * DIR/stopped: the shell has stopped node 1's agent.  Then rank 0
+ *   - opens lock_all epochs on three more windows (each with one
+ *     target element, and the agents have one more to share:
+ *     node-kill.sh runs them with target_pool=1): w2 puts to rank 2
+ *     only; w3 puts to rank 2 and rank 1, so it asks node 1 for rank 1's
+ *     lock (the shared element); w4 does the same, finds no element for
+ *     rank 1 and falls back to locking every member (the window
+ *     protocol); node 1 answers neither;
  *   - puts to rank 1 and flushes: the flush waits on the silent node and
  *     must return RMAD_ERR_PROC_FAILED once the heartbeats time out;
  *   - unlocks rank 1: RMAD_ERR_PROC_FAILED, at once;
  *   - locks rank 2 exclusively, which the dead node's rank 1 held: node
  *     2's agent must have released it; puts, gets and unlocks: an epoch
  *     among live nodes works;
+ *   - in w2's epoch, which never reached node 1: flush, flush_all and
+ *     unlock_all work;
+ *   - in w3's and w4's epochs: a flush of rank 2 works and its get
+ *     reads the put; flush_all and unlock_all cover the dead node and
+ *     fail; a second lock_all epoch that does not reach node 1 works;
+ *     then a lock epoch on rank 2 works;
  *   - locks rank 1 again, pings rank 1 and rank 2, joins a barrier:
  *     RMAD_ERR_PROC_FAILED, 0 for the live rank, RMAD_ERR_PROC_FAILED;
  * and writes DIR/done.  Rank 2 checks that rank 0's value landed.  Each
@@ -79,10 +92,48 @@ static void check(int cond, const char *what, int e, double dt)
 		dt = rmad_wtime() - t0;		\
 	} while (0)
 
+/* a lock_all epoch on x that asked node 1 for a lock, now dead */
+static void lock_all_dead(rmad_win_t x, const char *name)
+{
+	int64_t v = 43, got = -1;
+	char what[128];
+	double t0, dt;
+	int e;
+
+	e = rmad_get(&got, 1, RMAD_INT64, 2, 0, 1, RMAD_INT64, x);
+	TIMED(e, e ? e : rmad_win_flush(2, x));
+	snprintf(what, sizeof(what), "%s: flush of the live rank 2 works",
+		 name);
+	check(!e && got == 42 && dt < 5, what, e, dt);
+	TIMED(e, rmad_win_flush_all(x));
+	snprintf(what, sizeof(what), "%s: flush_all covers the dead node",
+		 name);
+	check(e == RMAD_ERR_PROC_FAILED && dt < 5, what, e, dt);
+	TIMED(e, rmad_win_unlock_all(x));
+	snprintf(what, sizeof(what), "%s: unlock_all covers it too", name);
+	check(e == RMAD_ERR_PROC_FAILED && dt < 5, what, e, dt);
+	e = rmad_win_lock_all(0, x);
+	e = e ? e : rmad_put(&v, 1, RMAD_INT64, 2, 1, 1, RMAD_INT64, x);
+	e = e ? e : rmad_win_flush(2, x);
+	TIMED(e, e ? e : rmad_win_unlock_all(x));
+	snprintf(what, sizeof(what), "%s: a new lock_all on rank 2 works",
+		 name);
+	check(!e && dt < 5, what, e, dt);
+	TIMED(e, rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 2, 0, x));
+	if (!e) {
+		int e2 = rmad_put(&v, 1, RMAD_INT64, 2, 2, 1, RMAD_INT64, x);
+
+		e = e2 ? e2 : rmad_win_unlock(2, x);
+	}
+	snprintf(what, sizeof(what), "%s: then a lock epoch on rank 2",
+		 name);
+	check(!e && dt < 5, what, e, dt);
+}
+
 int main(int argc, char **argv)
 {
-	int64_t *base, v = 42, got = -1;
-	rmad_win_t w;
+	int64_t *base, *base2, *base3, *base4, v = 42, got = -1;
+	rmad_win_t w, w2, w3, w4;
 	double t0, dt;
 	int e, size;
 
@@ -93,11 +144,20 @@ int main(int argc, char **argv)
 	rmad_size(&size);
 	alarm(90);
 	if (size != 3 ||
-	    rmad_win_allocate(64, 8, NULL, RMAD_GROUP_ALL, &base, &w)) {
+	    rmad_win_allocate(64, 8, NULL, RMAD_GROUP_ALL, &base, &w) ||
+	    rmad_win_allocate(64, 8, "target_pool=1", RMAD_GROUP_ALL, &base2,
+			      &w2) ||
+	    rmad_win_allocate(64, 8, "target_pool=1", RMAD_GROUP_ALL, &base3,
+			      &w3) ||
+	    rmad_win_allocate(64, 8, "target_pool=1", RMAD_GROUP_ALL, &base4,
+			      &w4)) {
 		printf("rank %d: FAIL setup (size %d)\n", rank, size);
 		return 1;
 	}
 	memset(base, 0, 64);
+	memset(base2, 0, 64);
+	memset(base3, 0, 64);
+	memset(base4, 0, 64);
 	rmad_barrier();
 	if (rank == 1) {
 		e = rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 2, 0, w);
@@ -132,6 +192,20 @@ int main(int argc, char **argv)
 		check(0, "the shell stopped node 1's agent", 0, 0);
 		_exit(1);
 	}
+	/* node 1 will never answer w3's and w4's lock requests */
+	e = rmad_win_lock_all(0, w2);
+	e = e ? e : rmad_put(&v, 1, RMAD_INT64, 2, 0, 1, RMAD_INT64, w2);
+	for (int k = 0; k < 2 && !e; k++) {
+		rmad_win_t x = k ? w4 : w3;
+
+		e = rmad_win_lock_all(0, x);
+		e = e ? e : rmad_put(&v, 1, RMAD_INT64, 2, 0, 1, RMAD_INT64,
+				     x);
+		e = e ? e : rmad_win_flush(2, x);	/* rank 2 first */
+		e = e ? e : rmad_put(&v, 1, RMAD_INT64, 1, 0, 1, RMAD_INT64,
+				     x);
+	}
+	check(!e, "lock_all, put to rank 2, while node 1 is silent", e, 0);
 	e = rmad_put(&v, 1, RMAD_INT64, 1, 0, 1, RMAD_INT64, w);
 	TIMED(e, e ? e : rmad_win_flush(1, w));
 	check(e == RMAD_ERR_PROC_FAILED && dt < 20,
@@ -152,6 +226,16 @@ int main(int argc, char **argv)
 		check(!e && got == 42 && dt < 5,
 		      "an epoch on the live node 2: put, get, unlock", e, dt);
 	}
+	got = -1;
+	e = rmad_get(&got, 1, RMAD_INT64, 2, 0, 1, RMAD_INT64, w2);
+	e = e ? e : rmad_win_flush(2, w2);
+	e = e ? e : rmad_win_flush_all(w2);
+	TIMED(e, e ? e : rmad_win_unlock_all(w2));
+	check(!e && got == 42 && dt < 5,
+	      "lazy lock_all that never reached node 1: all syncs work", e,
+	      dt);
+	lock_all_dead(w3, "w3 (lazy locks)");
+	lock_all_dead(w4, "w4 (every member)");
 	TIMED(e, rmad_win_lock(RMAD_LOCK_SHARED, 1, 0, w));
 	if (!e) {
 		int e2 = rmad_win_flush(1, w);
