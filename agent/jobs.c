@@ -305,6 +305,21 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 			  j->nspace, h->src_node, jp->size, j->size);
 		return;
 	}
+	if (j->jranks < 0) {
+		rmad_warn("job %s: late JOIN from node %u dropped", j->nspace,
+			  h->src_node);
+		return;
+	}
+	for (int32_t k = 0, sum = j->jranks; k < n; k++) {
+		/* check_runs bounds each run by the size; not their sum */
+		if (runs[k].count > j->size - sum) {
+			rmad_err("job %s: node %u joins more ranks than the "
+				 "job has", j->nspace, h->src_node);
+			root_fail(a, j);
+			return;
+		}
+		sum += runs[k].count;
+	}
 	if (j->jnruns + n > j->jcap) {
 		int32_t cap = (j->jcap ? j->jcap * 2 : 16) + n;
 		void *p = realloc(j->jruns, sizeof(*j->jruns) * (size_t)cap);

@@ -7,6 +7,8 @@
 # leak of a sanitizer report or a hang fails the test; the input that
 # did it is kept in $top_builddir/fuzz-bin/crashes.  FUZZ_SECONDS (default
 # 15) is the time per harness; `make fuzz` runs them for 300 s each.
+# First each harness replays the inputs of fuzz/regress/HARNESS/: past
+# findings, kept so that they stay fixed.
 # Skipped when clang has no libFuzzer runtime.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 secs=${FUZZ_SECONDS:-15}
@@ -15,13 +17,24 @@ log=$(top_builddir="$top_builddir" bash "$top_srcdir/fuzz/build.sh" "$bin" 2>&1)
 rc=$?
 [ $rc -eq 77 ] && skip_all "$log"
 harnesses=(fuzz_client fuzz_wire fuzz_config)
-plan $((1 + ${#harnesses[@]}))
+plan $((1 + 2 * ${#harnesses[@]}))
 ok $rc "the harnesses build with clang and libFuzzer"
 [ $rc -eq 0 ] || { diag "$log"; done_testing; }
 mkdir -p "$bin/crashes"
 for h in "${harnesses[@]}"; do
 	corpus="$bin/corpus-$h"
 	mkdir -p "$corpus"
+	reg=("$top_srcdir/fuzz/regress/$h"/*)
+	if [ -e "${reg[0]}" ]; then
+		out=$(cd "$T_TMP" && ASAN_OPTIONS=detect_leaks=0 \
+			UBSAN_OPTIONS=print_stacktrace=1 \
+			run_bounded 60 "$bin/$h" "${reg[@]}" 2>&1)
+		rc=$?
+		ok $rc "$h: the ${#reg[@]} past findings stay fixed"
+		[ $rc -eq 0 ] || diag "$(echo "$out" | tail -n 40)"
+	else
+		ok 0 "$h: no past findings to replay"
+	fi
 	out=$(cd "$T_TMP" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
 		UBSAN_OPTIONS=print_stacktrace=1 \
 		run_bounded $((secs + 60)) "$bin/$h" -max_total_time="$secs" \
