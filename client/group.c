@@ -128,3 +128,32 @@ int rmad_group_rank(rmad_group_t g, int i)
 	p = group_of(g);
 	return p && i >= 0 && i < p->n ? p->ranks[i] : -1;
 }
+
+int rmad_group_size(rmad_group_t g, int *size)
+{
+	if (!size)
+		return RMAD_ERR_ARG;
+	if (g == RMAD_GROUP_ALL && !rmad_cl.initialized)
+		return RMAD_ERR_SYNC;
+	return rmad_group_members(g, size);
+}
+
+int rmad_group_ranks(rmad_group_t g, int *ranks)
+{
+	struct rmad_group_s *p;
+
+	if (!ranks)
+		return RMAD_ERR_ARG;
+	if (g == RMAD_GROUP_ALL) {
+		if (!rmad_cl.initialized)
+			return RMAD_ERR_SYNC;
+		for (int i = 0; i < rmad_cl.b.size; i++)
+			ranks[i] = i;
+		return 0;
+	}
+	p = group_of(g);
+	if (!p)
+		return RMAD_ERR_ARG;
+	memcpy(ranks, p->ranks, sizeof(int) * (size_t)p->n);
+	return 0;
+}

@@ -91,6 +91,9 @@ struct rmad_win_s {
 	size_t size, map_size;
 	int disp_unit;
 	struct rmad_hints hints;
+	int flavor;			/* RMAD_WIN_FLAVOR_* */
+	int32_t *granks;		/* its group's ranks; NULL: GROUP_ALL */
+	char name[RMAD_MAX_OBJECT_NAME];	/* under rmad_cl.pool_lock */
 	int npeers;
 	struct win_peer *peers;
 	int last_peer;			/* lookup cache */

@@ -75,6 +75,8 @@ int rmad_ping(int rank);
 /* Groups. */
 int rmad_group_incl(const int *ranks, int n, rmad_group_t *group);
 int rmad_group_free(rmad_group_t *group);
+int rmad_group_size(rmad_group_t group, int *size);
+int rmad_group_ranks(rmad_group_t group, int *ranks);
 
 /* Memory the agent reads and writes in place. */
 int rmad_alloc_mem(size_t size, void **ptr);
@@ -86,6 +88,27 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 int rmad_win_free(rmad_win_t *win);
 int rmad_win_shared_query(rmad_win_t win, int rank, size_t *size,
 			  int *disp_unit, void *base_out);
+
+/* Window queries, with MPI's meanings. */
+#define RMAD_WIN_BASE		1	/* value: void * */
+#define RMAD_WIN_SIZE		2	/* value: size_t */
+#define RMAD_WIN_DISP_UNIT	3	/* value: int */
+#define RMAD_WIN_CREATE_FLAVOR	4	/* value: int, RMAD_WIN_FLAVOR_* */
+#define RMAD_WIN_MODEL		5	/* value: int, RMAD_WIN_UNIFIED */
+#define RMAD_WIN_FLAVOR_CREATE		1
+#define RMAD_WIN_FLAVOR_ALLOCATE	2
+#define RMAD_WIN_FLAVOR_DYNAMIC		3
+#define RMAD_WIN_FLAVOR_SHARED		4
+#define RMAD_WIN_SEPARATE	1
+#define RMAD_WIN_UNIFIED	2
+#define RMAD_MAX_OBJECT_NAME	128	/* window names, with the NUL */
+#define RMAD_MAX_INFO_LEN	512	/* rmad_win_get_info always fits */
+int rmad_win_get_group(rmad_win_t win, rmad_group_t *group);
+int rmad_win_get_attr(rmad_win_t win, int attr, void *value);
+int rmad_win_set_info(rmad_win_t win, const char *hints);
+int rmad_win_get_info(rmad_win_t win, char *buf, size_t len);
+int rmad_win_set_name(rmad_win_t win, const char *name);
+int rmad_win_get_name(rmad_win_t win, char *buf, size_t len);
 
 /* Communication (MPI-3 RMA; predefined types, contiguous counts). */
 int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,

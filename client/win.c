@@ -334,6 +334,18 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	w->size = size;
 	w->disp_unit = disp_unit;
 	w->gsize = gsize;
+	w->flavor = RMAD_WIN_FLAVOR_ALLOCATE;
+	if (group != RMAD_GROUP_ALL) {
+		/* rmad_win_get_group: the group may be freed before */
+		w->granks = malloc(sizeof(int32_t) * (size_t)gsize);
+		if (!w->granks) {
+			handle_free(&rmad_win_handles, h);
+			free(w);
+			return RMAD_ERR_NOMEM;
+		}
+		for (int i = 0; i < gsize; i++)
+			w->granks[i] = rmad_group_rank(group, i);
+	}
 	/* the control page (lock word), then the window */
 	w->map_size = RMAD_WIN_CTL_SIZE + (size + psz - 1) / psz * psz;
 	fd = memfd_create("rmad-window", MFD_CLOEXEC);
@@ -434,6 +446,7 @@ fail:
 		munmap((char *)w->base - RMAD_WIN_CTL_SIZE, w->map_size);
 	if (fd >= 0)
 		close(fd);
+	free(w->granks);
 	free(w);
 	return err;
 }
@@ -479,6 +492,8 @@ int rmad_win_free(rmad_win_t *win)
 	if (w->base)
 		munmap((char *)w->base - RMAD_WIN_CTL_SIZE, w->map_size);
 	free(w->rlocks);
+	free(w->granks);
+	w->granks = NULL;
 	handle_free(&rmad_win_handles, (uintptr_t)*win);
 	pthread_mutex_lock(&ctl_lock);
 	win_bury(w);

@@ -190,11 +190,25 @@ void rmad_hints_defaults(struct rmad_hints *h)
 int rmad_hints_parse(const char *s, struct rmad_hints *h)
 {
 	struct rmad_hints tmp;
-	const char *p = s, *why;
+	int err;
 
 	if (!h)
 		return RMAD_ERR_ARG;
 	rmad_hints_defaults(&tmp);
+	err = rmad_hints_apply(s, &tmp);
+	if (!err)
+		*h = tmp;
+	return err;
+}
+
+int rmad_hints_apply(const char *s, struct rmad_hints *h)
+{
+	struct rmad_hints tmp;
+	const char *p = s, *why;
+
+	if (!h)
+		return RMAD_ERR_ARG;
+	tmp = *h;
 	if (!s) {
 		*h = tmp;
 		return 0;

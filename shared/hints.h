@@ -49,5 +49,7 @@ void rmad_hints_defaults(struct rmad_hints *h);
  * RMAD_ERR_HINT for a malformed string, leaving *h unchanged.
  */
 int rmad_hints_parse(const char *s, struct rmad_hints *h);
+/* The same, over the values already in *h: the keys s gives change. */
+int rmad_hints_apply(const char *s, struct rmad_hints *h);
 
 #endif

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * winquery.c - what a window is: its group, attributes, hints and name
+ * (rmad_win_get_group, _get_attr, _set_info, _get_info, _set_name,
+ * _get_name), with MPI's meanings.  All local: no message to the agent.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "log.h"
+
+/* The live window of a handle, or NULL. */
+static struct rmad_win_s *live(rmad_win_t handle)
+{
+	struct rmad_win_s *w = rmad_win_get(handle);
+
+	return rmad_win_ok(w) ? w : NULL;
+}
+
+int rmad_win_get_group(rmad_win_t handle, rmad_group_t *group)
+{
+	struct rmad_win_s *w = live(handle);
+	int *ranks, err;
+
+	if (!w || !group)
+		return RMAD_ERR_ARG;
+	if (w->granks)
+		return rmad_group_incl(w->granks, w->gsize, group);
+	ranks = malloc(sizeof(int) * (size_t)(w->gsize ? w->gsize : 1));
+	if (!ranks)
+		return RMAD_ERR_NOMEM;
+	for (int i = 0; i < w->gsize; i++)
+		ranks[i] = i;	/* RMAD_GROUP_ALL: the job in rank order */
+	err = rmad_group_incl(ranks, w->gsize, group);
+	free(ranks);
+	return err;
+}
+
+int rmad_win_get_attr(rmad_win_t handle, int attr, void *value)
+{
+	struct rmad_win_s *w = live(handle);
+
+	if (!w || !value)
+		return RMAD_ERR_ARG;
+	switch (attr) {
+	case RMAD_WIN_BASE:
+		*(void **)value = w->base;
+		return 0;
+	case RMAD_WIN_SIZE:
+		*(size_t *)value = w->size;
+		return 0;
+	case RMAD_WIN_DISP_UNIT:
+		*(int *)value = w->disp_unit;
+		return 0;
+	case RMAD_WIN_CREATE_FLAVOR:
+		*(int *)value = w->flavor;
+		return 0;
+	case RMAD_WIN_MODEL:
+		*(int *)value = RMAD_WIN_UNIFIED;
+		return 0;
+	}
+	return RMAD_ERR_ARG;
+}
+
+/* The hints in force, as "key=value,..." (every key; the per-window
+ * sizes only where the window set them: rmad.conf decides otherwise). */
+static int hints_format(const struct rmad_hints *h, char *buf, size_t len)
+{
+	static const char *const bits[] = { "rar", "raw", "war", "waw" };
+	char order[32] = "";
+	size_t n;
+	int k;
+
+	for (int b = 0; b < 4; b++)
+		if (h->acc_ordering & (1u << b))
+			snprintf(order + strlen(order),
+				 sizeof(order) - strlen(order), "%s%s",
+				 order[0] ? "+" : "", bits[b]);
+	k = snprintf(buf, len,
+		     "no_locks=%s,same_size=%s,same_disp_unit=%s,"
+		     "accumulate_ordering=%s,accumulate_ops=%s",
+		     h->no_locks ? "true" : "false",
+		     h->same_size ? "true" : "false",
+		     h->same_disp_unit ? "true" : "false",
+		     order[0] ? order : "none",
+		     h->acc_ops == RMAD_ACC_OPS_SAME_OP ? "same_op" :
+		     "same_op_no_op");
+	if (k < 0 || (size_t)k >= len)
+		return RMAD_ERR_ARG;
+	n = (size_t)k;
+	if (h->op_pool >= 0)
+		n += (size_t)snprintf(buf + n, len - n, ",op_pool=%ld",
+				      h->op_pool);
+	if (n < len && h->target_pool >= 0)
+		n += (size_t)snprintf(buf + n, len - n, ",target_pool=%ld",
+				      h->target_pool);
+	if (n < len && h->slots >= 0)
+		n += (size_t)snprintf(buf + n, len - n, ",slots=%ld",
+				      h->slots);
+	return n < len ? 0 : RMAD_ERR_ARG;
+}
+
+int rmad_win_get_info(rmad_win_t handle, char *buf, size_t len)
+{
+	struct rmad_win_s *w = live(handle);
+	int err;
+
+	if (!w || !buf || !len)
+		return RMAD_ERR_ARG;
+	err = hints_format(&w->hints, buf, len);
+	if (err)
+		buf[0] = '\0';
+	return err;
+}
+
+/*
+ * Every key rmad understands is fixed when the window is made: the sizes
+ * size its pools, and the promises let the agents skip work from the
+ * start.  MPI lets an implementation ignore a hint, so a valid string is
+ * accepted, a key that would change a value in force is logged and
+ * ignored, and rmad_win_get_info keeps reporting what is in force.
+ */
+int rmad_win_set_info(rmad_win_t handle, const char *hints)
+{
+	struct rmad_win_s *w = live(handle);
+	char now[RMAD_MAX_INFO_LEN], want[RMAD_MAX_INFO_LEN];
+	struct rmad_hints merged;
+
+	if (!w)
+		return RMAD_ERR_ARG;
+	/* the keys the string gives, over the window's own values */
+	merged = w->hints;
+	if (rmad_hints_apply(hints, &merged))
+		return RMAD_ERR_HINT;
+	if (!hints_format(&w->hints, now, sizeof(now)) &&
+	    !hints_format(&merged, want, sizeof(want)) && strcmp(now, want))
+		rmad_info("rmad_win_set_info: hints are fixed when the window "
+			  "is made; keeping %s (ignoring %s)", now, hints);
+	return 0;
+}
+
+int rmad_win_set_name(rmad_win_t handle, const char *name)
+{
+	struct rmad_win_s *w = live(handle);
+
+	if (!w || !name)
+		return RMAD_ERR_ARG;
+	pthread_mutex_lock(&rmad_cl.pool_lock);
+	/* longer names are truncated, as MPI_Win_set_name does */
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	pthread_mutex_unlock(&rmad_cl.pool_lock);
+	return 0;
+}
+
+int rmad_win_get_name(rmad_win_t handle, char *buf, size_t len)
+{
+	struct rmad_win_s *w = live(handle);
+	int err = 0;
+
+	if (!w || !buf || !len)
+		return RMAD_ERR_ARG;
+	pthread_mutex_lock(&rmad_cl.pool_lock);
+	if (strlen(w->name) >= len) {
+		buf[0] = '\0';
+		err = RMAD_ERR_ARG;
+	} else {
+		memcpy(buf, w->name, strlen(w->name) + 1);
+	}
+	pthread_mutex_unlock(&rmad_cl.pool_lock);
+	return err;
+}
