@@ -37,6 +37,10 @@ struct pending_bar {
 };
 
 
+/* The most runs (ranks in a row on one node) a job's map may have: it
+ * bounds what a JOB_MAP makes us allocate (48 MiB). */
+#define JOB_RUNS_MAX	(1 << 22)
+
 static uint64_t nspace_key(const char *ns)
 {
 	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
@@ -397,6 +401,11 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 	if (!j || j->map_ready) {
 		rmad_warn("map for unknown or mapped job from node %u",
 			  h->src_node);
+		return;
+	}
+	if (jp->total_runs > JOB_RUNS_MAX) {
+		rmad_err("job %s: a rank map of %d runs (more than %d): "
+			 "refused", j->nspace, jp->total_runs, JOB_RUNS_MAX);
 		return;
 	}
 	if (jp->total_runs < 1 || jp->total_runs > j->size ||

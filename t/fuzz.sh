@@ -28,7 +28,7 @@ for h in "${harnesses[@]}"; do
 	if [ -e "${reg[0]}" ]; then
 		out=$(cd "$T_TMP" && ASAN_OPTIONS=detect_leaks=0 \
 			UBSAN_OPTIONS=print_stacktrace=1 \
-			run_bounded 60 "$bin/$h" "${reg[@]}" 2>&1)
+			run_bounded 60 "$bin/$h" -rss_limit_mb=2048 "${reg[@]}" 2>&1)
 		rc=$?
 		ok $rc "$h: the ${#reg[@]} past findings stay fixed"
 		[ $rc -eq 0 ] || diag "$(echo "$out" | tail -n 40)"
