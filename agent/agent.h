@@ -258,6 +258,9 @@ struct agent {
 	struct job_hooks job_hooks;
 	struct rma_ctx *rma;		/* rma.c */
 	void (*win_gone_hook)(struct agent *a, struct agent_win *w);
+	/* the fence barrier of w released (0) or failed */
+	void (*win_fence_hook)(struct agent *a, struct agent_win *w,
+			       int status);
 };
 
 struct rma_lock;
@@ -273,6 +276,7 @@ struct win_local {
 	int32_t disp_unit;
 	int waiting;			/* a reply is owed (create or free) */
 	int freeing;
+	int fencing;			/* arrived at the fence barrier */
 	struct rma_lock *lk;		/* remote lock requests (rma.c) */
 	struct rmad_fabric_mr *mr;	/* the window, open to fi_write/read */
 	uint64_t mr_key, mr_addr;
@@ -310,6 +314,11 @@ struct agent_win {
 	int nnodes;
 	int free_arrived;
 	int nfreeing;
+	/* the fence barrier: local arrivals, the epoch, and (root only)
+	 * the member nodes arrived, by the epoch's parity */
+	int32_t fence_here;
+	uint32_t fence_epoch;
+	int fence_arrived[2];
 	/* rma.c: origin state of each local client that used it */
 	struct rma_origin *origins;
 	int meta_fd;			/* memfd with the sorted table, or -1 */

@@ -97,6 +97,7 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 	case RMAD_OPC_FLUSH:
 	case RMAD_OPC_FLUSH_LOCAL:
 	case RMAD_OPC_LOCK_WAIT:
+	case RMAD_OPC_FENCE:
 		agent_rma_op(a, c, i, e);
 		break;
 	default:

@@ -142,7 +142,8 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		op->dtype = 0;
 		op->op = 0;
 	}
-	if (op->opcode == RMAD_OPC_LOCK || op->opcode == RMAD_OPC_LOCK_ALL) {
+	if (op->opcode == RMAD_OPC_LOCK || op->opcode == RMAD_OPC_LOCK_ALL ||
+	    op->opcode == RMAD_OPC_FENCE) {
 		uint32_t type = e->lock.type;
 		uint32_t as = e->lock.assert;
 
@@ -175,6 +176,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		switch (op->opcode) {
 		case RMAD_OPC_LOCK:
 		case RMAD_OPC_LOCK_ALL:
+		case RMAD_OPC_FENCE:
 			if (op->opcode == RMAD_OPC_LOCK &&
 			    ((op->op != RMAD_LOCK_SHARED &&
 			      op->op != RMAD_LOCK_EXCLUSIVE) ||
@@ -543,6 +545,7 @@ int agent_rma_init(struct agent *a)
 	am_register(a, RMAD_AM_RMA_NOTE, on_note);
 	am_on_node_dead(a, rma_node_dead);
 	a->win_gone_hook = agent_rma_win_gone;
+	a->win_fence_hook = rma_fence_done;
 	R = a->rma = calloc(1, sizeof(*R));
 	if (!R)
 		return RMAD_ERR_NOMEM;

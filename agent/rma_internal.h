@@ -29,6 +29,8 @@ enum win_state {
 	RMA_LOCK_ALL_CALLED,
 	RMA_LOCK_ALL_ISSUED,
 	RMA_LOCK_ALL_GRANTED,
+	RMA_FENCE_GRANTED,		/* between fences: every member open,
+					 * no lock taken (nocheck_all) */
 };
 
 enum target_state {
@@ -107,6 +109,8 @@ struct rma_origin {
 	int32_t err;			/* first async error, for the next sync */
 	int dead_seen;			/* a node of the epoch died: for the
 					 * syncs that cover every target */
+	uint32_t fence_op;		/* FENCE in the window's barrier, or
+					 * RMAD_NIL */
 	uint32_t nslots;
 	struct rma_target **slots;
 	int ntargets;
@@ -237,6 +241,7 @@ void op_finish(struct agent *a, struct rma_origin *o, uint32_t i);
 int has_result(uint16_t opc);
 void uncount_issued(struct rma_target *t, struct rma_op *op);
 void xfer_done(struct rmad_fabric_xfer *fx, int status);
+void rma_fence_done(struct agent *a, struct agent_win *w, int status);
 struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
 				      uint32_t gen);
 void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,

@@ -766,6 +766,11 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 
 	switch (op->opcode) {
 	case RMAD_OPC_LOCK:
+		if (o->state == RMA_FENCE_GRANTED && !o->ntargets) {
+			/* a fence sequence that moved nothing ends here */
+			o->state = RMA_NONE;
+			o->nocheck_all = 0;
+		}
 		if (o->state != RMA_NONE && o->state != RMA_PER_TARGET) {
 			op->status = RMAD_ERR_SYNC;
 			op_finish(a, o, i);
@@ -790,6 +795,10 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		op_finish(a, o, i);
 		return 0;
 	case RMAD_OPC_LOCK_ALL:
+		if (o->state == RMA_FENCE_GRANTED && !o->ntargets) {
+			o->state = RMA_NONE;
+			o->nocheck_all = 0;
+		}
 		if (o->state != RMA_NONE || o->ntargets) {
 			op->status = RMAD_ERR_SYNC;
 			op_finish(a, o, i);
@@ -823,6 +832,20 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 			o->la_unlock = 1;
 			o->la_next = 0;
 		}
+		list_add(R, &o->yhead, &o->ytail, i);
+		return 0;
+	case RMAD_OPC_FENCE:
+		if ((o->state != RMA_NONE && o->state != RMA_FENCE_GRANTED) ||
+		    o->fence_op != RMAD_NIL) {
+			op->status = RMAD_ERR_SYNC;	/* inside a lock epoch */
+			op_finish(a, o, i);
+			return 0;
+		}
+		/* the epoch's ops complete at their targets (no lock to
+		 * release: nocheck_all), then the barrier */
+		for (uint32_t s = 0; s < o->nslots; s++)
+			for (t = o->slots[s]; t; t = t->next)
+				t->want_unlock = 1;
 		list_add(R, &o->yhead, &o->ytail, i);
 		return 0;
 	case RMAD_OPC_LOCK_WAIT:
@@ -879,6 +902,7 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 			state = RMA_LOCK_CALLED;
 			goto make;
 		case RMA_LOCK_ALL_GRANTED:
+		case RMA_FENCE_GRANTED:
 			state = RMA_LOCK_GRANTED;
 make:
 			t = target_new(a, o, op->target, state);
@@ -907,7 +931,8 @@ static int sync_done(struct rma_origin *o, uint32_t i)
 	struct rma_ctx *R = o->R;
 
 	struct rma_op *op = &R->sh[i];
-	int all = op->target < 0 || op->opcode == RMAD_OPC_UNLOCK_ALL;
+	int all = op->target < 0 || op->opcode == RMAD_OPC_UNLOCK_ALL ||
+		  op->opcode == RMAD_OPC_FENCE;
 
 	if (o->shead != RMAD_NIL)
 		return 0;
@@ -921,6 +946,7 @@ static int sync_done(struct rma_origin *o, uint32_t i)
 			switch (op->opcode) {
 			case RMAD_OPC_UNLOCK:
 			case RMAD_OPC_UNLOCK_ALL:
+			case RMAD_OPC_FENCE:
 				return 0;	/* freed once released */
 			case RMAD_OPC_FLUSH:
 				if (t->head != RMAD_NIL || t->nissued ||
@@ -977,11 +1003,71 @@ static int cleanup_win_aggressive(struct rma_origin *o)
 	return 1;
 }
 
+/* FENCE op i, its epoch complete, arrives at the window's barrier */
+static int32_t fence_arrive(struct agent *a, struct rma_origin *o, uint32_t i)
+{
+	struct win_local *l = agent_win_local(o->w, o->rank);
+	int32_t st;
+
+	if (!l)
+		return RMAD_ERR_ARG;
+	/* before the call: when this node is the window's root and the
+	 * last to arrive, the release runs inside it */
+	o->fence_op = i;
+	st = agent_win_fence_arrive(a, o->w, l);
+	if (st)
+		o->fence_op = RMAD_NIL;
+	return st;
+}
+
+/*
+ * w's fence barrier released (status 0) or failed: each local origin's
+ * FENCE completes, and its window is in a fence epoch (none after
+ * NOSUCCEED, or after a failure).
+ */
+void rma_fence_done(struct agent *a, struct agent_win *w, int status)
+{
+	struct rma_ctx *R = a->rma;
+
+	for (struct rma_origin *o = w->origins; o; o = o->next) {
+		uint32_t i = o->fence_op;
+		struct rma_op *op;
+		int32_t st = status;
+
+		if (i == RMAD_NIL)
+			continue;
+		o->fence_op = RMAD_NIL;
+		op = &R->sh[i];
+		if (!st && o->err) {
+			st = o->err;
+			o->err = 0;
+		}
+		if (!st && o->dead_seen)
+			st = RMAD_ERR_PROC_FAILED;
+		o->dead_seen = 0;
+		if (st || (op->dtype & RMAD_MODE_NOSUCCEED)) {
+			o->state = RMA_NONE;
+			o->nocheck_all = 0;
+		} else {
+			o->state = RMA_FENCE_GRANTED;
+			o->nocheck_all = 1;
+		}
+		op->status = st;
+		op->serial = 0;
+		agent_complete_op(a, op->client, i, st);
+	}
+	/* the origins move on in the loop's next pass, not here: this may
+	 * run inside one of their progress calls (see fence_arrive) */
+	R->retry_pending = 1;
+	agent_flush_wakeups(a);
+}
+
 /* RMAD_ERR_PROC_FAILED if sync op covers a dead node, else 0 */
 static int32_t sync_dead(struct agent *a, struct rma_origin *o,
 			 const struct rma_op *op)
 {
-	if (op->target < 0 || op->opcode == RMAD_OPC_UNLOCK_ALL)
+	if (op->target < 0 || op->opcode == RMAD_OPC_UNLOCK_ALL ||
+	    op->opcode == RMAD_OPC_FENCE)
 		return o->dead_seen ? RMAD_ERR_PROC_FAILED : 0;
 	return am_node_dead(a, agent_rank_node(o->w->job, op->target)) ?
 	       RMAD_ERR_PROC_FAILED : 0;
@@ -1076,6 +1162,23 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 			uint32_t i = list_pop(R, &o->yhead, &o->ytail);
 			struct rma_op *op = &R->sh[i];
 
+			if (op->opcode == RMAD_OPC_FENCE && !o->err &&
+			    !o->dead_seen) {
+				/* the epoch is complete here: the barrier */
+				int32_t st = fence_arrive(a, o, i);
+
+				if (!st) {
+					again = 1;
+					continue;
+				}
+				op->status = st;
+				op->serial = 0;
+				agent_complete_op(a, op->client, i, st);
+				again = 1;
+				synced = 1;
+				continue;
+			}
+
 			/* the first async error of the epoch surfaces here,
 			 * and a dead node at each sync that covers it */
 			op->status = o->err ? o->err : sync_dead(a, o, op);
@@ -1138,6 +1241,7 @@ struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 	o->gen = a->cl[c].gen;
 	o->rank = a->cl[c].rank;
 	o->shead = o->stail = o->yhead = o->ytail = RMAD_NIL;
+	o->fence_op = RMAD_NIL;
 	o->next = w->origins;
 	w->origins = o;
 	return o;

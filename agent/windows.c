@@ -32,6 +32,7 @@
 #include "windows.h"
 #include "log.h"
 #include "rmad_abi.h"
+#include "counter.h"
 #include "util.h"
 
 #define WIN_SIZE_MAX	(1ull << 40)	/* 1 TiB per rank */
@@ -280,14 +281,92 @@ static void reply(struct agent *a, struct agent_win *w, struct win_local *l,
 void agent_win_job_failed(struct agent *a, struct agent_job *j)
 {
 	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
+		int fencing = 0;
+
 		if (w->job != j)
 			continue;
 		w->failed = 1;
-		for (int32_t i = 0; i < w->nhere; i++)
-			if (w->local[i].waiting)
-				reply(a, w, &w->local[i],
-				      RMAD_ERR_PROC_FAILED);
+		for (int32_t i = 0; i < w->nhere; i++) {
+			struct win_local *l = &w->local[i];
+			struct rmad_win_ctl *ctl = l->base;
+
+			if (l->waiting)
+				reply(a, w, l, RMAD_ERR_PROC_FAILED);
+			fencing |= l->fencing;
+			l->fencing = 0;
+			if (ctl) {
+				/* the same-node fence barrier: wake its
+				 * waiters with the news */
+				__atomic_store_n(&ctl->bar_failed, 1,
+						 __ATOMIC_RELEASE);
+				__atomic_add_fetch(&ctl->bar_gen, 0,
+						   __ATOMIC_SEQ_CST);
+				rmad_futex_wake(&ctl->bar_gen, INT32_MAX);
+			}
+		}
+		w->fence_here = 0;
+		if (fencing && a->win_fence_hook)
+			a->win_fence_hook(a, w, RMAD_ERR_PROC_FAILED);
 	}
+}
+
+/* ------------------------------------------------------ fence barrier */
+
+int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
+			   struct win_local *l)
+{
+	struct rmad_am_hdr h = {
+		.type = RMAD_AM_WIN_FENCE_ARRIVE,
+		.job = w->job->key,
+		.seq = w->key,
+	};
+
+	if (w->failed || w->job->failed)
+		return RMAD_ERR_PROC_FAILED;
+	if (!w->ready || l->fencing || l->freeing)
+		return RMAD_ERR_SYNC;
+	l->fencing = 1;
+	if (++w->fence_here < w->nlocal)
+		return 0;
+	h.count = w->fence_epoch;
+	am_send(a, w->root, &h, NULL, 0);
+	return 0;
+}
+
+/* the root: node src arrived at epoch ep */
+static void fence_root_arrive(struct agent *a, struct agent_win *w,
+			      uint64_t ep)
+{
+	int par = (int)(ep & 1);
+	struct rmad_am_hdr h = {
+		.type = RMAD_AM_WIN_FENCE_RELEASE,
+		.job = w->job->key,
+		.seq = w->key,
+		.count = ep,
+	};
+
+	if (++w->fence_arrived[par] < w->nnodes)
+		return;
+	w->fence_arrived[par] = 0;
+	for (int k = 0; k < w->nnodes; k++)
+		am_send(a, w->nodes[k], &h, NULL, 0);
+}
+
+static void fence_release(struct agent *a, struct agent_win *w, uint64_t ep)
+{
+	if (ep != w->fence_epoch || w->fence_here < w->nlocal) {
+		rmad_warn("window %llx: fence release of epoch %llu, at %u "
+			  "with %d of %d here", (unsigned long long)w->key,
+			  (unsigned long long)ep, w->fence_epoch,
+			  w->fence_here, w->nlocal);
+		return;
+	}
+	w->fence_epoch++;
+	w->fence_here = 0;
+	for (int32_t i = 0; i < w->nhere; i++)
+		w->local[i].fencing = 0;
+	if (a->win_fence_hook)
+		a->win_fence_hook(a, w, 0);
 }
 
 /* The job is gone from this agent: drop its windows. */
@@ -710,6 +789,16 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 			am_send(a, a->node, &d, NULL, 0);
 		}
 		return;
+	case RMAD_AM_WIN_FENCE_ARRIVE:
+		if (!w || w->root != a->node || !w->ready)
+			return;
+		fence_root_arrive(a, w, h->count);
+		return;
+	case RMAD_AM_WIN_FENCE_RELEASE:
+		if (!w || !w->ready || (int)h->src_node != w->root)
+			return;
+		fence_release(a, w, h->count);
+		return;
 	case RMAD_AM_WIN_FREE_DONE:
 		if (!w)
 			return;
@@ -743,6 +832,8 @@ int agent_win_init(struct agent *a)
 	am_register(a, RMAD_AM_WIN_READY, on_win);
 	am_register(a, RMAD_AM_WIN_FREE_ARRIVE, on_win);
 	am_register(a, RMAD_AM_WIN_FREE_DONE, on_win);
+	am_register(a, RMAD_AM_WIN_FENCE_ARRIVE, on_win);
+	am_register(a, RMAD_AM_WIN_FENCE_RELEASE, on_win);
 	a->job_hooks.failed = agent_win_job_failed;
 	a->job_hooks.freed = agent_win_job_freed;
 	return 0;

@@ -40,5 +40,13 @@ struct win_local *agent_win_local(struct agent_win *w, int32_t rank);
 int agent_win_rkey(struct agent_win *w, int32_t rank, uint64_t *key,
 		   uint64_t *addr);
 int agent_win_rank_of(struct agent_win *w, int32_t grank);
+/*
+ * Local member l arrives at w's fence barrier.  Once every local member
+ * has, this node arrives at the window's root; the root releases the
+ * member nodes once all have.  The release (or a member's death) calls
+ * a->win_fence_hook.  Returns 0, or RMAD_ERR_PROC_FAILED / _SYNC at once.
+ */
+int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
+			   struct win_local *l);
 
 #endif

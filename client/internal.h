@@ -78,7 +78,7 @@ struct win_peer {
 };
 
 /* Epochs of this process on one window (rma.c). */
-enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2 };
+enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2, EPOCH_FENCE = 3 };
 
 struct rmad_win_s {
 	uint32_t magic;
@@ -113,6 +113,7 @@ struct rmad_win_s {
 	 * flush_all or epoch end covered: equal means nothing to flush */
 	uint64_t remote_posted, remote_flushed;
 	int agent_epoch;		/* the agent knows of an epoch */
+	int fence_moved;		/* an op since the last fence (atomic) */
 	/* its op pool (attach.c), under rmad_cl.pool_lock */
 	uint32_t *stash;		/* free reserved elements */
 	uint32_t nstash;
@@ -149,6 +150,8 @@ static inline int rmad_win_ok(rmad_win_t w)
 int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit);
 void rmad_win_kick(struct rmad_client *c);
+/* rma.c: every remote op posted so far is complete (no flush needed) */
+void flushed_upto_all(rmad_win_t win);
 
 /*
  * A counter of rmad_win_stats: a relaxed load and store, not an atomic

@@ -65,6 +65,13 @@ static void flushed_upto(rmad_win_t win, uint64_t posted)
 		;
 }
 
+/* Everything posted so far is complete (an epoch's end, a fence). */
+void flushed_upto_all(rmad_win_t win)
+{
+	flushed_upto(win, __atomic_load_n(&win->remote_posted,
+					  __ATOMIC_ACQUIRE));
+}
+
 /* --------------------------------------------------- remote lock list */
 
 static int rlock_find(struct rmad_win_s *w, int rank)
@@ -163,7 +170,7 @@ struct tref {
 
 static int covered(struct rmad_win_s *w, int rank, struct win_peer *p)
 {
-	if (w->epoch == EPOCH_LOCK_ALL)
+	if (w->epoch == EPOCH_LOCK_ALL || w->epoch == EPOCH_FENCE)
 		return 1;
 	if (w->epoch != EPOCH_LOCK)
 		return 0;
@@ -211,6 +218,9 @@ static int check(rmad_win_t w, int target, size_t tdisp, int count,
  */
 static int counted(rmad_win_t w, uint64_t *kind)
 {
+	if (w->epoch == EPOCH_FENCE &&
+	    !__atomic_load_n(&w->fence_moved, __ATOMIC_RELAXED))
+		__atomic_store_n(&w->fence_moved, 1, __ATOMIC_RELAXED);
 	rmad_win_count(&w->st_ops_posted, 1);
 	if (kind)
 		rmad_win_count(kind, 1);
@@ -522,6 +532,21 @@ static int epoch_args(rmad_win_t win)
 	return 0;
 }
 
+/*
+ * A lock epoch after fences: allowed when no operation was issued since
+ * the last fence, which then ends the fence sequence (as MPICH does);
+ * otherwise that epoch is still open.
+ */
+static int leave_fence(rmad_win_t w)
+{
+	if (w->epoch != EPOCH_FENCE)
+		return 0;
+	if (__atomic_load_n(&w->fence_moved, __ATOMIC_RELAXED))
+		return RMAD_ERR_SYNC;
+	w->epoch = EPOCH_NONE;
+	return 0;
+}
+
 /* The agent's share of a new epoch: pool sizes from the hints. */
 static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 		     int assert)
@@ -573,6 +598,9 @@ static int win_lock(int lock_type, int target, int assert, rmad_win_t win)
 	if (target < 0 || target >= c->b.size)
 		return RMAD_ERR_RANK;
 	err = rmad_win_target(win, target, &p, &size, &du);
+	if (err)
+		return err;
+	err = leave_fence(win);
 	if (err)
 		return err;
 	if (win->epoch == EPOCH_LOCK_ALL || (p && p->locked) ||
@@ -662,6 +690,9 @@ static int win_lock_all(int assert, rmad_win_t win)
 		return err;
 	if (assert & ~MODE_ALL)
 		return RMAD_ERR_ARG;
+	err = leave_fence(win);
+	if (err)
+		return err;
 	if (win->epoch != EPOCH_NONE)
 		return RMAD_ERR_SYNC;
 	for (int i = 0; i < win->npeers; i++) {
@@ -731,8 +762,8 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 
 	if (err)
 		return err;
-	if (win->epoch == EPOCH_NONE)
-		return RMAD_ERR_SYNC;
+	if (win->epoch == EPOCH_NONE || win->epoch == EPOCH_FENCE)
+		return RMAD_ERR_SYNC;	/* passive target only */
 	if (target >= 0) {
 		struct win_peer *p;
 		uint64_t size;

@@ -130,6 +130,7 @@ int rmad_compare_and_swap(const void *origin, const void *compare,
 			  size_t tdisp, rmad_win_t win);
 
 /* Passive-target synchronization. */
+int rmad_win_fence(int assert, rmad_win_t win);
 int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win);
 int rmad_win_unlock(int target, rmad_win_t win);
 int rmad_win_lock_all(int assert, rmad_win_t win);

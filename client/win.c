@@ -463,7 +463,9 @@ int rmad_win_free(rmad_win_t *win)
 		return RMAD_ERR_ARG;
 	if (!c->initialized)
 		return RMAD_ERR_SYNC;
-	if (w->epoch != EPOCH_NONE)
+	if (w->epoch != EPOCH_NONE &&
+	    (w->epoch != EPOCH_FENCE ||
+	     __atomic_load_n(&w->fence_moved, __ATOMIC_RELAXED)))
 		return RMAD_ERR_SYNC;	/* an epoch is still open */
 	m.h.magic = RMAD_CTL_MAGIC;
 	m.h.abi_version = RMAD_ABI_VERSION;

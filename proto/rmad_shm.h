@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	7	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	8	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -210,6 +210,14 @@ enum {
 	/* KEEP|SYNC: done when every per-target lock called so far in the
 	 * epoch is granted (before a same-node lock is taken) */
 	RMAD_OPC_LOCK_WAIT = 17,
+	/*
+	 * KEEP|SYNC, with `lock` as for LOCK_ALL (lock.assert: the fence's
+	 * RMAD_MODE_* bits): complete the epoch's ops (unless NOPRECEDE),
+	 * then the barrier over the window's members; done when it
+	 * releases.  The origin is then in a fence epoch (none after
+	 * NOSUCCEED).
+	 */
+	RMAD_OPC_FENCE = 18,
 	RMAD_OPC_MAX
 };
 
@@ -294,9 +302,18 @@ _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
 #define RMAD_SB_INTENT		2
 #define RMAD_SB_RELEASING	3
 
+/*
+ * The fence barrier of a window whose members are all on one node, in
+ * the control page of its lowest-ranked member: arrivals count up in
+ * bar_count, the last one resets it and bumps bar_gen (a futex word);
+ * bar_failed is set by the agent when a member dies, and wakes them.
+ */
 struct rmad_win_ctl {
 	uint32_t lock;			/* RMAD_LW_* */
-	uint32_t pad[15];
+	uint32_t bar_count;
+	uint32_t bar_gen;
+	uint32_t bar_failed;
+	uint32_t pad[12];
 	uint8_t shared_by[RMAD_WIN_CTL_SIZE - 64];	/* RMAD_SB_*, by slot */
 };
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 5
+#define RMAD_WIRE_VERSION 6
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -63,6 +63,9 @@ enum {
 	 * heartbeat_timeout_ms of silence declares it dead.
 	 */
 	RMAD_AM_HEARTBEAT = 27,
+	/* a window's fence barrier: seq = window key, count = its epoch */
+	RMAD_AM_WIN_FENCE_ARRIVE = 28,	/* member node -> window root */
+	RMAD_AM_WIN_FENCE_RELEASE = 29,	/* root -> member nodes */
 	RMAD_AM_TYPE_MAX
 };
 
