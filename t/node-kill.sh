@@ -9,7 +9,7 @@
 # rmad-run exits, with status 4 because an agent died (t/prog_nodekill.c),
 # leaving no process, run directory or shm region behind.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 47
+plan 49
 prog="$top_builddir/t/prog_nodekill"
 n=0
 # over shm the agent hangs (SIGSTOP, no error anywhere: the heartbeat
@@ -60,6 +60,7 @@ for prov in shm 'tcp;ofi_rxm'; do
 		"rank 0: ok: ping rank 1 fails"
 		"rank 0: ok: ping rank 2 works"
 		"rank 0: ok: the job's barrier fails"
+		"rank 0: ok: a fence on a window of the dead node fails"
 	)
 	for w in "${want[@]}"; do
 		line=$(grep -F "$w" "$d/out" | head -n 1)

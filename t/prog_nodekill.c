@@ -28,8 +28,9 @@
  *     reads the put; flush_all and unlock_all cover the dead node and
  *     fail; a second lock_all epoch that does not reach node 1 works;
  *     then a lock epoch on rank 2 works;
- *   - locks rank 1 again, pings rank 1 and rank 2, joins a barrier:
- *     RMAD_ERR_PROC_FAILED, 0 for the live rank, RMAD_ERR_PROC_FAILED;
+ *   - locks rank 1 again, pings rank 1 and rank 2, joins a barrier and
+ *     fences: RMAD_ERR_PROC_FAILED, 0 for the live rank,
+ *     RMAD_ERR_PROC_FAILED twice;
  * and writes DIR/done.  Rank 2 checks that rank 0's value landed.  Each
  * check prints "rank R: ok: ..." or "rank R: FAIL ...".  Rank 1 only
  * waits for DIR/done and DIR/killed, and finalizes: its agent is gone.
@@ -252,6 +253,9 @@ int main(int argc, char **argv)
 	TIMED(e, rmad_barrier());
 	check(e == RMAD_ERR_PROC_FAILED && dt < 5, "the job's barrier fails",
 	      e, dt);
+	TIMED(e, rmad_win_fence(0, w));
+	check(e == RMAD_ERR_PROC_FAILED && dt < 5,
+	      "a fence on a window of the dead node fails", e, dt);
 	mark("done");
 	/* the window and the job end with errors: the job lost a rank */
 	rmad_finalize();
