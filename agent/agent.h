@@ -319,6 +319,7 @@ struct agent_win {
 	int32_t fence_here;
 	uint32_t fence_epoch;
 	int fence_arrived[2];
+	uint64_t fence_sent, fence_recv;	/* packets, not to ourselves */
 	/* rma.c: origin state of each local client that used it */
 	struct rma_origin *origins;
 	int meta_fd;			/* memfd with the sorted table, or -1 */

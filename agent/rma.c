@@ -374,10 +374,11 @@ void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 {
 	struct rma_origin *o = origin_find(w, c, gen);
 
-	if (!o)
-		return;		/* nothing went to other nodes */
-	/* the process-counted fields are never set in o->st: zero */
-	*out = o->st;
+	if (o)
+		/* the process-counted fields are never set in o->st */
+		*out = o->st;
+	out->fence_pkts_sent = w->fence_sent;
+	out->fence_pkts_recv = w->fence_recv;
 }
 
 /* The RMA packet types: the job and the ranks checked, then handled. */

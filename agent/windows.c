@@ -329,6 +329,7 @@ int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
 	if (++w->fence_here < w->nlocal)
 		return 0;
 	h.count = w->fence_epoch;
+	w->fence_sent += w->root != a->node;
 	am_send(a, w->root, &h, NULL, 0);
 	return 0;
 }
@@ -348,8 +349,10 @@ static void fence_root_arrive(struct agent *a, struct agent_win *w,
 	if (++w->fence_arrived[par] < w->nnodes)
 		return;
 	w->fence_arrived[par] = 0;
-	for (int k = 0; k < w->nnodes; k++)
+	for (int k = 0; k < w->nnodes; k++) {
+		w->fence_sent += w->nodes[k] != a->node;
 		am_send(a, w->nodes[k], &h, NULL, 0);
+	}
 }
 
 static void fence_release(struct agent *a, struct agent_win *w, uint64_t ep)
@@ -792,11 +795,13 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 	case RMAD_AM_WIN_FENCE_ARRIVE:
 		if (!w || w->root != a->node || !w->ready)
 			return;
+		w->fence_recv += (int)h->src_node != a->node;
 		fence_root_arrive(a, w, h->count);
 		return;
 	case RMAD_AM_WIN_FENCE_RELEASE:
 		if (!w || !w->ready || (int)h->src_node != w->root)
 			return;
+		w->fence_recv += (int)h->src_node != a->node;
 		fence_release(a, w, h->count);
 		return;
 	case RMAD_AM_WIN_FREE_DONE:

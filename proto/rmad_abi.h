@@ -137,7 +137,11 @@ struct rmad_stats {
 	uint64_t order_waits;		/* accumulates that waited for the
 					 * previous one's answer (ordering
 					 * on an unordered channel) */
-	uint64_t reserved[7];
+	/* the window's fence barrier packets this process's agent sent
+	 * and received (shared by the node's members of the window) */
+	uint64_t fence_pkts_sent;
+	uint64_t fence_pkts_recv;
+	uint64_t reserved[5];
 };
 
 #ifdef __cplusplus

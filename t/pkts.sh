@@ -3,7 +3,9 @@
 # pkts.sh - the seeds' message savings, by packet count (t/prog_pkts.c:
 # single short op, 100 puts without acks, lock_all to used targets
 # only, empty flushes, a get moved to carry the unlock, a queued
-# lock+op, accumulate ordering), with one rank per virtual node.  Exact
+# lock+op, accumulate ordering, and fence epochs: the put's packets and
+# the window barrier's one ARRIVE and one RELEASE per node and fence),
+# with one rank per virtual node.  Exact
 # counts with piggyback_threshold large (the closing synchronization
 # rides on the last op); bounds that hold whatever the timing with the
 # defaults; and a channel taken as unordered, where every op is

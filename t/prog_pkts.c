@@ -21,6 +21,11 @@
  *      with its lock request, and both land
  *   H. lazy release keeps NOCHECK: lock(NOCHECK), put, flush, put,
  *      unlock sends no LOCK and no UNLOCK
+ *   I. fence(NOPRECEDE) + 1 put (rank 0 to rank 1) + fence(NOSUCCEED),
+ *      every rank: one PUT carrying the ack request and one ACK, no
+ *      lock packet; each fence one ARRIVE from every other node to the
+ *      window's root (rank 0's node) and one RELEASE back; then an
+ *      empty fence pair: the barriers only
  *   G. ordering: 20 REPLACE accumulates to one place end with the
  *      last value; on a channel taken as unordered (am_ordering=false)
  *      each waited for the previous one's answer, but not with the
@@ -66,6 +71,54 @@ static void report(const char *what, uint64_t s, uint64_t r)
 {
 	printf("rank %d: pkts %-34s sent %3llu received %3llu\n", rank, what,
 	       (unsigned long long)s, (unsigned long long)r);
+}
+
+/* I: every rank; the window's root is rank 0's node */
+static void fences(int64_t *base)
+{
+	uint64_t s, r, fs, fr, want_fs, want_fr;
+	struct rmad_stats now;
+	int64_t v = 9;
+
+	for (int empty = 0; empty < 2; empty++) {
+		/* marked before anyone can arrive at the root */
+		mark();
+		rmad_barrier();
+		OK(rmad_win_fence(RMAD_MODE_NOPRECEDE, w));
+		if (rank == 0 && !empty)
+			OK(rmad_put(&v, 1, RMAD_INT64, 1, 500, 1, RMAD_INT64,
+				    w));
+		OK(rmad_win_fence(RMAD_MODE_NOSUCCEED, w));
+		delta(&s, &r, 0, NULL);
+		OK(rmad_win_stats(w, &now));
+		fs = now.fence_pkts_sent - before.fence_pkts_sent;
+		fr = now.fence_pkts_recv - before.fence_pkts_recv;
+		/* two fences: the root hears and answers every other node */
+		want_fs = rank == 0 ? 2 * (uint64_t)(size - 1) : 2;
+		want_fr = want_fs;
+		if (rank == 0)
+			report(empty ? "I. fence, fence (RMA)" :
+			       "I. fence, put, fence (RMA)", s, r);
+		printf("rank %d: pkts I. %s barrier%*s sent %3llu received "
+		       "%3llu\n", rank, empty ? "empty fences," : "fences,",
+		       empty ? 9 : 16, "", (unsigned long long)fs,
+		       (unsigned long long)fr);
+		CHECK(fs == want_fs && fr == want_fr,
+		      "I: barrier packets %llu/%llu, want %llu/%llu",
+		      (unsigned long long)fs, (unsigned long long)fr,
+		      (unsigned long long)want_fs,
+		      (unsigned long long)want_fr);
+		/* exact: the put waits for the fence and carries the ack
+		 * request; otherwise it may have gone before, and the fence
+		 * sends a FLUSH */
+		if (rank == 0)
+			CHECK(empty ? s == 0 && r == 0 :
+			      (s == 1 || (!exact && s == 2)) && r == 1,
+			      "I: %llu sent, %llu received",
+			      (unsigned long long)s, (unsigned long long)r);
+		if (rank == 1 && !empty)
+			CHECK(base[500] == 9, "I: put missing");
+	}
 }
 
 int main(int argc, char **argv)
@@ -324,6 +377,7 @@ int main(int argc, char **argv)
 			      (long long)base[400]);
 	}
 	rmad_barrier();
+	fences(base);
 	OK(rmad_win_free(&w));
 out:
 	if (fails)
