@@ -137,6 +137,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 	op->result = e->result_addr;
 	op->is_inline = !!(flags & RMAD_OPF_INLINE);
 	op->staged = !!(flags & RMAD_OPF_STAGED);
+	op->waited = !!(flags & RMAD_OPF_KEEP);
 	op->inline_len = e->inline_len;
 	if (e->dtype > 255 || e->op > 255) {
 		op->dtype = 0;

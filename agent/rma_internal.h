@@ -29,6 +29,8 @@ enum win_state {
 	RMA_LOCK_ALL_CALLED,
 	RMA_LOCK_ALL_ISSUED,
 	RMA_LOCK_ALL_GRANTED,
+	RMA_FENCE_ISSUED,		/* in the window's barrier: new ops
+					 * wait for its release */
 	RMA_FENCE_GRANTED,		/* between fences: every member open,
 					 * no lock taken (nocheck_all) */
 };
@@ -66,6 +68,7 @@ struct rma_op {
 	uint8_t rdma;			/* moves by fi_write/fi_read */
 	uint8_t nx;			/* of them, chunks in flight */
 	uint8_t staged;			/* origin, result: staging offsets */
+	uint8_t waited;			/* the client waits for it (KEEP) */
 	uint64_t raddr, rkey;		/* rdma: target bytes, key */
 	uint64_t wseq;			/* its place on the channel */
 	uint16_t pflags;		/* RMAD_AMF_* it went out with */

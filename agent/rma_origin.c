@@ -766,6 +766,8 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 
 	switch (op->opcode) {
 	case RMAD_OPC_LOCK:
+		if (o->state == RMA_FENCE_ISSUED)
+			return -1;	/* after the fence's release */
 		if (o->state == RMA_FENCE_GRANTED && !o->ntargets) {
 			/* a fence sequence that moved nothing ends here */
 			o->state = RMA_NONE;
@@ -795,6 +797,8 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		op_finish(a, o, i);
 		return 0;
 	case RMAD_OPC_LOCK_ALL:
+		if (o->state == RMA_FENCE_ISSUED)
+			return -1;
 		if (o->state == RMA_FENCE_GRANTED && !o->ntargets) {
 			o->state = RMA_NONE;
 			o->nocheck_all = 0;
@@ -835,8 +839,8 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		list_add(R, &o->yhead, &o->ytail, i);
 		return 0;
 	case RMAD_OPC_FENCE:
-		if ((o->state != RMA_NONE && o->state != RMA_FENCE_GRANTED) ||
-		    o->fence_op != RMAD_NIL) {
+		if (o->state != RMA_NONE && o->state != RMA_FENCE_GRANTED &&
+		    o->state != RMA_FENCE_ISSUED) {
 			op->status = RMAD_ERR_SYNC;	/* inside a lock epoch */
 			op_finish(a, o, i);
 			return 0;
@@ -912,6 +916,8 @@ make:
 		case RMA_LOCK_ALL_ISSUED:
 			o->need_target = 1;
 			return -1;
+		case RMA_FENCE_ISSUED:
+			return -1;	/* the target may not be in the fence */
 		default:
 			op->status = RMAD_ERR_SYNC;
 			op_finish(a, o, i);
@@ -936,6 +942,8 @@ static int sync_done(struct rma_origin *o, uint32_t i)
 
 	if (o->shead != RMAD_NIL)
 		return 0;
+	if (op->opcode == RMAD_OPC_FENCE && o->fence_op != RMAD_NIL)
+		return 0;	/* the previous fence's barrier first */
 	if (op->opcode == RMAD_OPC_UNLOCK_ALL &&
 	    (o->la_unlock || o->la_inflight || o->state == RMA_LOCK_ALL_ISSUED))
 		return 0;
@@ -1014,9 +1022,13 @@ static int32_t fence_arrive(struct agent *a, struct rma_origin *o, uint32_t i)
 	/* before the call: when this node is the window's root and the
 	 * last to arrive, the release runs inside it */
 	o->fence_op = i;
+	o->state = RMA_FENCE_ISSUED;
 	st = agent_win_fence_arrive(a, o->w, l);
-	if (st)
+	if (st) {
 		o->fence_op = RMAD_NIL;
+		o->state = RMA_NONE;
+		o->nocheck_all = 0;
+	}
 	return st;
 }
 
@@ -1052,6 +1064,10 @@ void rma_fence_done(struct agent *a, struct agent_win *w, int status)
 			o->state = RMA_FENCE_GRANTED;
 			o->nocheck_all = 1;
 		}
+		/* nobody waits for an opening fence: its error is the
+		 * epoch's, for the next synchronization */
+		if (st && !op->waited)
+			set_err(o, st);
 		op->status = st;
 		op->serial = 0;
 		agent_complete_op(a, op->client, i, st);
@@ -1162,15 +1178,17 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 			uint32_t i = list_pop(R, &o->yhead, &o->ytail);
 			struct rma_op *op = &R->sh[i];
 
-			if (op->opcode == RMAD_OPC_FENCE && !o->err &&
-			    !o->dead_seen) {
-				/* the epoch is complete here: the barrier */
+			if (op->opcode == RMAD_OPC_FENCE) {
+				/* the epoch is complete here: the barrier,
+				 * which reports the epoch's errors too */
 				int32_t st = fence_arrive(a, o, i);
 
 				if (!st) {
 					again = 1;
 					continue;
 				}
+				if (!op->waited)
+					set_err(o, st);
 				op->status = st;
 				op->serial = 0;
 				agent_complete_op(a, op->client, i, st);

@@ -20,6 +20,12 @@
  *    window's barrier: its node's members first, then one ARRIVE per
  *    node to the window's root and one RELEASE back (windows.c).
  *
+ * A fence with nothing to close (RMAD_MODE_NOPRECEDE, or the first of a
+ * sequence) does not wait for the window's barrier when members are on
+ * other nodes: the node's members meet in shared memory, the FENCE goes
+ * to the agent, and the agent holds the operations to other nodes until
+ * the barrier releases (FENCE_ISSUED, then FENCE_GRANTED).
+ *
  * Between fences the window is open for operations to every member, as
  * in a lock_all epoch with MODE_NOCHECK.  A fence sequence in which no
  * operation was issued since the last fence may be left for a lock
@@ -91,6 +97,20 @@ static int shm_barrier(struct rmad_client *c, rmad_win_t w)
 	return 0;
 }
 
+static void fence_elem(rmad_win_t w, int assert, struct rmad_op_elem *t)
+{
+	t->opcode = RMAD_OPC_FENCE;
+	t->win = w->block;
+	t->ticket = w->key;
+	t->target = -1;
+	t->lock.assert = (uint32_t)assert;
+	t->lock.target_pool = w->hints.target_pool > 0 ?
+			      (uint32_t)w->hints.target_pool : 0;
+	t->lock.slots = w->hints.slots > 0 ? (uint32_t)w->hints.slots : 0;
+	t->lock.acc_ordering = RMAD_LOCKF_ORDER |
+			       (w->hints.acc_ordering & 0xffu);
+}
+
 /* The fence of a window with members on other nodes: the agent's. */
 static int agent_fence(struct rmad_client *c, rmad_win_t w, int assert)
 {
@@ -100,18 +120,44 @@ static int agent_fence(struct rmad_client *c, rmad_win_t w, int assert)
 
 	if (c->dead)
 		return RMAD_ERR_AGENT;
-	t.opcode = RMAD_OPC_FENCE;
-	t.win = w->block;
-	t.ticket = w->key;
-	t.target = -1;
-	t.lock.assert = (uint32_t)assert;
-	t.lock.target_pool = w->hints.target_pool > 0 ?
-			     (uint32_t)w->hints.target_pool : 0;
-	t.lock.slots = w->hints.slots > 0 ? (uint32_t)w->hints.slots : 0;
-	t.lock.acc_ordering = RMAD_LOCKF_ORDER |
-			      (w->hints.acc_ordering & 0xffu);
+	fence_elem(w, assert, &t);
 	err = rmad_sync_elem(c, w, &t);
 	rmad_win_count(&w->st_sync_wait_ns, rmad_now_ns() - t0);
+	return err;
+}
+
+/*
+ * A fence that only opens an epoch (FENCE_ISSUED in the seeds): the
+ * same-node members meet in shared memory, so that operations on them
+ * may go in place at once; the FENCE goes to the agent without waiting,
+ * and the agent holds this process's operations to other nodes until
+ * the window's barrier releases.  An error of that barrier is reported
+ * by the next synchronization.
+ */
+static int agent_fence_open(struct rmad_client *c, rmad_win_t w, int assert)
+{
+	struct rmad_op_elem *e;
+	uint32_t idx;
+	int err;
+
+	if (c->dead)
+		return RMAD_ERR_AGENT;
+	err = shm_barrier(c, w);
+	if (err)
+		return err;
+	err = rmad_op_alloc(c, w, &idx);
+	if (err)
+		return err;
+	e = rmad_shm_op_at(c->seg, c->hdr, idx);
+	/* all but the link (see rmad_op_alloc) */
+	memset(&e->opcode, 0,
+	       sizeof(*e) - offsetof(struct rmad_op_elem, opcode));
+	fence_elem(w, assert, e);
+	e->owner = c->slot;
+	e->owner_gen = c->reg.gen;
+	err = rmad_op_submit(c, idx);
+	if (err)
+		rmad_op_free(c, idx);
 	return err;
 }
 
@@ -130,7 +176,11 @@ static int win_fence(int assert, rmad_win_t w)
 		return RMAD_ERR_SYNC;	/* inside a lock epoch */
 	/* our stores and in-place operations before everyone's arrival */
 	cmm_smp_mb();
-	if (w->remote_members) {
+	if (w->remote_members && !(assert & RMAD_MODE_NOSUCCEED) &&
+	    ((assert & RMAD_MODE_NOPRECEDE) || w->epoch == EPOCH_NONE)) {
+		/* nothing to close: open without waiting */
+		err = agent_fence_open(c, w, assert);
+	} else if (w->remote_members) {
 		err = agent_fence(c, w, assert);
 		flushed_upto_all(w);
 	} else {

@@ -3,7 +3,8 @@
  * prog_fence.c - active target by fence on every rank of the job and on
  * a subgroup: exact results for put, get and accumulate across fences,
  * 50 epochs in a row, NOPRECEDE and NOSUCCEED, a lock epoch after the
- * fence sequence, a target that computes between fences, and misuse
+ * fence sequence, a target that computes between fences, an opening
+ * fence that does not wait for a member still computing, and misuse
  * (operations outside an epoch, a fence inside a lock epoch, a lock or
  * a flush inside a fence epoch, bad assert bits).  Each rank prints
  * "rank R: ok" or "rank R: FAIL ..." lines and exits non-zero on
@@ -216,7 +217,34 @@ int main(int argc, char **argv)
 		rmad_group_free(&g);
 		free(ranks);
 	}
-	/* the window is in no epoch (the fence sequence moved nothing) */
+	/* 8. an opening fence does not wait for a member on another node
+	 * that has not called it yet (rank 0 computes first); the
+	 * operations wait for it in the agent instead */
+	{
+		size_t sz;
+		int du, remote0;
+		void *pb;
+		double t0, dt;
+
+		remote0 = rmad_win_shared_query(w, 0, &sz, &du, &pb) ==
+			  RMAD_ERR_NOT_LOCAL;
+		if (rank == 0)
+			spin_ms(compute_ms);
+		t0 = rmad_wtime();
+		OK(rmad_win_fence(RMAD_MODE_NOPRECEDE, w));
+		dt = (rmad_wtime() - t0) * 1e3;
+		CHECK(!remote0 || dt < compute_ms / 2, "the opening fence "
+		      "waited %.1f ms for a computing member", dt);
+		v = rank + 1;
+		OK(rmad_accumulate(&v, 1, RMAD_INT64, 0, SLOTS - 3, 1,
+				   RMAD_INT64, RMAD_SUM, w));
+		OK(rmad_win_fence(RMAD_MODE_NOSUCCEED, w));
+		CHECK(rank != 0 || base[SLOTS - 3] ==
+		      (int64_t)size * (size + 1) / 2,
+		      "accumulates after an opening fence: %lld",
+		      (long long)base[SLOTS - 3]);
+	}
+	/* the window is in no epoch */
 	OK(rmad_win_free(&w));
 out:
 	OK(rmad_finalize());
