@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prog_fence.c - active target by fence on every rank of the job and on
- * a subgroup: exact results for put, get and accumulate across fences,
- * 50 epochs in a row, NOPRECEDE and NOSUCCEED, a lock epoch after the
- * fence sequence, a target that computes between fences, an opening
- * fence that does not wait for a member still computing, and misuse
+ * a subgroup: exact results for put, get, accumulate, fetch_and_op and
+ * compare_and_swap across fences, 50 epochs in a row, NOPRECEDE and
+ * NOSUCCEED, a lock epoch after the fence sequence, a target that
+ * computes between fences, an opening fence that does not wait for a
+ * member still computing, and misuse
  * (operations outside an epoch, a fence inside a lock epoch, a lock or
  * a flush inside a fence epoch, bad assert bits).  Each rank prints
  * "rank R: ok" or "rank R: FAIL ..." lines and exits non-zero on
@@ -88,8 +89,8 @@ int main(int argc, char **argv)
 		return die(victim);
 	nxt = (rank + 1) % size;
 	prv = (rank + size - 1) % size;
-	if (size > SLOTS - 2) {
-		printf("rank %d: FAIL at most %d ranks\n", rank, SLOTS - 2);
+	if (size > SLOTS - 6) {
+		printf("rank %d: FAIL at most %d ranks\n", rank, SLOTS - 6);
 		return 1;
 	}
 	OK(rmad_win_allocate(SLOTS * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
@@ -117,7 +118,22 @@ int main(int argc, char **argv)
 		OK(rmad_accumulate(&v, 1, RMAD_INT64, r, SLOTS - 1, 1,
 				   RMAD_INT64, RMAD_SUM, w));
 	}
-	OK(rmad_win_fence(0, w));
+	{
+		/* the atomics: one origin per target slot */
+		int64_t add = rank + 1, old = -1, cmp = 0, swp = rank + 7,
+			res = -1;
+
+		OK(rmad_fetch_and_op(&add, &old, RMAD_INT64, nxt, SLOTS - 4,
+				     RMAD_SUM, w));
+		OK(rmad_compare_and_swap(&swp, &cmp, &res, RMAD_INT64, nxt,
+					 SLOTS - 5, w));
+		OK(rmad_win_fence(0, w));
+		CHECK(old == 0 && res == 0, "fetch_and_op/cas results %lld "
+		      "%lld", (long long)old, (long long)res);
+		CHECK(base[SLOTS - 4] == prv + 1 && base[SLOTS - 5] == prv + 7,
+		      "fetch_and_op/cas at the target: %lld %lld",
+		      (long long)base[SLOTS - 4], (long long)base[SLOTS - 5]);
+	}
 	for (int r = 0; r < size; r++)
 		CHECK(got[r] == 1000 + r, "get: rank %d's slot %d is %lld",
 		      nxt, r, (long long)got[r]);
