@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bench_backend.h - rmad-bench's backends: the same small set of calls
+ * (b_*) on librmad, or on MPI-3 RMA when BENCH_MPI is defined (mpi-bench).
+ * Included once, by rmad-bench.c.
+ */
+#ifndef RMAD_BENCH_BACKEND_H
+#define RMAD_BENCH_BACKEND_H
+/* ------------------------------------------------------------ backends */
+#ifdef BENCH_MPI
+#include <mpi.h>
+
+#define IMPL_NAME "mpi"
+#define PROG_NAME "mpi-bench"
+typedef MPI_Win bwin_t;
+typedef MPI_Datatype btype_t;
+#define B_BYTE MPI_BYTE
+#define B_UINT8 MPI_UINT8_T
+#define B_INT64 MPI_INT64_T
+
+static int b_init(int *argc, char ***argv)
+{
+	return MPI_Init(argc, argv) == MPI_SUCCESS ? 0 : -1;
+}
+
+static void b_finalize(void)
+{
+	MPI_Finalize();
+}
+
+static void b_rank_size(int *rank, int *size)
+{
+	MPI_Comm_rank(MPI_COMM_WORLD, rank);
+	MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+static int b_barrier(void)
+{
+	return MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static int b_alloc_mem(size_t size, void *p)
+{
+	return MPI_Alloc_mem((MPI_Aint)size, MPI_INFO_NULL, p);
+}
+
+static void b_free_mem(void *p)
+{
+	MPI_Free_mem(p);
+}
+
+static int b_win_alloc(size_t size, void *base, bwin_t *w)
+{
+	return MPI_Win_allocate((MPI_Aint)size, 1, MPI_INFO_NULL,
+				MPI_COMM_WORLD, base, w);
+}
+
+static void b_win_free(bwin_t *w)
+{
+	MPI_Win_free(w);
+}
+
+static int b_put(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return MPI_Put(b, n, t, r, (MPI_Aint)d, n, t, w);
+}
+
+static int b_get(void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return MPI_Get(b, n, t, r, (MPI_Aint)d, n, t, w);
+}
+
+static int b_acc(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return MPI_Accumulate(b, n, t, r, (MPI_Aint)d, n, t, MPI_SUM, w);
+}
+
+static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,
+		  bwin_t w)
+{
+	return MPI_Get_accumulate(b, n, t, res, n, t, r, (MPI_Aint)d, n, t,
+				  MPI_SUM, w);
+}
+
+static int b_fop(const void *b, void *res, int r, size_t d, bwin_t w)
+{
+	return MPI_Fetch_and_op(b, res, MPI_INT64_T, r, (MPI_Aint)d, MPI_SUM,
+				w);
+}
+
+static int b_cas(const void *b, const void *c, void *res, int r, size_t d,
+		 bwin_t w)
+{
+	return MPI_Compare_and_swap(b, c, res, MPI_INT64_T, r, (MPI_Aint)d, w);
+}
+
+static int b_lock(int r, bwin_t w)
+{
+	return MPI_Win_lock(MPI_LOCK_EXCLUSIVE, r, 0, w);
+}
+
+static int b_unlock(int r, bwin_t w)
+{
+	return MPI_Win_unlock(r, w);
+}
+
+static int b_lock_all(bwin_t w)
+{
+	return MPI_Win_lock_all(0, w);
+}
+
+static int b_unlock_all(bwin_t w)
+{
+	return MPI_Win_unlock_all(w);
+}
+
+static int b_flush(int r, bwin_t w)
+{
+	return MPI_Win_flush(r, w);
+}
+
+static int b_flush_all(bwin_t w)
+{
+	return MPI_Win_flush_all(w);
+}
+
+/* the job's sum of v, valid on rank 0; collective */
+static int b_sum0(double v, double *out)
+{
+	return MPI_Reduce(&v, out, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+}
+
+/* every rank's v, by rank, into all[] on rank 0; collective */
+static int b_gather0(double v, double *all)
+{
+	return MPI_Gather(&v, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0,
+			  MPI_COMM_WORLD);
+}
+
+struct binfo {
+	int nodes, local_rank, agent_pid;
+	char provider[64];
+};
+
+static int b_info(struct binfo *in)
+{
+	MPI_Comm node;
+	int lr, first, nodes;
+	const char *p = getenv("BENCH_MPI_FLAVOR");
+
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+			    MPI_INFO_NULL, &node);
+	MPI_Comm_rank(node, &lr);
+	MPI_Comm_free(&node);
+	first = lr == 0;
+	MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	in->nodes = nodes;
+	in->local_rank = lr;
+	in->agent_pid = 0;
+	snprintf(in->provider, sizeof(in->provider), "%s", p ? p : "-");
+	return 0;
+}
+
+static int b_ctl_init(void)
+{
+	return 0;
+}
+
+static void b_ctl_fini(void)
+{
+}
+
+#else /* librmad */
+#include <rmad.h>
+
+#define IMPL_NAME "rmad"
+#define PROG_NAME "rmad-bench"
+typedef rmad_win_t bwin_t;
+typedef rmad_datatype_t btype_t;
+#define B_BYTE RMAD_BYTE
+#define B_UINT8 RMAD_UINT8
+#define B_INT64 RMAD_INT64
+
+static int b_init(int *argc, char ***argv)
+{
+	return rmad_init(argc, argv);
+}
+
+static void b_finalize(void)
+{
+	rmad_finalize();
+}
+
+static void b_rank_size(int *rank, int *size)
+{
+	rmad_rank(rank);
+	rmad_size(size);
+}
+
+static int b_barrier(void)
+{
+	return rmad_barrier();
+}
+
+static int b_alloc_mem(size_t size, void *p)
+{
+	return rmad_alloc_mem(size, (void **)p);
+}
+
+static void b_free_mem(void *p)
+{
+	rmad_free_mem(p);
+}
+
+static int b_win_alloc(size_t size, void *base, bwin_t *w)
+{
+	return rmad_win_allocate(size, 1, NULL, RMAD_GROUP_ALL, base, w);
+}
+
+static void b_win_free(bwin_t *w)
+{
+	rmad_win_free(w);
+}
+
+static int b_put(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return rmad_put(b, n, t, r, d, n, t, w);
+}
+
+static int b_get(void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return rmad_get(b, n, t, r, d, n, t, w);
+}
+
+static int b_acc(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
+{
+	return rmad_accumulate(b, n, t, r, d, n, t, RMAD_SUM, w);
+}
+
+static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,
+		  bwin_t w)
+{
+	return rmad_get_accumulate(b, n, t, res, n, t, r, d, n, t, RMAD_SUM,
+				   w);
+}
+
+static int b_fop(const void *b, void *res, int r, size_t d, bwin_t w)
+{
+	return rmad_fetch_and_op(b, res, RMAD_INT64, r, d, RMAD_SUM, w);
+}
+
+static int b_cas(const void *b, const void *c, void *res, int r, size_t d,
+		 bwin_t w)
+{
+	return rmad_compare_and_swap(b, c, res, RMAD_INT64, r, d, w);
+}
+
+static int b_lock(int r, bwin_t w)
+{
+	return rmad_win_lock(RMAD_LOCK_EXCLUSIVE, r, 0, w);
+}
+
+static int b_unlock(int r, bwin_t w)
+{
+	return rmad_win_unlock(r, w);
+}
+
+static int b_lock_all(bwin_t w)
+{
+	return rmad_win_lock_all(0, w);
+}
+
+static int b_unlock_all(bwin_t w)
+{
+	return rmad_win_unlock_all(w);
+}
+
+static int b_flush(int r, bwin_t w)
+{
+	return rmad_win_flush(r, w);
+}
+
+static int b_flush_all(bwin_t w)
+{
+	return rmad_win_flush_all(w);
+}
+
+/*
+ * rmad has no reduction: every rank puts its value into its slot of a
+ * small window on rank 0, and the barrier after the unlocks orders those
+ * puts before rank 0 reads the slots.
+ */
+static bwin_t ctl_win = RMAD_WIN_NULL;
+static volatile double *ctl_base;
+
+static int b_ctl_init(void)
+{
+	int size;
+
+	rmad_size(&size);
+	return rmad_win_allocate((size_t)size * sizeof(double), 1, NULL,
+				 RMAD_GROUP_ALL, &ctl_base, &ctl_win);
+}
+
+static void b_ctl_fini(void)
+{
+	if (ctl_win != RMAD_WIN_NULL)
+		rmad_win_free(&ctl_win);
+}
+
+/* every rank's v, by rank, into all[] on rank 0; collective */
+static int b_gather0(double v, double *all)
+{
+	int rank, size, rc;
+
+	b_rank_size(&rank, &size);
+	rc = rmad_win_lock(RMAD_LOCK_SHARED, 0, 0, ctl_win);
+	if (!rc)
+		rc = rmad_put(&v, 1, RMAD_DOUBLE, 0, (size_t)rank * sizeof(v),
+			      1, RMAD_DOUBLE, ctl_win);
+	if (!rc)
+		rc = rmad_win_unlock(0, ctl_win);
+	if (!rc)
+		rc = rmad_barrier();
+	if (!rc && rank == 0)
+		for (int i = 0; i < size; i++)
+			all[i] = ctl_base[i];
+	/* no rank may overwrite a slot before rank 0 has read it */
+	if (!rc)
+		rc = rmad_barrier();
+	return rc;
+}
+
+static int b_sum0(double v, double *out)
+{
+	int rank, size, rc;
+	double *all;
+
+	b_rank_size(&rank, &size);
+	all = calloc((size_t)size, sizeof(*all));
+	if (!all)
+		return -1;
+	rc = b_gather0(v, all);
+	if (!rc && rank == 0) {
+		*out = 0;
+		for (int i = 0; i < size; i++)
+			*out += all[i];
+	}
+	free(all);
+	return rc;
+}
+
+struct binfo {
+	int nodes, local_rank, agent_pid;
+	char provider[64];
+};
+
+static int b_info(struct binfo *in)
+{
+	struct rmad_info ri;
+	int rc = rmad_get_info(&ri);
+
+	if (rc)
+		return rc;
+	in->nodes = ri.nnodes;
+	in->local_rank = ri.local_rank;
+	in->agent_pid = ri.agent_pid;
+	snprintf(in->provider, sizeof(in->provider), "%s",
+		 ri.provider[0] ? ri.provider : "-");
+	return 0;
+}
+#endif
+
+#endif
