@@ -6,6 +6,9 @@
  */
 #ifndef RMAD_BENCH_BACKEND_H
 #define RMAD_BENCH_BACKEND_H
+
+#define BF_NOPRECEDE	1	/* b_fence bits */
+#define BF_NOSUCCEED	2
 /* ------------------------------------------------------------ backends */
 #ifdef BENCH_MPI
 #include <mpi.h>
@@ -122,6 +125,13 @@ static int b_flush(int r, bwin_t w)
 static int b_flush_all(bwin_t w)
 {
 	return MPI_Win_flush_all(w);
+}
+
+/* fence; bits BF_NOPRECEDE, BF_NOSUCCEED */
+static int b_fence(int bits, bwin_t w)
+{
+	return MPI_Win_fence((bits & BF_NOPRECEDE ? MPI_MODE_NOPRECEDE : 0) |
+			     (bits & BF_NOSUCCEED ? MPI_MODE_NOSUCCEED : 0), w);
 }
 
 /* the job's sum of v, valid on rank 0; collective */
@@ -283,6 +293,13 @@ static int b_flush(int r, bwin_t w)
 static int b_flush_all(bwin_t w)
 {
 	return rmad_win_flush_all(w);
+}
+
+static int b_fence(int bits, bwin_t w)
+{
+	return rmad_win_fence((bits & BF_NOPRECEDE ? RMAD_MODE_NOPRECEDE : 0) |
+			      (bits & BF_NOSUCCEED ? RMAD_MODE_NOSUCCEED : 0),
+			      w);
 }
 
 /*

@@ -53,10 +53,11 @@ static const char *const test_names[T_NTESTS] = {
 #define MEM_WIN_SIZE 4096	/* bytes per rank of the mem test's window */
 
 enum { FMT_TABLE, FMT_CSV, FMT_JSON };
+enum { M_FLUSH, M_LOCK, M_FENCE };	/* latency sync modes */
 
 static struct {
 	int tests[T_NTESTS];
-	int mode_lock, mode_flush;
+	int mode_lock, mode_flush, mode_fence;
 	size_t sizes[MAX_SIZES];
 	int nsizes;
 	size_t min_size, max_size;
@@ -95,7 +96,10 @@ static void usage(FILE *f)
 "  -t, --tests LIST     comma list of put,get,acc,gacc,fop,cas,put_bw,\n"
 "                       get_bw,mr_1,mr_all,post,async,mem or the groups\n"
 "                       lat,bw,mr,all (default all; all leaves out mem)\n"
-"  -m, --mode M         latency sync mode: lock, flush or both (both)\n"
+"  -m, --mode LIST      sync modes: lock (an epoch per op), flush (op +\n"
+"                       flush in one lock_all), fence (op + fence, every\n"
+"                       rank fencing), both (lock,flush) or all (both)\n"
+"      --sync LIST      the same as --mode\n"
 "  -s, --sizes LIST     message sizes (K and M suffixes), e.g. 8,4K,4M\n"
 "      --min-size N     smallest size of the 1 B..4 MiB ladder (1)\n"
 "      --max-size N     largest size of the ladder (4M)\n"
@@ -169,6 +173,19 @@ static int for_each_item(char *list, int (*fn)(const char *))
 	return 0;
 }
 
+static int set_mode(const char *m)
+{
+	int all = !strcmp(m, "all"), both = all || !strcmp(m, "both");
+	int lock = both || !strcmp(m, "lock");
+	int flush = both || !strcmp(m, "flush");
+	int fence = all || !strcmp(m, "fence");
+
+	opt.mode_lock |= lock;
+	opt.mode_flush |= flush;
+	opt.mode_fence |= fence;
+	return lock || flush || fence ? 0 : -1;
+}
+
 static int add_size(const char *s)
 {
 	if (opt.nsizes == MAX_SIZES || parse_size(s, &opt.sizes[opt.nsizes]))
@@ -206,14 +223,12 @@ static int parse_args(int argc, char **argv)
 
 		if (!strcmp(a, "-t") || !strcmp(a, "--tests"))
 			tests = (char *)v;
-		else if (!strcmp(a, "-m") || !strcmp(a, "--mode")) {
+		else if (!strcmp(a, "-m") || !strcmp(a, "--mode") ||
+			 !strcmp(a, "--sync")) {
 			if (!v)
 				return -1;
-			opt.mode_lock = !strcmp(v, "lock") ||
-					!strcmp(v, "both");
-			opt.mode_flush = !strcmp(v, "flush") ||
-					 !strcmp(v, "both");
-			if (!opt.mode_lock && !opt.mode_flush)
+			opt.mode_lock = opt.mode_flush = opt.mode_fence = 0;
+			if (for_each_item((char *)v, set_mode))
 				return -1;
 		} else if (!strcmp(a, "-s") || !strcmp(a, "--sizes"))
 			sizes = (char *)v;
@@ -403,8 +418,15 @@ static int acc_region_is(const unsigned char *b, size_t size, long total)
  * One latency row on the origin: op t of size bytes, lock mode (an epoch
  * per op) or flush mode (op+flush inside one lock_all).  Data checked.
  */
-static int lat_origin(int t, int lock_mode, size_t size, struct row *r)
+/*
+ * One latency row: op t of size bytes, in sync mode M_LOCK (an epoch per
+ * op), M_FLUSH (op + flush inside one lock_all) or M_FENCE (op + fence:
+ * every rank runs this, the origin alone moves data).  Data checked.
+ */
+static int lat_origin(int t, int smode, size_t size, struct row *r)
 {
+	int lock_mode = smode == M_LOCK, fence = smode == M_FENCE;
+	int me = rank == origin;
 	int warm = warmup_for(size), n = iters_for(size), done = 0, rc = 0;
 	int count = 0;
 	btype_t at;
@@ -417,8 +439,10 @@ static int lat_origin(int t, int lock_mode, size_t size, struct row *r)
 	if (t == T_FOP || t == T_CAS)
 		size = 8;
 	fill(sbuf, size, size);
-	/* starting state of the target */
-	if (t == T_GET)
+	/* starting state of the target (set by the origin alone) */
+	if (!me)
+		;
+	else if (t == T_GET)
 		rc = put_sync(sbuf, size, 0);
 	else if (t != T_PUT) {
 		memset(rbuf, 0, size);
@@ -432,16 +456,32 @@ static int lat_origin(int t, int lock_mode, size_t size, struct row *r)
 			memset(cbuf, 1, size);
 	}
 	memset(rbuf, 0, size);
-	if (rc)
+	if (fence) {
+		/* the origin's set-up is done: everyone may fence */
+		int rc2 = b_barrier();
+
+		if (rc || rc2)
+			return rc2 ? rc2 : check_fail(r, "cannot set up the "
+						      "target");
+		rc = b_fence(BF_NOPRECEDE, win);
+	} else if (rc) {
 		return check_fail(r, "cannot set up the target");
-	if (!lock_mode)
+	} else if (!lock_mode) {
 		rc = b_lock_all(win);
+	}
 	tstart = now();
-	for (int k = -warm; k < n && !rc; k++) {
+	/* fence: every rank runs every iteration, whatever happens */
+	for (int k = -warm; k < n && (fence || !rc); k++) {
 		double t0 = now();
 
 		if (lock_mode)
 			rc = b_lock(target, win);
+		if (fence && (!me || rc)) {
+			int rc2 = b_fence(0, win);
+
+			rc = rc ? rc : rc2;
+			continue;
+		}
 		switch (t) {
 		case T_PUT:
 			rc = rc ? rc : b_put(sbuf, (int)size, B_BYTE, target,
@@ -470,21 +510,36 @@ static int lat_origin(int t, int lock_mode, size_t size, struct row *r)
 					     acc_off(), win);
 			break;
 		}
-		if (!rc)
+		if (fence) {
+			int rc2 = b_fence(0, win);
+
+			rc = rc ? rc : rc2;
+		} else if (!rc) {
 			rc = lock_mode ? b_unlock(target, win) :
 					 b_flush(target, win);
+		}
 		if (k >= 0)
 			samples[done++] = now() - t0;
 		/* the fetched value must be the count of earlier ops */
 		if (!rc && (t == T_FOP || t == T_CAS) && res != k + warm) {
 			check_fail(r, "fetched value out of sequence");
-			break;
+			if (fence)
+				rc = -1;	/* fence on, moving nothing */
+			else
+				break;
 		}
-		if (k >= 0 && now() - tstart > opt.max_time)
+		/* (a fence loop cannot stop early: every rank counts) */
+		if (!fence && k >= 0 && now() - tstart > opt.max_time)
 			break;
 	}
-	if (!lock_mode && b_unlock_all(win) && !rc)
+	if (fence) {
+		if (b_fence(BF_NOSUCCEED, win) && !rc)
+			rc = -1;
+		if (!me)
+			return 0;
+	} else if (!lock_mode && b_unlock_all(win) && !rc) {
 		rc = -1;
+	}
 	stats(r, samples, done, 1);
 	if (rc)
 		return check_fail(r, "an RMA call failed");
@@ -605,6 +660,60 @@ static void compute(long us)
  * lock/acc/unlock (mode lock) or put+flush inside lock_all (mode flush).
  * The iteration count comes from T alone, so every rank agrees on it.
  */
+/*
+ * async in fence mode: the target computes T us between two fences while
+ * the origin accumulates 8 bytes into it; the origin's epoch (its op and
+ * the closing fence) takes T plus what the fence and the op cost on top.
+ */
+static int async_fence_row(long tus, struct row *r)
+{
+	int n = (int)(opt.max_time * 1e6 / (tus + 200));
+	int warm = 2, done = 0, rc = 0, rc2;
+	int64_t one = 1;
+	struct meter m;
+
+	if (n > opt.iters)
+		n = opt.iters;
+	if (n < 3)
+		n = 3;
+	r->t_us = tus;
+	r->size = 8;
+	if (row_begin(&m))
+		return -1;
+	if (rank == origin) {
+		memset(rbuf, 0, 8);
+		rc = put_sync(rbuf, 8, acc_off());
+	}
+	rc2 = b_barrier();
+	if (rc2)
+		return rc2;
+	rc2 = b_fence(BF_NOPRECEDE, win);
+	rc = rc ? rc : rc2;
+	for (int k = -warm; k < n; k++) {
+		double t0 = now();
+
+		if (rank == target)
+			compute(tus);
+		else if (rank == origin && !rc)
+			rc = b_acc(&one, 1, B_INT64, target, acc_off(), win);
+		rc2 = b_fence(0, win);
+		rc = rc ? rc : rc2;
+		if (rank == origin && k >= 0)
+			samples[done++] = now() - t0;
+	}
+	rc2 = b_fence(BF_NOSUCCEED, win);
+	rc = rc ? rc : rc2;
+	if (rank == origin) {
+		stats(r, samples, done, 1);
+		if (rc)
+			check_fail(r, "an RMA call failed");
+		else if (get_sync(rbuf, 8, acc_off()) ||
+			 ((int64_t *)rbuf)[0] != n + warm)
+			check_fail(r, "target data differs");
+	}
+	return row_end(&m, r);
+}
+
 static int async_row(long tus, int lock_mode, struct row *r)
 {
 	int n = (int)(opt.max_time * 1e6 / (tus + 200));
@@ -813,12 +922,13 @@ static int origin_row(int t, const char *mode, size_t size)
 
 	if (row_begin(&m))
 		return -1;
-	if (rank == origin) {
-		if (t <= T_CAS)
-			lat_origin(t, !strcmp(mode, "lock"), size, &r);
-		else
-			window_origin(t, size, &r);
-	}
+	if (!strcmp(mode, "fence"))
+		lat_origin(t, M_FENCE, size, &r);	/* every rank */
+	else if (rank == origin && t <= T_CAS)
+		lat_origin(t, strcmp(mode, "lock") ? M_FLUSH : M_LOCK, size,
+			   &r);
+	else if (rank == origin)
+		window_origin(t, size, &r);
 	if (t == T_FOP || t == T_CAS)
 		r.size = 8;
 	return row_end(&m, &r);
@@ -833,15 +943,20 @@ static int run_all(void)
 	for (int t = T_PUT; t <= T_CAS && !rc; t++) {
 		if (!opt.tests[t])
 			continue;
-		for (int lk = 1; lk >= 0 && !rc; lk--) {
-			if ((lk && !opt.mode_lock) || (!lk && !opt.mode_flush))
+		for (int m = 0; m < 3 && !rc; m++) {
+			static const char *const mname[] = { "lock", "flush",
+							     "fence" };
+			int on[] = { opt.mode_lock, opt.mode_flush,
+				     opt.mode_fence };
+
+			if (!on[m])
 				continue;
 			for (int s = 0; s < opt.nsizes && !rc; s++) {
 				size_t sz = opt.sizes[s];
 
 				if ((t == T_FOP || t == T_CAS) && s > 0)
 					break;
-				rc = origin_row(t, lk ? "lock" : "flush", sz);
+				rc = origin_row(t, mname[m], sz);
 			}
 		}
 	}
@@ -853,12 +968,18 @@ static int run_all(void)
 		if (opt.tests[t])
 			rc = origin_row(t, "flush", 8);
 	for (int k = 0; opt.tests[T_ASYNC] && k < opt.nts && !rc; k++)
-		for (int lk = 1; lk >= 0 && !rc; lk--) {
-			struct row r = { .test = "async",
-					 .mode = lk ? "lock" : "flush",
+		for (int m = 0; m < 3 && !rc; m++) {
+			static const char *const mname[] = { "lock", "flush",
+							     "fence" };
+			int on[] = { opt.mode_lock, opt.mode_flush,
+				     opt.mode_fence };
+			struct row r = { .test = "async", .mode = mname[m],
 					 .ok = 1 };
 
-			rc = async_row(opt.ts[k], lk, &r);
+			if (!on[m])
+				continue;
+			rc = m == 2 ? async_fence_row(opt.ts[k], &r) :
+				      async_row(opt.ts[k], m == 0, &r);
 		}
 	return rc;
 }

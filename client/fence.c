@@ -74,22 +74,30 @@ static int shm_barrier(struct rmad_client *c, rmad_win_t w)
 	    (uint32_t)w->npeers) {
 		__atomic_store_n(&ctl->bar_count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&ctl->bar_gen, g + 1, __ATOMIC_SEQ_CST);
-		rmad_futex_wake(&ctl->bar_gen, INT_MAX);
+		/* seq_cst both sides: a waiter that counted itself in
+		 * bar_sleepers before its last look at bar_gen is seen */
+		if (__atomic_load_n(&ctl->bar_sleepers, __ATOMIC_SEQ_CST))
+			rmad_futex_wake(&ctl->bar_gen, INT_MAX);
 		return 0;
 	}
 	t0 = rmad_now_ns();
-	while (__atomic_load_n(&ctl->bar_gen, __ATOMIC_ACQUIRE) == g) {
+	for (unsigned int n = 1;
+	     __atomic_load_n(&ctl->bar_gen, __ATOMIC_ACQUIRE) == g; n++) {
 		int err;
 
 		if (__atomic_load_n(&ctl->bar_failed, __ATOMIC_ACQUIRE))
 			return RMAD_ERR_PROC_FAILED;
-		if (rmad_now_ns() - t0 < spin_ns) {
+		/* the clock once every 64 turns */
+		if ((n & 63) || rmad_now_ns() - t0 < spin_ns) {
 			caa_cpu_relax();
 			continue;
 		}
 		/* asleep; every 100 ms a look at the agent, which sets
 		 * bar_failed (and wakes us) when a member dies */
-		rmad_futex_wait(&ctl->bar_gen, g, 100 * 1000 * 1000);
+		__atomic_add_fetch(&ctl->bar_sleepers, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&ctl->bar_gen, __ATOMIC_SEQ_CST) == g)
+			rmad_futex_wait(&ctl->bar_gen, g, 100 * 1000 * 1000);
+		__atomic_sub_fetch(&ctl->bar_sleepers, 1, __ATOMIC_SEQ_CST);
 		err = rmad_agent_gone(c);
 		if (err)
 			return err;

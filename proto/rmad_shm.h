@@ -305,7 +305,8 @@ _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
 /*
  * The fence barrier of a window whose members are all on one node, in
  * the control page of its lowest-ranked member: arrivals count up in
- * bar_count, the last one resets it and bumps bar_gen (a futex word);
+ * bar_count, the last one resets it and bumps bar_gen (a futex word,
+ * woken only when bar_sleepers says someone sleeps on it);
  * bar_failed is set by the agent when a member dies, and wakes them.
  */
 struct rmad_win_ctl {
@@ -313,7 +314,8 @@ struct rmad_win_ctl {
 	uint32_t bar_count;
 	uint32_t bar_gen;
 	uint32_t bar_failed;
-	uint32_t pad[12];
+	uint32_t bar_sleepers;		/* waiters on bar_gen's futex */
+	uint32_t pad[11];
 	uint8_t shared_by[RMAD_WIN_CTL_SIZE - 64];	/* RMAD_SB_*, by slot */
 };
 

@@ -6,7 +6,7 @@
 # checked for shape.  No number is judged here: benchmarks never fail
 # on a number.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 8
+plan 9
 rb="$top_builddir/rmad-bench"
 # rows of a --quick run: 4 sizes x 2 modes x 4 ops, fop and cas x 2
 # modes, 2 bandwidth tests x 2 sizes, mr_1, mr_all, post, 2 T x 2 modes
@@ -32,6 +32,16 @@ for prov in shm 'tcp;ofi_rxm'; do
 		--provider "$prov" -np 2 "$rb" --quick --timeout 75 2>&1)
 	check "$prov, 2 vnodes, 2 ranks" "$out" $?
 done
+
+# -m fence: every rank fences, the origin moves data; 3 ranks so that
+# one rank only fences (4 sizes x 3 ops, fop, 2 async rows)
+out=$(run_bounded 90 "$RMAD_RUN" -q --timeout 80 --vnodes 2 --provider shm \
+	-np 3 "$rb" --quick -t put,get,acc,fop,async -m fence -T 0,100 \
+	--timeout 75 2>&1)
+n=$(echo "$out" | grep -cE '^[a-z]+ +fence .* ok$')
+[ "$n" -eq 15 ] && ! echo "$out" | grep -q FAIL
+ok $? "-m fence, shm, 2 vnodes, 3 ranks: $n of 15 rows checked their data"
+[ "$n" -eq 15 ] || diag "$out"
 
 # with -t mem (P9): a row per measure, KiB of growth, P in the ranks
 # column; in the same run, so that the pass takes no longer
