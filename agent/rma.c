@@ -553,6 +553,7 @@ int agent_rma_init(struct agent *a)
 		return RMAD_ERR_NOMEM;
 
 	R->nsh = rmad_shm_nops(&a->lay);
+	R->progress_win = make_rma_progress_win;
 	/* without send-after-send order every op must be answered */
 	R->ordered = rmad_fabric_ordered(a->fab) && a->p.am_ordering;
 	R->sh = calloc(R->nsh, sizeof(*R->sh));

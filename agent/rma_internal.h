@@ -194,6 +194,9 @@ struct rma_ctx {
 	struct rma_lock *lwait;		/* members with waiting requests */
 	int retry_pending;
 	int ordered;			/* the fabric keeps send-after-send */
+	/* make_rma_progress_win (rma_win.c, a layer up), for the transfer
+	 * completions of rma_origin.c */
+	int (*progress_win)(struct agent *a, struct rma_origin *o);
 	struct rma_xfer xfers[XFER_MAX], *xfree;
 	char *bounce;			/* XFER_MAX x rdma_chunk, lazily */
 	size_t bounce_len;
@@ -254,6 +257,10 @@ uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t);
 void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 			  int node, int type, int excl);
 int route(struct agent *a, struct rma_origin *o, uint32_t i);
+/* ISSUE_OPS_TARGET plus the target's lazy lock and release (origin) */
+int issue_ops_target(struct agent *a, struct rma_origin *o,
+		     struct rma_target *t);
+/* MAKE_RMA_PROGRESS_WIN (rma_win.c) */
 int make_rma_progress_win(struct agent *a, struct rma_origin *o);
 struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 				     uint32_t c, uint32_t nslots,
