@@ -934,6 +934,15 @@ static int origin_row(int t, const char *mode, size_t size)
 	return row_end(&m, &r);
 }
 
+/* the rows' sync modes, in their order: lock, flush, fence */
+static const char *const mode_names[] = { "lock", "flush", "fence" };
+
+static int mode_on(int m)
+{
+	return m == 0 ? opt.mode_lock : m == 1 ? opt.mode_flush :
+			opt.mode_fence;
+}
+
 static int run_all(void)
 {
 	int rc = 0;
@@ -944,19 +953,14 @@ static int run_all(void)
 		if (!opt.tests[t])
 			continue;
 		for (int m = 0; m < 3 && !rc; m++) {
-			static const char *const mname[] = { "lock", "flush",
-							     "fence" };
-			int on[] = { opt.mode_lock, opt.mode_flush,
-				     opt.mode_fence };
-
-			if (!on[m])
+			if (!mode_on(m))
 				continue;
 			for (int s = 0; s < opt.nsizes && !rc; s++) {
 				size_t sz = opt.sizes[s];
 
 				if ((t == T_FOP || t == T_CAS) && s > 0)
 					break;
-				rc = origin_row(t, mname[m], sz);
+				rc = origin_row(t, mode_names[m], sz);
 			}
 		}
 	}
@@ -969,14 +973,10 @@ static int run_all(void)
 			rc = origin_row(t, "flush", 8);
 	for (int k = 0; opt.tests[T_ASYNC] && k < opt.nts && !rc; k++)
 		for (int m = 0; m < 3 && !rc; m++) {
-			static const char *const mname[] = { "lock", "flush",
-							     "fence" };
-			int on[] = { opt.mode_lock, opt.mode_flush,
-				     opt.mode_fence };
-			struct row r = { .test = "async", .mode = mname[m],
+			struct row r = { .test = "async", .mode = mode_names[m],
 					 .ok = 1 };
 
-			if (!on[m])
+			if (!mode_on(m))
 				continue;
 			rc = m == 2 ? async_fence_row(opt.ts[k], &r) :
 				      async_row(opt.ts[k], m == 0, &r);

@@ -111,12 +111,7 @@ static void fence_elem(rmad_win_t w, int assert, struct rmad_op_elem *t)
 	t->win = w->block;
 	t->ticket = w->key;
 	t->target = -1;
-	t->lock.assert = (uint32_t)assert;
-	t->lock.target_pool = w->hints.target_pool > 0 ?
-			      (uint32_t)w->hints.target_pool : 0;
-	t->lock.slots = w->hints.slots > 0 ? (uint32_t)w->hints.slots : 0;
-	t->lock.acc_ordering = RMAD_LOCKF_ORDER |
-			       (w->hints.acc_ordering & 0xffu);
+	rmad_lock_fields(w, 0, assert, &t->lock);
 }
 
 /* The fence of a window with members on other nodes: the agent's. */

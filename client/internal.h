@@ -150,6 +150,10 @@ static inline int rmad_win_ok(rmad_win_t w)
 int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit);
 void rmad_win_kick(struct rmad_client *c);
+/* rma.c: the lock (or fence) fields of an element that opens an epoch:
+ * the type, the assert bits and the window's hints for the agent */
+void rmad_lock_fields(rmad_win_t w, int type, int assert,
+		      struct rmad_op_lock *l);
 /* rma.c: every remote op posted so far is complete (no flush needed) */
 void flushed_upto_all(rmad_win_t win);
 

@@ -547,6 +547,17 @@ static int leave_fence(rmad_win_t w)
 	return 0;
 }
 
+void rmad_lock_fields(rmad_win_t w, int type, int assert,
+		      struct rmad_op_lock *l)
+{
+	l->type = (uint32_t)type;
+	l->assert = (uint32_t)assert;
+	l->target_pool = w->hints.target_pool > 0 ?
+			 (uint32_t)w->hints.target_pool : 0;
+	l->slots = w->hints.slots > 0 ? (uint32_t)w->hints.slots : 0;
+	l->acc_ordering = RMAD_LOCKF_ORDER | (w->hints.acc_ordering & 0xffu);
+}
+
 /* The agent's share of a new epoch: pool sizes from the hints. */
 static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 		     int assert)
@@ -570,13 +581,7 @@ static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 	e->win = w->block;
 	e->ticket = w->key;
 	e->target = target;
-	e->lock.type = (uint32_t)type;
-	e->lock.assert = (uint32_t)assert;
-	e->lock.target_pool = w->hints.target_pool > 0 ?
-			      (uint32_t)w->hints.target_pool : 0;
-	e->lock.slots = w->hints.slots > 0 ? (uint32_t)w->hints.slots : 0;
-	e->lock.acc_ordering = RMAD_LOCKF_ORDER |
-			       (w->hints.acc_ordering & 0xffu);
+	rmad_lock_fields(w, type, assert, &e->lock);
 	err = rmad_op_submit(c, idx);
 	if (err)
 		rmad_op_free(c, idx);
