@@ -298,9 +298,7 @@ void agent_win_job_failed(struct agent *a, struct agent_job *j)
 				/* the same-node fence barrier: wake its
 				 * waiters with the news */
 				__atomic_store_n(&ctl->bar_failed, 1,
-						 __ATOMIC_RELEASE);
-				__atomic_add_fetch(&ctl->bar_gen, 0,
-						   __ATOMIC_SEQ_CST);
+						 __ATOMIC_SEQ_CST);
 				rmad_futex_wake(&ctl->bar_gen, INT32_MAX);
 			}
 		}
