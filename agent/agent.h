@@ -261,6 +261,8 @@ struct agent {
 	/* the fence barrier of w released (0) or failed */
 	void (*win_fence_hook)(struct agent *a, struct agent_win *w,
 			       int status);
+	/* a post notice for a member of w came in */
+	void (*win_post_hook)(struct agent *a, struct agent_win *w);
 };
 
 struct rma_lock;
@@ -277,6 +279,10 @@ struct win_local {
 	int waiting;			/* a reply is owed (create or free) */
 	int freeing;
 	int fencing;			/* arrived at the fence barrier */
+	/* post notices from targets on other nodes, not yet matched by a
+	 * start: their ranks (at most one per target, so <= gsize) */
+	int32_t *posts;
+	int32_t nposts, capposts;
 	struct rma_lock *lk;		/* remote lock requests (rma.c) */
 	struct rmad_fabric_mr *mr;	/* the window, open to fi_write/read */
 	uint64_t mr_key, mr_addr;
@@ -320,6 +326,8 @@ struct agent_win {
 	uint32_t fence_epoch;
 	int fence_arrived[2];
 	uint64_t fence_sent, fence_recv;	/* packets, not to ourselves */
+	uint32_t *fence_from;		/* root: last epoch + 1 by member node */
+	uint64_t pscw_sent, pscw_recv;	/* post and complete notices */
 	/* rma.c: origin state of each local client that used it */
 	struct rma_origin *origins;
 	int meta_fd;			/* memfd with the sorted table, or -1 */

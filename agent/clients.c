@@ -98,6 +98,9 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 	case RMAD_OPC_FLUSH_LOCAL:
 	case RMAD_OPC_LOCK_WAIT:
 	case RMAD_OPC_FENCE:
+	case RMAD_OPC_START:
+	case RMAD_OPC_COMPLETE:
+	case RMAD_OPC_POST:
 		agent_rma_op(a, c, i, e);
 		break;
 	default:

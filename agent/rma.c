@@ -144,7 +144,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		op->op = 0;
 	}
 	if (op->opcode == RMAD_OPC_LOCK || op->opcode == RMAD_OPC_LOCK_ALL ||
-	    op->opcode == RMAD_OPC_FENCE) {
+	    op->opcode == RMAD_OPC_FENCE || op->opcode == RMAD_OPC_START) {
 		uint32_t type = e->lock.type;
 		uint32_t as = e->lock.assert;
 
@@ -172,12 +172,20 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 	l = w ? agent_win_local(w, ac->rank) : NULL;
 	if (!st && (!l || l->client != c || l->gen != ac->gen))
 		st = RMAD_ERR_ARG;
+	if (!st && op->opcode == RMAD_OPC_POST) {
+		/* a notice, not an op of an epoch: no origin state */
+		st = pscw_post(a, w, l, op);
+		op->serial = 0;
+		agent_complete_op(a, c, i, st);
+		return;
+	}
 	o = w ? origin_find(w, c, ac->gen) : NULL;
 	if (!st) {
 		switch (op->opcode) {
 		case RMAD_OPC_LOCK:
 		case RMAD_OPC_LOCK_ALL:
 		case RMAD_OPC_FENCE:
+		case RMAD_OPC_START:
 			if (op->opcode == RMAD_OPC_LOCK &&
 			    ((op->op != RMAD_LOCK_SHARED &&
 			      op->op != RMAD_LOCK_EXCLUSIVE) ||
@@ -217,6 +225,11 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		case RMAD_OPC_FLUSH:
 		case RMAD_OPC_FLUSH_LOCAL:
 		case RMAD_OPC_LOCK_WAIT:
+		case RMAD_OPC_COMPLETE:
+			if (!o && op->opcode == RMAD_OPC_COMPLETE) {
+				st = RMAD_ERR_SYNC;	/* no start came */
+				break;
+			}
 			if (!o) {
 				/* nothing was ever sent from here; an error
 				 * that found no epoch surfaces now */
@@ -380,6 +393,8 @@ void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 		*out = o->st;
 	out->fence_pkts_sent = w->fence_sent;
 	out->fence_pkts_recv = w->fence_recv;
+	out->pscw_pkts_sent = w->pscw_sent;
+	out->pscw_pkts_recv = w->pscw_recv;
 }
 
 /* The RMA packet types: the job and the ranks checked, then handled. */
@@ -388,7 +403,15 @@ static void on_rma(struct agent *a, const struct rmad_am_hdr *h,
 {
 	struct agent_job *j = agent_job_find(a, h->job);
 
-	if (!j || !j->map_ready || h->origin < 0 || h->origin >= j->size ||
+	if (!j) {
+		/* the job ended here (its last process here went) or never
+		 * ran here: a request is refused, not left unanswered */
+		rmad_warn("rma %u from node %u for a job not here", h->type,
+			  h->src_node);
+		rma_refuse(a, h, RMAD_ERR_PROC_FAILED);
+		return;
+	}
+	if (!j->map_ready || h->origin < 0 || h->origin >= j->size ||
 	    h->target < 0 || h->target >= j->size) {
 		a->st.pkts_dropped++;
 		rmad_warn("dropped rma packet %u from node %u", h->type,
@@ -527,6 +550,14 @@ static void rma_node_dead(struct agent *a, int node)
 	agent_flush_wakeups(a);
 }
 
+/* A post notice came in (or w's job failed): the origins waiting for
+ * one look again, in the loop's next pass. */
+static void rma_post_came(struct agent *a, struct agent_win *w)
+{
+	(void)w;
+	a->rma->retry_pending = 1;
+}
+
 int agent_rma_init(struct agent *a)
 {
 	static const int types[] = {
@@ -548,12 +579,15 @@ int agent_rma_init(struct agent *a)
 	am_on_node_dead(a, rma_node_dead);
 	a->win_gone_hook = agent_rma_win_gone;
 	a->win_fence_hook = rma_fence_done;
+	a->win_post_hook = rma_post_came;
 	R = a->rma = calloc(1, sizeof(*R));
 	if (!R)
 		return RMAD_ERR_NOMEM;
 
 	R->nsh = rmad_shm_nops(&a->lay);
 	R->progress_win = make_rma_progress_win;
+	R->route_sync = pscw_route;
+	R->target_ready = pscw_ready;
 	/* without send-after-send order every op must be answered */
 	R->ordered = rmad_fabric_ordered(a->fab) && a->p.am_ordering;
 	R->sh = calloc(R->nsh, sizeof(*R->sh));

@@ -33,6 +33,9 @@ enum win_state {
 					 * wait for its release */
 	RMA_FENCE_GRANTED,		/* between fences: every member open,
 					 * no lock taken (nocheck_all) */
+	RMA_PSCW,			/* a start's access epoch: ops to a
+					 * target wait for its post (the seeds'
+					 * PSCW_ISSUED/GRANTED, per target) */
 };
 
 enum target_state {
@@ -114,6 +117,10 @@ struct rma_origin {
 					 * syncs that cover every target */
 	uint32_t fence_op;		/* FENCE in the window's barrier, or
 					 * RMAD_NIL */
+	/* PSCW access epoch (rma_pscw.c): posts taken, O(its targets) */
+	int pscw_nocheck;
+	int32_t *pscw_got;
+	int32_t npscw_got, cappscw_got;
 	uint32_t nslots;
 	struct rma_target **slots;
 	int ntargets;
@@ -197,6 +204,10 @@ struct rma_ctx {
 	/* make_rma_progress_win (rma_win.c, a layer up), for the transfer
 	 * completions of rma_origin.c */
 	int (*progress_win)(struct agent *a, struct rma_origin *o);
+	/* pscw_route and pscw_ready (rma_pscw.c, a layer up), for route() */
+	int (*route_sync)(struct agent *a, struct rma_origin *o, uint32_t i);
+	int (*target_ready)(struct agent *a, struct rma_origin *o,
+			    int32_t rank);
 	struct rma_xfer xfers[XFER_MAX], *xfree;
 	char *bounce;			/* XFER_MAX x rdma_chunk, lazily */
 	size_t bounce_len;
@@ -233,6 +244,9 @@ void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 void flush_request(struct agent *a, const struct rmad_am_hdr *h);
 int dead_shared(struct agent *a, struct win_local *l, uint32_t c);
 
+/* rma_pkt.c: a request that cannot be served is answered with status
+ * (nothing answers an answer), so that its origin does not wait forever */
+void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status);
 /* rma_pkt.c: one RMA packet, its job and ranks checked */
 void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j);
@@ -266,6 +280,19 @@ struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 				     uint32_t c, uint32_t nslots,
 				     uint32_t npool);
 void origin_free(struct agent *a, struct rma_origin *o);
+
+/* rma_pscw.c: post/start/complete/wait between nodes */
+int32_t pscw_post(struct agent *a, struct agent_win *w, struct win_local *l,
+		  const struct rma_op *op);
+/* may ops go to rank in o's access epoch: 1 (its post is here), 0 (not
+ * yet), -1 (never: its node or the job died) */
+int pscw_ready(struct agent *a, struct rma_origin *o, int32_t rank);
+/* route() of START and COMPLETE: 0 when placed, -1 to stall */
+int pscw_route(struct agent *a, struct rma_origin *o, uint32_t i);
+int pscw_sync_done(struct agent *a, struct rma_origin *o,
+		   const struct rma_op *op);
+int32_t pscw_complete(struct agent *a, struct rma_origin *o,
+		      const struct rma_op *op);
 
 /* rma.c: an origin's end */
 void origin_drop_ops(struct agent *a, struct rma_origin *o, int st);

@@ -852,6 +852,9 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 				t->want_unlock = 1;
 		list_add(R, &o->yhead, &o->ytail, i);
 		return 0;
+	case RMAD_OPC_START:
+	case RMAD_OPC_COMPLETE:
+		return R->route_sync(a, o, i);
 	case RMAD_OPC_LOCK_WAIT:
 		/* a same-node lock is next: every lock called before it
 		 * must be held first, ops or not */
@@ -918,6 +921,17 @@ make:
 			return -1;
 		case RMA_FENCE_ISSUED:
 			return -1;	/* the target may not be in the fence */
+		case RMA_PSCW:
+			switch (R->target_ready(a, o, op->target)) {
+			case 0:
+				return -1;	/* until it posts */
+			case -1:
+				op->status = RMAD_ERR_PROC_FAILED;
+				op_finish(a, o, i);
+				return 0;
+			}
+			state = RMA_LOCK_GRANTED;
+			goto make;
 		default:
 			op->status = RMAD_ERR_SYNC;
 			op_finish(a, o, i);
@@ -990,6 +1004,7 @@ void origin_free(struct agent *a, struct rma_origin *o)
 		}
 	(void)a;
 	free(o->evicted);
+	free(o->pscw_got);
 	free(o->slots);
 	free(o->lmem);
 	free(o->la_node);

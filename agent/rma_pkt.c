@@ -244,6 +244,22 @@ static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
 	make_rma_progress_win(a, o);
 }
 
+void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status)
+{
+	int type = 0;
+
+	a->st.pkts_dropped++;
+	/* requests get an error answer, so nobody waits forever */
+	switch (h->type) {
+	case RMAD_AM_RMA_LOCK: type = RMAD_AM_RMA_LOCK_GRANTED; break;
+	case RMAD_AM_RMA_UNLOCK: type = RMAD_AM_RMA_UNLOCK_ACK; break;
+	case RMAD_AM_RMA_FLUSH: type = RMAD_AM_RMA_FLUSH_ACK; break;
+	default: type = rmad_am_answer_of(h->type); break;
+	}
+	if (type)
+		answer(a, h, type, status, 0, NULL, 0);
+}
+
 void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j)
 {
@@ -251,20 +267,9 @@ void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 	struct win_local *l;
 
 	if (!w) {
-		int type = 0;
-
-		a->st.pkts_dropped++;
 		rmad_warn("rma %u from node %u for an unknown window",
 			  h->type, h->src_node);
-		/* requests get an error answer, so nobody waits forever */
-		switch (h->type) {
-		case RMAD_AM_RMA_LOCK: type = RMAD_AM_RMA_LOCK_GRANTED; break;
-		case RMAD_AM_RMA_UNLOCK: type = RMAD_AM_RMA_UNLOCK_ACK; break;
-		case RMAD_AM_RMA_FLUSH: type = RMAD_AM_RMA_FLUSH_ACK; break;
-		default: type = rmad_am_answer_of(h->type); break;
-		}
-		if (type)
-			answer(a, h, type, RMAD_ERR_ARG, 0, NULL, 0);
+		rma_refuse(a, h, RMAD_ERR_ARG);
 		return;
 	}
 	switch (h->type) {

@@ -21,7 +21,7 @@
 #include "rma_internal.h"
 
 /* Is sync request i satisfied?  (Everything before it was placed.) */
-static int sync_done(struct rma_origin *o, uint32_t i)
+static int sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_ctx *R = o->R;
 
@@ -33,6 +33,8 @@ static int sync_done(struct rma_origin *o, uint32_t i)
 		return 0;
 	if (op->opcode == RMAD_OPC_FENCE && o->fence_op != RMAD_NIL)
 		return 0;	/* the previous fence's barrier first */
+	if (op->opcode == RMAD_OPC_COMPLETE)
+		return pscw_sync_done(a, o, op);
 	if (op->opcode == RMAD_OPC_UNLOCK_ALL &&
 	    (o->la_unlock || o->la_inflight || o->state == RMA_LOCK_ALL_ISSUED))
 		return 0;
@@ -263,7 +265,7 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 		}
 		if (o->shead != RMAD_NIL && o->need_target)
 			again |= cleanup_win_aggressive(o);
-		while (o->yhead != RMAD_NIL && sync_done(o, o->yhead)) {
+		while (o->yhead != RMAD_NIL && sync_done(a, o, o->yhead)) {
 			uint32_t i = list_pop(R, &o->yhead, &o->ytail);
 			struct rma_op *op = &R->sh[i];
 
@@ -286,6 +288,18 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 				continue;
 			}
 
+			if (op->opcode == RMAD_OPC_COMPLETE) {
+				int32_t st = pscw_complete(a, o, op);
+
+				if (st && !op->waited)
+					set_err(o, st);
+				op->status = st;
+				op->serial = 0;
+				agent_complete_op(a, op->client, i, st);
+				again = 1;
+				synced = 1;
+				continue;
+			}
 			/* the first async error of the epoch surfaces here,
 			 * and a dead node at each sync that covers it */
 			op->status = o->err ? o->err : sync_dead(a, o, op);

@@ -42,9 +42,11 @@ static const char *const am_names[RMAD_AM_TYPE_MAX] = {
 	[RMAD_AM_HEARTBEAT] = "HEARTBEAT",
 	[RMAD_AM_WIN_FENCE_ARRIVE] = "WIN_FENCE_ARRIVE",
 	[RMAD_AM_WIN_FENCE_RELEASE] = "WIN_FENCE_RELEASE",
+	[RMAD_AM_WIN_POST] = "WIN_POST",
+	[RMAD_AM_WIN_COMPLETE] = "WIN_COMPLETE",
 };
 /* a new packet type needs its name here */
-static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_WIN_FENCE_RELEASE + 1, "am_names");
+static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_WIN_COMPLETE + 1, "am_names");
 
 enum stat_kind {
 	STAT_COUNT,			/* one uint64_t */

@@ -88,6 +88,7 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 			       w->local[i].size + RMAD_WIN_CTL_SIZE);
 		if (w->local[i].fd >= 0)
 			close(w->local[i].fd);
+		free(w->local[i].posts);
 	}
 	if (w->block >= 0 && a->wn.blocks)
 		a->wn.blocks[w->block] = NULL;
@@ -99,6 +100,7 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 	free(w->granks);
 	free(w->meta);
 	free(w->nodes);
+	free(w->fence_from);
 	free(w);
 }
 
@@ -300,11 +302,17 @@ void agent_win_job_failed(struct agent *a, struct agent_job *j)
 				__atomic_store_n(&ctl->bar_failed, 1,
 						 __ATOMIC_SEQ_CST);
 				rmad_futex_wake(&ctl->bar_gen, INT32_MAX);
+				/* and PSCW's waiters: start, wait */
+				rmad_futex_wake(&ctl->post_gen, INT32_MAX);
+				rmad_futex_wake(&ctl->pscw_done, INT32_MAX);
 			}
 		}
 		w->fence_here = 0;
 		if (fencing && a->win_fence_hook)
 			a->win_fence_hook(a, w, RMAD_ERR_PROC_FAILED);
+		/* origins waiting for a post that will not come */
+		if (a->win_post_hook)
+			a->win_post_hook(a, w);
 	}
 }
 
@@ -330,6 +338,33 @@ int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
 	w->fence_sent += w->root != a->node;
 	am_send(a, w->root, &h, NULL, 0);
 	return 0;
+}
+
+/*
+ * The root: is an ARRIVE from node src for epoch ep one to count?  Only
+ * from a member node, for the epoch at hand or the next (a fast node
+ * may arrive again before our own release ran), and once per epoch.
+ */
+static int fence_arrival_ok(struct agent_win *w, uint32_t src, uint64_t ep)
+{
+	int k;
+
+	for (k = 0; k < w->nnodes; k++)
+		if (w->nodes[k] == (int)src)
+			break;
+	if (k == w->nnodes || (ep != w->fence_epoch &&
+			       ep != (uint64_t)w->fence_epoch + 1))
+		return 0;
+	if (!w->fence_from) {
+		w->fence_from = calloc((size_t)w->nnodes,
+				       sizeof(*w->fence_from));
+		if (!w->fence_from)
+			return 0;
+	}
+	if (w->fence_from[k] == (uint32_t)ep + 1)
+		return 0;
+	w->fence_from[k] = (uint32_t)ep + 1;
+	return 1;
 }
 
 /* the root: node src arrived at epoch ep */
@@ -368,6 +403,82 @@ static void fence_release(struct agent *a, struct agent_win *w, uint64_t ep)
 		w->local[i].fencing = 0;
 	if (a->win_fence_hook)
 		a->win_fence_hook(a, w, 0);
+}
+
+/* ------------------------------------------- post/start/complete/wait */
+
+/* Is rank a member of w on node (the sender of a notice about it)? */
+static int member_on(struct agent_win *w, int32_t rank, uint32_t node)
+{
+	uint64_t size;
+	int32_t du;
+
+	return !agent_win_target(w, rank, &size, &du) &&
+	       agent_rank_node(w->job, rank) == (int)node;
+}
+
+/* Target h->target on node src posted to our member h->origin. */
+static void post_recv(struct agent *a, struct agent_win *w,
+		      const struct rmad_am_hdr *h)
+{
+	struct win_local *l = agent_win_local(w, h->origin);
+
+	if (!l || h->src_node == (uint32_t)a->node ||
+	    !member_on(w, h->target, h->src_node) || l->nposts >= w->gsize) {
+		rmad_warn("window %llx: dropped a post notice from node %u "
+			  "(target %d, origin %d)", (unsigned long long)w->key,
+			  h->src_node, h->target, h->origin);
+		return;
+	}
+	if (l->nposts == l->capposts) {
+		int32_t cap = l->capposts ? 2 * l->capposts : 8;
+		int32_t *p = realloc(l->posts, sizeof(*p) * (size_t)cap);
+
+		if (!p) {
+			rmad_warn("window %llx: no memory for a post notice",
+				  (unsigned long long)w->key);
+			return;
+		}
+		l->posts = p;
+		l->capposts = cap;
+	}
+	l->posts[l->nposts++] = h->target;
+	w->pscw_recv++;
+	if (a->win_post_hook)
+		a->win_post_hook(a, w);
+}
+
+/* Origin h->origin on node src completed its epoch at our h->target:
+ * its operations are applied, so the target's wait counts it. */
+static void complete_recv(struct agent *a, struct agent_win *w,
+			  const struct rmad_am_hdr *h)
+{
+	struct win_local *l = agent_win_local(w, h->target);
+	struct rmad_win_ctl *ctl = l ? l->base : NULL;
+
+	if (!ctl || h->src_node == (uint32_t)a->node ||
+	    !member_on(w, h->origin, h->src_node)) {
+		rmad_warn("window %llx: dropped a complete notice from node "
+			  "%u (origin %d, target %d)",
+			  (unsigned long long)w->key, h->src_node, h->origin,
+			  h->target);
+		return;
+	}
+	w->pscw_recv++;
+	/* the operations were applied before: seq_cst orders them */
+	__atomic_add_fetch(&ctl->pscw_done, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ctl->pscw_sleepers, __ATOMIC_SEQ_CST))
+		rmad_futex_wake(&ctl->pscw_done, INT32_MAX);
+}
+
+int agent_win_post_take(struct win_local *l, int32_t target)
+{
+	for (int32_t i = 0; i < l->nposts; i++)
+		if (l->posts[i] == target) {
+			l->posts[i] = l->posts[--l->nposts];
+			return 1;
+		}
+	return 0;
 }
 
 /* The job is gone from this agent: drop its windows. */
@@ -793,8 +904,23 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 	case RMAD_AM_WIN_FENCE_ARRIVE:
 		if (!w || w->root != a->node || !w->ready)
 			return;
+		if (!fence_arrival_ok(w, h->src_node, h->count)) {
+			rmad_warn("window %llx: dropped a fence arrival from "
+				  "node %u for epoch %llu",
+				  (unsigned long long)w->key, h->src_node,
+				  (unsigned long long)h->count);
+			return;
+		}
 		w->fence_recv += (int)h->src_node != a->node;
 		fence_root_arrive(a, w, h->count);
+		return;
+	case RMAD_AM_WIN_POST:
+		if (w && w->ready)
+			post_recv(a, w, h);
+		return;
+	case RMAD_AM_WIN_COMPLETE:
+		if (w && w->ready)
+			complete_recv(a, w, h);
 		return;
 	case RMAD_AM_WIN_FENCE_RELEASE:
 		if (!w || !w->ready || (int)h->src_node != w->root)
@@ -837,6 +963,8 @@ int agent_win_init(struct agent *a)
 	am_register(a, RMAD_AM_WIN_FREE_DONE, on_win);
 	am_register(a, RMAD_AM_WIN_FENCE_ARRIVE, on_win);
 	am_register(a, RMAD_AM_WIN_FENCE_RELEASE, on_win);
+	am_register(a, RMAD_AM_WIN_POST, on_win);
+	am_register(a, RMAD_AM_WIN_COMPLETE, on_win);
 	a->job_hooks.failed = agent_win_job_failed;
 	a->job_hooks.freed = agent_win_job_freed;
 	return 0;

@@ -48,5 +48,12 @@ int agent_win_rank_of(struct agent_win *w, int32_t grank);
  */
 int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
 			   struct win_local *l);
+/*
+ * Post/start/complete/wait: the WIN_POST notices that came in for local
+ * member l are kept until a start takes them; take target's (1), or 0
+ * when it has not posted.  WIN_COMPLETE notices count in the target's
+ * control page (pscw_done), where its wait looks.
+ */
+int agent_win_post_take(struct win_local *l, int32_t target);
 
 #endif

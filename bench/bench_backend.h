@@ -134,6 +134,44 @@ static int b_fence(int bits, bwin_t w)
 			     (bits & BF_NOSUCCEED ? MPI_MODE_NOSUCCEED : 0), w);
 }
 
+/* post/start/complete/wait with one peer: a group of it */
+typedef MPI_Group bgroup_t;
+static int b_group1(int peer, bgroup_t *g)
+{
+	MPI_Group world;
+	int rc = MPI_Comm_group(MPI_COMM_WORLD, &world);
+
+	if (!rc)
+		rc = MPI_Group_incl(world, 1, &peer, g);
+	MPI_Group_free(&world);
+	return rc;
+}
+
+static void b_group_free(bgroup_t *g)
+{
+	MPI_Group_free(g);
+}
+
+static int b_post(bgroup_t g, bwin_t w)
+{
+	return MPI_Win_post(g, 0, w);
+}
+
+static int b_start(bgroup_t g, bwin_t w)
+{
+	return MPI_Win_start(g, 0, w);
+}
+
+static int b_complete(bwin_t w)
+{
+	return MPI_Win_complete(w);
+}
+
+static int b_wait(bwin_t w)
+{
+	return MPI_Win_wait(w);
+}
+
 /* the job's sum of v, valid on rank 0; collective */
 static int b_sum0(double v, double *out)
 {
@@ -300,6 +338,37 @@ static int b_fence(int bits, bwin_t w)
 	return rmad_win_fence((bits & BF_NOPRECEDE ? RMAD_MODE_NOPRECEDE : 0) |
 			      (bits & BF_NOSUCCEED ? RMAD_MODE_NOSUCCEED : 0),
 			      w);
+}
+
+typedef rmad_group_t bgroup_t;
+static int b_group1(int peer, bgroup_t *g)
+{
+	return rmad_group_incl(&peer, 1, g);
+}
+
+static void b_group_free(bgroup_t *g)
+{
+	rmad_group_free(g);
+}
+
+static int b_post(bgroup_t g, bwin_t w)
+{
+	return rmad_win_post(g, 0, w);
+}
+
+static int b_start(bgroup_t g, bwin_t w)
+{
+	return rmad_win_start(g, 0, w);
+}
+
+static int b_complete(bwin_t w)
+{
+	return rmad_win_complete(w);
+}
+
+static int b_wait(bwin_t w)
+{
+	return rmad_win_wait(w);
 }
 
 /*

@@ -53,11 +53,11 @@ static const char *const test_names[T_NTESTS] = {
 #define MEM_WIN_SIZE 4096	/* bytes per rank of the mem test's window */
 
 enum { FMT_TABLE, FMT_CSV, FMT_JSON };
-enum { M_FLUSH, M_LOCK, M_FENCE };	/* latency sync modes */
+enum { M_FLUSH, M_LOCK, M_FENCE, M_PSCW };	/* latency sync modes */
 
 static struct {
 	int tests[T_NTESTS];
-	int mode_lock, mode_flush, mode_fence;
+	int mode_lock, mode_flush, mode_fence, mode_pscw;
 	size_t sizes[MAX_SIZES];
 	int nsizes;
 	size_t min_size, max_size;
@@ -98,7 +98,8 @@ static void usage(FILE *f)
 "                       lat,bw,mr,all (default all; all leaves out mem)\n"
 "  -m, --mode LIST      sync modes: lock (an epoch per op), flush (op +\n"
 "                       flush in one lock_all), fence (op + fence, every\n"
-"                       rank fencing), both (lock,flush) or all (both)\n"
+"                       rank fencing), pscw (target: post + wait, origin:\n"
+"                       start + op + complete), both (lock,flush) or all\n"
 "      --sync LIST      the same as --mode\n"
 "  -s, --sizes LIST     message sizes (K and M suffixes), e.g. 8,4K,4M\n"
 "      --min-size N     smallest size of the 1 B..4 MiB ladder (1)\n"
@@ -179,11 +180,13 @@ static int set_mode(const char *m)
 	int lock = both || !strcmp(m, "lock");
 	int flush = both || !strcmp(m, "flush");
 	int fence = all || !strcmp(m, "fence");
+	int pscw = all || !strcmp(m, "pscw");
 
 	opt.mode_lock |= lock;
 	opt.mode_flush |= flush;
 	opt.mode_fence |= fence;
-	return lock || flush || fence ? 0 : -1;
+	opt.mode_pscw |= pscw;
+	return lock || flush || fence || pscw ? 0 : -1;
 }
 
 static int add_size(const char *s)
@@ -227,7 +230,8 @@ static int parse_args(int argc, char **argv)
 			 !strcmp(a, "--sync")) {
 			if (!v)
 				return -1;
-			opt.mode_lock = opt.mode_flush = opt.mode_fence = 0;
+			opt.mode_lock = opt.mode_flush = opt.mode_fence =
+				opt.mode_pscw = 0;
 			if (for_each_item((char *)v, set_mode))
 				return -1;
 		} else if (!strcmp(a, "-s") || !strcmp(a, "--sizes"))
@@ -426,6 +430,8 @@ static int acc_region_is(const unsigned char *b, size_t size, long total)
 static int lat_origin(int t, int smode, size_t size, struct row *r)
 {
 	int lock_mode = smode == M_LOCK, fence = smode == M_FENCE;
+	int pscw = smode == M_PSCW, coll = fence || pscw;
+	bgroup_t peer;
 	int me = rank == origin;
 	int warm = warmup_for(size), n = iters_for(size), done = 0, rc = 0;
 	int count = 0;
@@ -456,22 +462,26 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 			memset(cbuf, 1, size);
 	}
 	memset(rbuf, 0, size);
-	if (fence) {
-		/* the origin's set-up is done: everyone may fence */
+	if (coll) {
+		/* the origin's set-up is done: everyone may fence, or the
+		 * target post */
 		int rc2 = b_barrier();
 
 		if (rc || rc2)
 			return rc2 ? rc2 : check_fail(r, "cannot set up the "
 						      "target");
-		rc = b_fence(BF_NOPRECEDE, win);
+		if (fence)
+			rc = b_fence(BF_NOPRECEDE, win);
+		else
+			rc = b_group1(me ? target : origin, &peer);
 	} else if (rc) {
 		return check_fail(r, "cannot set up the target");
 	} else if (!lock_mode) {
 		rc = b_lock_all(win);
 	}
 	tstart = now();
-	/* fence: every rank runs every iteration, whatever happens */
-	for (int k = -warm; k < n && (fence || !rc); k++) {
+	/* fence, pscw: every rank runs every iteration, whatever happens */
+	for (int k = -warm; k < n && (coll || !rc); k++) {
 		double t0 = now();
 
 		if (lock_mode)
@@ -481,6 +491,24 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 
 			rc = rc ? rc : rc2;
 			continue;
+		}
+		if (pscw && !me) {	/* the target */
+			int rc2 = b_post(peer, win);
+
+			rc2 = rc2 ? rc2 : b_wait(win);
+			rc = rc ? rc : rc2;
+			continue;
+		}
+		if (pscw) {
+			int rc2 = b_start(peer, win);
+
+			if (rc2 || rc) {
+				/* the target waits for a complete */
+				rc = rc ? rc : rc2;
+				if (!rc2)
+					b_complete(win);
+				continue;
+			}
 		}
 		switch (t) {
 		case T_PUT:
@@ -510,8 +538,8 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 					     acc_off(), win);
 			break;
 		}
-		if (fence) {
-			int rc2 = b_fence(0, win);
+		if (coll) {
+			int rc2 = fence ? b_fence(0, win) : b_complete(win);
 
 			rc = rc ? rc : rc2;
 		} else if (!rc) {
@@ -523,17 +551,19 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 		/* the fetched value must be the count of earlier ops */
 		if (!rc && (t == T_FOP || t == T_CAS) && res != k + warm) {
 			check_fail(r, "fetched value out of sequence");
-			if (fence)
-				rc = -1;	/* fence on, moving nothing */
+			if (coll)
+				rc = -1;	/* synchronize on, moving nothing */
 			else
 				break;
 		}
-		/* (a fence loop cannot stop early: every rank counts) */
-		if (!fence && k >= 0 && now() - tstart > opt.max_time)
+		/* (a fence or PSCW loop cannot stop early: both sides count) */
+		if (!coll && k >= 0 && now() - tstart > opt.max_time)
 			break;
 	}
-	if (fence) {
-		if (b_fence(BF_NOSUCCEED, win) && !rc)
+	if (pscw)
+		b_group_free(&peer);
+	if (coll) {
+		if (fence && b_fence(BF_NOSUCCEED, win) && !rc)
 			rc = -1;
 		if (!me)
 			return 0;
@@ -702,6 +732,75 @@ static int async_fence_row(long tus, struct row *r)
 			samples[done++] = now() - t0;
 	}
 	rc2 = b_fence(BF_NOSUCCEED, win);
+	rc = rc ? rc : rc2;
+	if (rank == origin) {
+		stats(r, samples, done, 1);
+		if (rc)
+			check_fail(r, "an RMA call failed");
+		else if (get_sync(rbuf, 8, acc_off()) ||
+			 ((int64_t *)rbuf)[0] != n + warm)
+			check_fail(r, "target data differs");
+	}
+	return row_end(&m, r);
+}
+
+/*
+ * async in pscw mode: each iteration the target posts, meets the origin
+ * at a barrier, computes T us and waits; the origin times its start,
+ * 8-byte accumulate and complete, which with progress done for the
+ * target need not wait for its computing.
+ */
+static int async_pscw_row(long tus, struct row *r)
+{
+	int n = (int)(opt.max_time * 1e6 / (tus + 200));
+	int warm = 2, done = 0, rc = 0, rc2;
+	int64_t one = 1;
+	bgroup_t peer;
+	struct meter m;
+
+	if (n > opt.iters)
+		n = opt.iters;
+	if (n < 3)
+		n = 3;
+	r->t_us = tus;
+	r->size = 8;
+	if (row_begin(&m))
+		return -1;
+	if (rank == origin) {
+		memset(rbuf, 0, 8);
+		rc = put_sync(rbuf, 8, acc_off());
+	}
+	if ((rank == origin || rank == target) &&
+	    b_group1(rank == origin ? target : origin, &peer))
+		rc = -1;
+	for (int k = -warm; k < n; k++) {
+		if (rank == target && !rc)
+			rc = b_post(peer, win);
+		rc2 = b_barrier();
+		if (rc2)
+			return rc2;	/* the job is broken: stop */
+		if (rank == target) {
+			compute(tus);
+			if (!rc)
+				rc = b_wait(win);
+		} else if (rank == origin) {
+			double t0 = now();
+
+			rc2 = b_start(peer, win);
+			if (!rc2) {
+				if (!rc)
+					rc = b_acc(&one, 1, B_INT64, target,
+						   acc_off(), win);
+				rc2 = b_complete(win);
+			}
+			rc = rc ? rc : rc2;
+			if (k >= 0)
+				samples[done++] = now() - t0;
+		}
+	}
+	if (rank == origin || rank == target)
+		b_group_free(&peer);
+	rc2 = b_barrier();	/* the target's last wait is over */
 	rc = rc ? rc : rc2;
 	if (rank == origin) {
 		stats(r, samples, done, 1);
@@ -924,6 +1023,10 @@ static int origin_row(int t, const char *mode, size_t size)
 		return -1;
 	if (!strcmp(mode, "fence"))
 		lat_origin(t, M_FENCE, size, &r);	/* every rank */
+	else if (!strcmp(mode, "pscw") && (rank == origin || rank == target))
+		lat_origin(t, M_PSCW, size, &r);	/* and the target */
+	else if (!strcmp(mode, "pscw"))
+		;
 	else if (rank == origin && t <= T_CAS)
 		lat_origin(t, strcmp(mode, "lock") ? M_FLUSH : M_LOCK, size,
 			   &r);
@@ -934,13 +1037,15 @@ static int origin_row(int t, const char *mode, size_t size)
 	return row_end(&m, &r);
 }
 
-/* the rows' sync modes, in their order: lock, flush, fence */
-static const char *const mode_names[] = { "lock", "flush", "fence" };
+/* the rows' sync modes, in their order: lock, flush, fence, pscw */
+#define NMODES 4
+static const char *const mode_names[NMODES] = { "lock", "flush", "fence",
+						"pscw" };
 
 static int mode_on(int m)
 {
 	return m == 0 ? opt.mode_lock : m == 1 ? opt.mode_flush :
-			opt.mode_fence;
+	       m == 2 ? opt.mode_fence : opt.mode_pscw;
 }
 
 static int run_all(void)
@@ -952,7 +1057,7 @@ static int run_all(void)
 	for (int t = T_PUT; t <= T_CAS && !rc; t++) {
 		if (!opt.tests[t])
 			continue;
-		for (int m = 0; m < 3 && !rc; m++) {
+		for (int m = 0; m < NMODES && !rc; m++) {
 			if (!mode_on(m))
 				continue;
 			for (int s = 0; s < opt.nsizes && !rc; s++) {
@@ -972,13 +1077,14 @@ static int run_all(void)
 		if (opt.tests[t])
 			rc = origin_row(t, "flush", 8);
 	for (int k = 0; opt.tests[T_ASYNC] && k < opt.nts && !rc; k++)
-		for (int m = 0; m < 3 && !rc; m++) {
+		for (int m = 0; m < NMODES && !rc; m++) {
 			struct row r = { .test = "async", .mode = mode_names[m],
 					 .ok = 1 };
 
 			if (!mode_on(m))
 				continue;
-			rc = m == 2 ? async_fence_row(opt.ts[k], &r) :
+			rc = m == 3 ? async_pscw_row(opt.ts[k], &r) :
+			     m == 2 ? async_fence_row(opt.ts[k], &r) :
 				      async_row(opt.ts[k], m == 0, &r);
 		}
 	return rc;

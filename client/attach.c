@@ -661,6 +661,28 @@ out:
 	return err;
 }
 
+int rmad_async_elem(struct rmad_client *c, rmad_win_t w,
+		    const struct rmad_op_elem *t)
+{
+	struct rmad_op_elem *e;
+	uint32_t idx;
+	int err = rmad_op_alloc(c, w, &idx);
+
+	if (err)
+		return err;
+	e = rmad_shm_op_at(c->seg, c->hdr, idx);
+	/* all but the link (see rmad_op_alloc) */
+	memcpy(&e->opcode, &t->opcode,
+	       sizeof(*e) - offsetof(struct rmad_op_elem, opcode));
+	e->flags &= ~RMAD_OPF_KEEP;
+	e->owner = c->slot;
+	e->owner_gen = c->reg.gen;
+	err = rmad_op_submit(c, idx);
+	if (err)
+		rmad_op_free(c, idx);
+	return err;
+}
+
 int rmad_sync_elem(struct rmad_client *c, rmad_win_t w,
 		   const struct rmad_op_elem *t)
 {

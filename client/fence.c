@@ -139,8 +139,7 @@ static int agent_fence(struct rmad_client *c, rmad_win_t w, int assert)
  */
 static int agent_fence_open(struct rmad_client *c, rmad_win_t w, int assert)
 {
-	struct rmad_op_elem *e;
-	uint32_t idx;
+	struct rmad_op_elem t = { 0 };
 	int err;
 
 	if (c->dead)
@@ -148,20 +147,8 @@ static int agent_fence_open(struct rmad_client *c, rmad_win_t w, int assert)
 	err = shm_barrier(c, w);
 	if (err)
 		return err;
-	err = rmad_op_alloc(c, w, &idx);
-	if (err)
-		return err;
-	e = rmad_shm_op_at(c->seg, c->hdr, idx);
-	/* all but the link (see rmad_op_alloc) */
-	memset(&e->opcode, 0,
-	       sizeof(*e) - offsetof(struct rmad_op_elem, opcode));
-	fence_elem(w, assert, e);
-	e->owner = c->slot;
-	e->owner_gen = c->reg.gen;
-	err = rmad_op_submit(c, idx);
-	if (err)
-		rmad_op_free(c, idx);
-	return err;
+	fence_elem(w, assert, &t);
+	return rmad_async_elem(c, w, &t);
 }
 
 static int win_fence(int assert, rmad_win_t w)
@@ -175,8 +162,9 @@ static int win_fence(int assert, rmad_win_t w)
 		return RMAD_ERR_SYNC;
 	if (assert & ~FENCE_MODES)
 		return RMAD_ERR_ARG;
-	if (w->epoch != EPOCH_NONE && w->epoch != EPOCH_FENCE)
-		return RMAD_ERR_SYNC;	/* inside a lock epoch */
+	if ((w->epoch != EPOCH_NONE && w->epoch != EPOCH_FENCE) ||
+	    w->exposed)
+		return RMAD_ERR_SYNC;	/* inside a lock or PSCW epoch */
 	/* our stores and in-place operations before everyone's arrival */
 	cmm_smp_mb();
 	if (w->remote_members && !(assert & RMAD_MODE_NOSUCCEED) &&

@@ -78,7 +78,8 @@ struct win_peer {
 };
 
 /* Epochs of this process on one window (rma.c). */
-enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2, EPOCH_FENCE = 3 };
+enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2, EPOCH_FENCE = 3,
+       EPOCH_PSCW = 4 /* a start's access epoch */ };
 
 struct rmad_win_s {
 	uint32_t magic;
@@ -113,6 +114,11 @@ struct rmad_win_s {
 	 * flush_all or epoch end covered: equal means nothing to flush */
 	uint64_t remote_posted, remote_flushed;
 	int agent_epoch;		/* the agent knows of an epoch */
+	/* post/start/complete/wait (pscw.c): the exposure epoch's origin
+	 * count, and the access epoch's targets (sorted), O(the groups) */
+	int exposed, post_n;
+	int32_t *acc;
+	int nacc, acc_remote;
 	int fence_moved;		/* an op since the last fence (atomic) */
 	/* its op pool (attach.c), under rmad_cl.pool_lock */
 	uint32_t *stash;		/* free reserved elements */
@@ -154,6 +160,9 @@ void rmad_win_kick(struct rmad_client *c);
  * the type, the assert bits and the window's hints for the agent */
 void rmad_lock_fields(rmad_win_t w, int type, int assert,
 		      struct rmad_op_lock *l);
+/* rma.c: a fence sequence that moved nothing ends (RMAD_ERR_SYNC if it
+ * moved something: that epoch is still open) */
+int rmad_leave_fence(rmad_win_t w);
 /* rma.c: every remote op posted so far is complete (no flush needed) */
 void flushed_upto_all(rmad_win_t win);
 
@@ -206,6 +215,10 @@ int rmad_sync_op(struct rmad_client *c, uint16_t opcode, int32_t target,
  * taken from t) and wait for its status. */
 int rmad_sync_elem(struct rmad_client *c, rmad_win_t w,
 		   const struct rmad_op_elem *t);
+/* Submit a copy of t (all but its link) that nobody waits for: the agent
+ * frees it, and its error, if any, is the epoch's, for the next sync. */
+int rmad_async_elem(struct rmad_client *c, rmad_win_t w,
+		    const struct rmad_op_elem *t);
 /* Window op pools: reserve want elements for w (fewer is no error), and
  * give them all back when it is freed. */
 int rmad_op_pool_reserve(struct rmad_client *c, rmad_win_t w, long want);

@@ -168,10 +168,22 @@ struct tref {
 	int du;				/* the target's disp_unit */
 };
 
+static int cmp_rank(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static int covered(struct rmad_win_s *w, int rank, struct win_peer *p)
 {
+	int32_t r = rank;
+
 	if (w->epoch == EPOCH_LOCK_ALL || w->epoch == EPOCH_FENCE)
 		return 1;
+	if (w->epoch == EPOCH_PSCW)	/* a target of the start's group */
+		return bsearch(&r, w->acc, (size_t)w->nacc, sizeof(r),
+			       cmp_rank) != NULL;
 	if (w->epoch != EPOCH_LOCK)
 		return 0;
 	return p ? p->locked != 0 : rlock_find(w, rank) >= 0;
@@ -537,7 +549,7 @@ static int epoch_args(rmad_win_t win)
  * the last fence, which then ends the fence sequence (as MPICH does);
  * otherwise that epoch is still open.
  */
-static int leave_fence(rmad_win_t w)
+int rmad_leave_fence(rmad_win_t w)
 {
 	if (w->epoch != EPOCH_FENCE)
 		return 0;
@@ -605,10 +617,11 @@ static int win_lock(int lock_type, int target, int assert, rmad_win_t win)
 	err = rmad_win_target(win, target, &p, &size, &du);
 	if (err)
 		return err;
-	err = leave_fence(win);
+	err = rmad_leave_fence(win);
 	if (err)
 		return err;
-	if (win->epoch == EPOCH_LOCK_ALL || (p && p->locked) ||
+	if (win->epoch == EPOCH_LOCK_ALL || win->epoch == EPOCH_PSCW ||
+	    win->exposed || (p && p->locked) ||
 	    (!p && rlock_find(win, target) >= 0))
 		return RMAD_ERR_SYNC;
 	if (p) {
@@ -695,10 +708,10 @@ static int win_lock_all(int assert, rmad_win_t win)
 		return err;
 	if (assert & ~MODE_ALL)
 		return RMAD_ERR_ARG;
-	err = leave_fence(win);
+	err = rmad_leave_fence(win);
 	if (err)
 		return err;
-	if (win->epoch != EPOCH_NONE)
+	if (win->epoch != EPOCH_NONE || win->exposed)
 		return RMAD_ERR_SYNC;
 	for (int i = 0; i < win->npeers; i++) {
 		struct win_peer *p = &win->peers[i];
@@ -767,7 +780,8 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 
 	if (err)
 		return err;
-	if (win->epoch == EPOCH_NONE || win->epoch == EPOCH_FENCE)
+	if (win->epoch == EPOCH_NONE || win->epoch == EPOCH_FENCE ||
+	    win->epoch == EPOCH_PSCW)
 		return RMAD_ERR_SYNC;	/* passive target only */
 	if (target >= 0) {
 		struct win_peer *p;

@@ -129,8 +129,15 @@ int rmad_compare_and_swap(const void *origin, const void *compare,
 			  void *result, rmad_datatype_t type, int target,
 			  size_t tdisp, rmad_win_t win);
 
-/* Passive-target synchronization. */
+/* Active-target synchronization: fence, and post/start/complete/wait. */
 int rmad_win_fence(int assert, rmad_win_t win);
+int rmad_win_post(rmad_group_t group, int assert, rmad_win_t win);
+int rmad_win_start(rmad_group_t group, int assert, rmad_win_t win);
+int rmad_win_complete(rmad_win_t win);
+int rmad_win_wait(rmad_win_t win);
+int rmad_win_test(rmad_win_t win, int *flag);
+
+/* Passive-target synchronization. */
 int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t win);
 int rmad_win_unlock(int target, rmad_win_t win);
 int rmad_win_lock_all(int assert, rmad_win_t win);

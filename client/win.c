@@ -447,6 +447,7 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	free(w->granks);
+	free(w->acc);
 	free(w);
 	return err;
 }
@@ -463,9 +464,10 @@ int rmad_win_free(rmad_win_t *win)
 		return RMAD_ERR_ARG;
 	if (!c->initialized)
 		return RMAD_ERR_SYNC;
-	if (w->epoch != EPOCH_NONE &&
-	    (w->epoch != EPOCH_FENCE ||
-	     __atomic_load_n(&w->fence_moved, __ATOMIC_RELAXED)))
+	if ((w->epoch != EPOCH_NONE &&
+	     (w->epoch != EPOCH_FENCE ||
+	      __atomic_load_n(&w->fence_moved, __ATOMIC_RELAXED))) ||
+	    w->exposed)
 		return RMAD_ERR_SYNC;	/* an epoch is still open */
 	m.h.magic = RMAD_CTL_MAGIC;
 	m.h.abi_version = RMAD_ABI_VERSION;
@@ -495,6 +497,7 @@ int rmad_win_free(rmad_win_t *win)
 		munmap((char *)w->base - RMAD_WIN_CTL_SIZE, w->map_size);
 	free(w->rlocks);
 	free(w->granks);
+	free(w->acc);
 	w->granks = NULL;
 	handle_free(&rmad_win_handles, (uintptr_t)*win);
 	pthread_mutex_lock(&ctl_lock);

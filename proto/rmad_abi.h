@@ -141,7 +141,12 @@ struct rmad_stats {
 	 * and received (shared by the node's members of the window) */
 	uint64_t fence_pkts_sent;
 	uint64_t fence_pkts_recv;
-	uint64_t reserved[5];
+	/* post and complete notices (RMAD_AM_WIN_POST/COMPLETE) this
+	 * process's agent sent and received for the window's members on
+	 * its node; same-node notices go through shared memory, uncounted */
+	uint64_t pscw_pkts_sent;
+	uint64_t pscw_pkts_recv;
+	uint64_t reserved[3];
 };
 
 #ifdef __cplusplus

@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	8	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	9	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -218,6 +218,18 @@ enum {
 	 * NOSUCCEED).
 	 */
 	RMAD_OPC_FENCE = 18,
+	/*
+	 * Post/start/complete/wait with members on other nodes (client
+	 * pscw.c).  START (lock.assert: RMAD_MODE_NOCHECK or 0) opens an
+	 * access epoch: an op to a target waits in the agent for that
+	 * target's post.  COMPLETE with `target` >= 0 completes the
+	 * epoch's ops at that target, then sends it the complete notice;
+	 * COMPLETE with target -1 (KEEP|SYNC, after those) ends the epoch.
+	 * POST sends the post notice to origin `target`.
+	 */
+	RMAD_OPC_START = 19,
+	RMAD_OPC_COMPLETE = 20,
+	RMAD_OPC_POST = 21,
 	RMAD_OPC_MAX
 };
 
@@ -284,6 +296,8 @@ _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
  * memory the application sees starts RMAD_WIN_CTL_SIZE bytes in.
  */
 #define RMAD_WIN_CTL_SIZE	8192
+/* the most members of a window on one node: max_clients's bound */
+#define RMAD_WIN_MAX_LOCAL	4096
 #define RMAD_LW_EXCL		0x80000000u	/* held exclusive */
 #define RMAD_LW_SLEEPERS	0x40000000u	/* futex waiters: wake on release */
 #define RMAD_LW_QUEUED		0x20000000u	/* agent queue: kick its doorbell */
@@ -315,8 +329,18 @@ struct rmad_win_ctl {
 	uint32_t bar_gen;
 	uint32_t bar_failed;
 	uint32_t bar_sleepers;		/* waiters on bar_gen's futex */
-	uint32_t pad[11];
-	uint8_t shared_by[RMAD_WIN_CTL_SIZE - 64];	/* RMAD_SB_*, by slot */
+	/* post/start/complete/wait, this member's side (client/pscw.c) */
+	uint32_t pscw_done;		/* completes received, as a target */
+	uint32_t pscw_sleepers;		/* waiters on pscw_done's futex */
+	uint32_t post_gen;		/* bumped when a bit of posted[] is set */
+	uint32_t post_sleepers;		/* waiters on post_gen's futex */
+	uint32_t pad[7];
+	/* bit i: the same-node member of local index i (its place among
+	 * the node's members of the window, by rank) posted to us */
+	uint32_t posted[RMAD_WIN_MAX_LOCAL / 32];
+	uint8_t shared_by[RMAD_WIN_MAX_LOCAL];	/* RMAD_SB_*, by slot */
+	uint8_t pad2[RMAD_WIN_CTL_SIZE - 64 - RMAD_WIN_MAX_LOCAL / 8 -
+		     RMAD_WIN_MAX_LOCAL];
 };
 
 /*

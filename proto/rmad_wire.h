@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 6
+#define RMAD_WIRE_VERSION 7
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -66,6 +66,11 @@ enum {
 	/* a window's fence barrier: seq = window key, count = its epoch */
 	RMAD_AM_WIN_FENCE_ARRIVE = 28,	/* member node -> window root */
 	RMAD_AM_WIN_FENCE_RELEASE = 29,	/* root -> member nodes */
+	/* post/start/complete/wait notices: seq = window key, origin and
+	 * target the ranks; POST goes to the origin's node, COMPLETE (sent
+	 * once the origin's ops there are applied) to the target's */
+	RMAD_AM_WIN_POST = 30,
+	RMAD_AM_WIN_COMPLETE = 31,
 	RMAD_AM_TYPE_MAX
 };
 

@@ -27,6 +27,7 @@ layers=(
 	"rma_xfer"			# RMA: client memory I/O and sends
 	"rma_target"			# RMA: lock granting and apply
 	"rma_origin"			# RMA: the operation table
+	"rma_pscw"			# RMA: post/start/complete/wait notices
 	"rma_win"			# RMA: window progress, sync, fence
 	"rma_pkt"			# RMA: packets from other agents
 	"rma"				# RMA: entry points

@@ -26,6 +26,10 @@
  *      lock packet; each fence one ARRIVE from every other node to the
  *      window's root (rank 0's node) and one RELEASE back; then an
  *      empty fence pair: the barriers only
+ *   J. post/start/complete/wait with 1 op: rank 1 posts to rank 0, which
+ *      starts, puts and completes: one POST notice to rank 0's node, the
+ *      PUT carrying the ack request and its ACK, one COMPLETE notice to
+ *      rank 1's node, no lock packet
  *   G. ordering: 20 REPLACE accumulates to one place end with the
  *      last value; on a channel taken as unordered (am_ordering=false)
  *      each waited for the previous one's answer, but not with the
@@ -119,6 +123,49 @@ static void fences(int64_t *base)
 		if (rank == 1 && !empty)
 			CHECK(base[500] == 9, "I: put missing");
 	}
+}
+
+/* J: ranks 0 and 1 */
+static void pscw(int64_t *base)
+{
+	uint64_t s, r, ps, pr;
+	struct rmad_stats now;
+	rmad_group_t g = RMAD_GROUP_NULL;
+	int64_t v = 11;
+	int peer = rank == 0 ? 1 : 0;
+
+	mark();
+	if (rank < 2)
+		OK(rmad_group_incl(&peer, 1, &g));
+	rmad_barrier();
+	if (rank == 1) {
+		OK(rmad_win_post(g, 0, w));
+		OK(rmad_win_wait(w));
+		CHECK(base[460] == 11, "J: put missing");
+	} else if (rank == 0) {
+		OK(rmad_win_start(g, 0, w));
+		OK(rmad_put(&v, 1, RMAD_INT64, 1, 460, 1, RMAD_INT64, w));
+		OK(rmad_win_complete(w));
+	}
+	delta(&s, &r, 0, NULL);
+	OK(rmad_win_stats(w, &now));
+	ps = now.pscw_pkts_sent - before.pscw_pkts_sent;
+	pr = now.pscw_pkts_recv - before.pscw_pkts_recv;
+	if (rank == 0)
+		report("J. start, put, complete (RMA)", s, r);
+	printf("rank %d: pkts J. post/complete notices%*s sent %3llu "
+	       "received %3llu\n", rank, 9, "", (unsigned long long)ps,
+	       (unsigned long long)pr);
+	CHECK(rank > 1 ? ps == 0 && pr == 0 : ps == 1 && pr == 1,
+	      "J: notices %llu/%llu", (unsigned long long)ps,
+	      (unsigned long long)pr);
+	if (rank == 0)
+		CHECK((s == 1 || (!exact && s == 2)) && r == 1,
+		      "J: %llu sent, %llu received", (unsigned long long)s,
+		      (unsigned long long)r);
+	if (rank < 2)
+		rmad_group_free(&g);
+	rmad_barrier();
 }
 
 int main(int argc, char **argv)
@@ -378,6 +425,7 @@ int main(int argc, char **argv)
 	}
 	rmad_barrier();
 	fences(base);
+	pscw(base);
 	OK(rmad_win_free(&w));
 out:
 	if (fails)
