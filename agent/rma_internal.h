@@ -90,6 +90,9 @@ struct rma_target {
 	uint8_t lock_op;		/* the lock request rides on an op */
 	uint8_t released;		/* an op's answer said UNLOCKED */
 	uint8_t lock_now;		/* request the lock even with no op */
+	uint32_t pscw_close;		/* PSCW: 1 + the COMPLETE op for this
+					 * target, which its last op may
+					 * carry (RMAD_AMF_PSCW_DONE); 0 */
 	uint32_t lseq;			/* place among the epoch's lock calls */
 	uint32_t head, tail;		/* pending ops */
 	uint32_t npend;			/* ... how many */

@@ -698,9 +698,20 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 			    !t->unlocking && !t->nrdma &&
 			    (R->ordered || !t->nissued))
 				fl |= RMAD_AMF_UNLOCK;
+			/* the PSCW complete rides the same way, once every
+			 * op before it is known to be applied first */
+			if (t->pscw_close && !t->nrdma &&
+			    (R->ordered || !t->nissued))
+				fl |= RMAD_AMF_PSCW_DONE;
 		}
 		if (!issue_op(a, o, t, i, fl))
 			return moved;
+		if (R->sh[i].pflags & fl & RMAD_AMF_PSCW_DONE) {
+			/* the COMPLETE op sends no notice of its own */
+			R->sh[t->pscw_close - 1].pflags |= RMAD_AMF_PSCW_DONE;
+			t->pscw_close = 0;
+			o->st.piggyback_flush++;
+		}
 		if (R->sh[i].pflags & fl & RMAD_AMF_UNLOCK) {
 			t->unlocking = 1;
 			o->st.piggyback_unlock++;

@@ -16,9 +16,12 @@
  *    mid-epoch comes back without a second post.  Under NOCHECK the
  *    application promised the posts: nothing is waited for.
  *  - COMPLETE for target T: T's ops complete there (the last one asks
- *    for its answer; no lock to release), then a WIN_COMPLETE notice to
- *    T's node, whose agent counts it in T's control page (pscw_done,
- *    where T's wait looks).  COMPLETE with target -1 ends the epoch.
+ *    for its answer; no lock to release), and T's agent counts the
+ *    complete in T's control page (pscw_done, where T's wait looks):
+ *    carried by that last op (RMAD_AMF_PSCW_DONE) when the ops before
+ *    it are sure to be applied first (an ordered channel, or none in
+ *    flight, no fi_write), otherwise a WIN_COMPLETE notice sent once
+ *    they are all answered.  COMPLETE with target -1 ends the epoch.
  *
  * Same-node members exchange their notices in shared memory
  * (client/pscw.c); the agents see only the other nodes' part.
@@ -153,10 +156,15 @@ int pscw_route(struct agent *a, struct rma_origin *o, uint32_t i)
 		op_finish(a, o, i);
 		return 0;
 	}
+	op->pflags = 0;
 	for (uint32_t s = 0; s < o->nslots; s++)
 		for (t = o->slots[s]; t; t = t->next)
-			if (op->target < 0 || t->rank == op->target)
+			if (op->target < 0 || t->rank == op->target) {
 				t->want_unlock = 1;
+				/* its last op may carry the complete */
+				if (op->target >= 0 && t->head != RMAD_NIL)
+					t->pscw_close = i + 1;
+			}
 	list_add(R, &o->yhead, &o->ytail, i);
 	return 0;
 }
@@ -200,6 +208,8 @@ int32_t pscw_complete(struct agent *a, struct rma_origin *o,
 		o->pscw_got[k] = o->pscw_got[--o->npscw_got];
 	if (pscw_hopeless(a, o, op->target))
 		return RMAD_ERR_PROC_FAILED;
+	if (op->pflags & RMAD_AMF_PSCW_DONE)
+		return 0;	/* it rode on the last op, now answered */
 	notice(a, o->w, RMAD_AM_WIN_COMPLETE, o->rank, op->target,
 	       agent_rank_node(o->w->job, op->target));
 	return 0;

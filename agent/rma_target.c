@@ -469,6 +469,13 @@ out:
 		holder_release(l, h->origin, h->src_node);
 		aflags |= RMAD_AMF_UNLOCKED;
 	}
+	/* the origin's complete rode on it: counted even if the op
+	 * failed (the answer says so), or the target's wait would hang */
+	if (l && (h->flags & RMAD_AMF_PSCW_DONE) && w->ready &&
+	    !agent_win_target(w, h->origin, &(uint64_t){ 0 },
+			      &(int32_t){ 0 }) &&
+	    agent_rank_node(w->job, h->origin) == (int)h->src_node)
+		agent_win_count_complete(l);
 	if (st || type == RMAD_AM_RMA_RESP || aflags ||
 	    (h->flags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
 			 RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)))

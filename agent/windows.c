@@ -465,6 +465,15 @@ static void complete_recv(struct agent *a, struct agent_win *w,
 		return;
 	}
 	w->pscw_recv++;
+	agent_win_count_complete(l);
+}
+
+void agent_win_count_complete(struct win_local *l)
+{
+	struct rmad_win_ctl *ctl = l->base;
+
+	if (!ctl)
+		return;
 	/* the operations were applied before: seq_cst orders them */
 	__atomic_add_fetch(&ctl->pscw_done, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&ctl->pscw_sleepers, __ATOMIC_SEQ_CST))

@@ -88,6 +88,10 @@ enum {
 #define RMAD_AMF_LOCK_EXCL	0x0002
 #define RMAD_AMF_UNLOCK		0x0004
 #define RMAD_AMF_ACK_REQ	0x0010
+/* the origin's PSCW access epoch to the target ends with this op: once
+ * it is applied (and everything before it, which the origin made sure
+ * of), the target counts the origin's complete (no WIN_COMPLETE goes) */
+#define RMAD_AMF_PSCW_DONE	0x0020
 /* on answers */
 #define RMAD_AMF_GRANTED	0x0100	/* the piggybacked lock was granted */
 #define RMAD_AMF_UNLOCKED	0x0200	/* ... and released after the op */

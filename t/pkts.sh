@@ -5,7 +5,8 @@
 # only, empty flushes, a get moved to carry the unlock, a queued
 # lock+op, accumulate ordering, and fence epochs: the put's packets and
 # the window barrier's one ARRIVE and one RELEASE per node and fence;
-# post/start/complete/wait with one put: one notice each way),
+# post/start/complete/wait with one put: the POST notice, and the
+# complete riding on the put),
 # with one rank per virtual node.  Exact
 # counts with piggyback_threshold large (the closing synchronization
 # rides on the last op); bounds that hold whatever the timing with the
