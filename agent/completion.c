@@ -504,7 +504,9 @@ void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
 		return;
 	}
 	sc = shm_client(a, c);
-	store_relaxed(&e->status, status);
+	/* release: a client that sees the status (a request's test) sees
+	 * what the op wrote before it */
+	__atomic_store_n(&e->status, status, __ATOMIC_RELEASE);
 	if (flags & RMAD_OPF_KEEP)
 		a->cp.op_inflight[i] = 0;	/* the client frees it */
 	else

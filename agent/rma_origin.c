@@ -950,8 +950,9 @@ make:
 		}
 	}
 	tlist_add(o, t, i);
-	/* its client waits for it alone: hold nothing back */
-	if (op->staged)
+	/* its client waits for it alone (a staged op, or a request's):
+	 * hold nothing back */
+	if (op->staged || op->waited)
 		t->release = 1;
 	return 0;
 }

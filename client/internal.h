@@ -189,6 +189,37 @@ int rmad_staged_op(struct rmad_client *c, rmad_win_t w,
 		   const void *in, size_t inlen, void *out, size_t outlen,
 		   uint64_t off);
 
+/*
+ * request.c: request-based operations.  A request whose op went to the
+ * agent keeps that op's element (KEEP) until the agent wrote its status
+ * there (<= 0; RMAD_REQ_PENDING until then); completions are seen
+ * through the client's RMAD_CNT_LOCAL counter, one futex for them all.
+ */
+#define RMAD_REQ_PENDING	1
+struct rmad_request_s;
+/* before an op element is taken for a request: at most REQ_KEEP_MAX
+ * elements are held by requests (completed ones are reaped first) */
+int rmad_req_room(struct rmad_client *c);
+/* the op of rq went to the agent in element idx */
+void rmad_req_track(struct rmad_client *c, struct rmad_request_s *rq,
+		    uint32_t idx);
+/* rma.c: the data operations, with a request (NULL: none) */
+int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
+		 int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
+		 rmad_win_t win, struct rmad_request_s *rq);
+int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
+		 size_t tdisp, int tcount, rmad_datatype_t ttype,
+		 rmad_win_t win, struct rmad_request_s *rq);
+int rmad_accumulate_req(const void *origin, int ocount,
+			rmad_datatype_t otype, int target, size_t tdisp,
+			int tcount, rmad_datatype_t ttype, rmad_op_t op,
+			rmad_win_t win, struct rmad_request_s *rq);
+int rmad_get_accumulate_req(const void *origin, int ocount,
+			    rmad_datatype_t otype, void *result, int rcount,
+			    rmad_datatype_t rtype, int target, size_t tdisp,
+			    int tcount, rmad_datatype_t ttype, rmad_op_t op,
+			    rmad_win_t win, struct rmad_request_s *rq);
+
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
 int rmad_group_members(rmad_group_t g, int *n);
 int rmad_group_rank(rmad_group_t g, int i);

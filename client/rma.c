@@ -317,7 +317,8 @@ static int needs_staging(uint16_t opc, const struct tref *r, uint32_t op,
 /* Hand an operation on a target of another node to the agent. */
 static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		int count, const struct tref *r, uint32_t op,
-		const void *origin, const void *cmp, void *result)
+		const void *origin, const void *cmp, void *result,
+		struct rmad_request_s *rq)
 {
 	struct rmad_client *c = &rmad_cl;
 	struct rmad_op_elem *e;
@@ -331,6 +332,12 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 			return err;
 		__atomic_add_fetch(&w->remote_posted, 1, __ATOMIC_RELAXED);
 		return counted(w, &w->st_ops_remote);
+	}
+	if (rq) {
+		/* room for one more request element first */
+		err = rmad_req_room(c);
+		if (err)
+			return err;
 	}
 	err = rmad_op_alloc(c, w, &idx);
 
@@ -364,11 +371,18 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		e->inline_len = (uint32_t)r->len;
 		e->flags = RMAD_OPF_INLINE;
 	}
+	if (rq) {
+		/* kept for the request: the agent writes its status there */
+		e->flags |= RMAD_OPF_KEEP;
+		e->status = RMAD_REQ_PENDING;
+	}
 	err = rmad_op_submit(c, idx);
 	if (err) {
 		rmad_op_free(c, idx);
 		return err;
 	}
+	if (rq)
+		rmad_req_track(c, rq, idx);
 	if (r)
 		__atomic_add_fetch(&w->remote_posted, 1, __ATOMIC_RELAXED);
 	return counted(w, &w->st_ops_remote);
@@ -376,9 +390,9 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 
 /* ------------------------------------------------- communication */
 
-int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
-	     int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
-	     rmad_win_t handle)
+int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
+		 int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
+		 rmad_win_t handle, struct rmad_request_s *rq)
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
@@ -386,6 +400,8 @@ int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
 
 	if (err)
 		return err;
+	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
+		return RMAD_ERR_SYNC;	/* passive target only */
 	if (ocount != tcount || otype != ttype)
 		return RMAD_ERR_TYPE;
 	if (!tcount)
@@ -397,11 +413,12 @@ int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
 		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_PUT, target, tdisp, tcount, &r, 0, origin,
-		    NULL, NULL);
+		    NULL, NULL, rq);
 }
 
-int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
-	     size_t tdisp, int tcount, rmad_datatype_t ttype, rmad_win_t handle)
+int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
+		 size_t tdisp, int tcount, rmad_datatype_t ttype,
+		 rmad_win_t handle, struct rmad_request_s *rq)
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
@@ -409,6 +426,8 @@ int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
 
 	if (err)
 		return err;
+	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
+		return RMAD_ERR_SYNC;	/* passive target only */
 	if (ocount != tcount || otype != ttype)
 		return RMAD_ERR_TYPE;
 	if (!tcount)
@@ -420,12 +439,13 @@ int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
 		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_GET, target, tdisp, tcount, &r, 0, origin,
-		    NULL, NULL);
+		    NULL, NULL, rq);
 }
 
-int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
-		    int target, size_t tdisp, int tcount,
-		    rmad_datatype_t ttype, rmad_op_t op, rmad_win_t handle)
+int rmad_accumulate_req(const void *origin, int ocount,
+			rmad_datatype_t otype, int target, size_t tdisp,
+			int tcount, rmad_datatype_t ttype, rmad_op_t op,
+			rmad_win_t handle, struct rmad_request_s *rq)
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
@@ -433,6 +453,8 @@ int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 
 	if (err)
 		return err;
+	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
+		return RMAD_ERR_SYNC;	/* passive target only */
 	if (ocount != tcount || otype != ttype)
 		return RMAD_ERR_TYPE;
 	if (op == RMAD_NO_OP || op < 0)
@@ -450,13 +472,14 @@ int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_ACC, target, tdisp, tcount, &r,
-		    (uint32_t)op, origin, NULL, NULL);
+		    (uint32_t)op, origin, NULL, NULL, rq);
 }
 
-int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
-			void *result, int rcount, rmad_datatype_t rtype,
-			int target, size_t tdisp, int tcount,
-			rmad_datatype_t ttype, rmad_op_t op, rmad_win_t handle)
+int rmad_get_accumulate_req(const void *origin, int ocount,
+			    rmad_datatype_t otype, void *result, int rcount,
+			    rmad_datatype_t rtype, int target, size_t tdisp,
+			    int tcount, rmad_datatype_t ttype, rmad_op_t op,
+			    rmad_win_t handle, struct rmad_request_s *rq)
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
@@ -464,6 +487,8 @@ int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 
 	if (err)
 		return err;
+	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
+		return RMAD_ERR_SYNC;	/* passive target only */
 	if (rcount != tcount || rtype != ttype ||
 	    (op != RMAD_NO_OP && (ocount != tcount || otype != ttype)))
 		return RMAD_ERR_TYPE;
@@ -484,7 +509,40 @@ int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_GACC, target, tdisp, tcount, &r,
-		    (uint32_t)op, origin, NULL, result);
+		    (uint32_t)op, origin, NULL, result, rq);
+}
+
+int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
+	     int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
+	     rmad_win_t win)
+{
+	return rmad_put_req(origin, ocount, otype, target, tdisp, tcount,
+			    ttype, win, NULL);
+}
+
+int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
+	     size_t tdisp, int tcount, rmad_datatype_t ttype, rmad_win_t win)
+{
+	return rmad_get_req(origin, ocount, otype, target, tdisp, tcount,
+			    ttype, win, NULL);
+}
+
+int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
+		    int target, size_t tdisp, int tcount,
+		    rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win)
+{
+	return rmad_accumulate_req(origin, ocount, otype, target, tdisp,
+				   tcount, ttype, op, win, NULL);
+}
+
+int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
+			void *result, int rcount, rmad_datatype_t rtype,
+			int target, size_t tdisp, int tcount,
+			rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win)
+{
+	return rmad_get_accumulate_req(origin, ocount, otype, result, rcount,
+				       rtype, target, tdisp, tcount, ttype,
+				       op, win, NULL);
 }
 
 int rmad_fetch_and_op(const void *origin, void *result, rmad_datatype_t type,
@@ -514,7 +572,7 @@ int rmad_compare_and_swap(const void *origin, const void *compare,
 		return counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_CAS, target, tdisp, 1, &r, 0, origin,
-		    compare, result);
+		    compare, result, NULL);
 }
 
 /* ------------------------------------------------- synchronization */

@@ -35,9 +35,11 @@ extern "C" {
 /* Opaque handles. */
 typedef struct rmad_win_s *rmad_win_t;
 typedef struct rmad_group_s *rmad_group_t;
+typedef struct rmad_request_s *rmad_request_t;
 
 #define RMAD_WIN_NULL		((rmad_win_t)0)
 #define RMAD_GROUP_NULL		((rmad_group_t)0)
+#define RMAD_REQUEST_NULL	((rmad_request_t)0)
 #define RMAD_DATATYPE_NULL	((rmad_datatype_t)0)
 
 /* Every rank of the job. */
@@ -128,6 +130,32 @@ int rmad_fetch_and_op(const void *origin, void *result, rmad_datatype_t type,
 int rmad_compare_and_swap(const void *origin, const void *compare,
 			  void *result, rmad_datatype_t type, int target,
 			  size_t tdisp, rmad_win_t win);
+
+/* Request-based operations: valid in passive-target epochs; complete at
+ * the origin (the buffer reusable, or the result here) once a wait or
+ * test says so. */
+int rmad_rput(const void *origin, int ocount, rmad_datatype_t otype,
+	      int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
+	      rmad_win_t win, rmad_request_t *req);
+int rmad_rget(void *origin, int ocount, rmad_datatype_t otype,
+	      int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
+	      rmad_win_t win, rmad_request_t *req);
+int rmad_raccumulate(const void *origin, int ocount, rmad_datatype_t otype,
+		     int target, size_t tdisp, int tcount,
+		     rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win,
+		     rmad_request_t *req);
+int rmad_rget_accumulate(const void *origin, int ocount,
+			 rmad_datatype_t otype, void *result, int rcount,
+			 rmad_datatype_t rtype, int target, size_t tdisp,
+			 int tcount, rmad_datatype_t ttype, rmad_op_t op,
+			 rmad_win_t win, rmad_request_t *req);
+int rmad_wait(rmad_request_t *req);
+int rmad_test(rmad_request_t *req, int *done);
+int rmad_waitall(int n, rmad_request_t *reqs);
+int rmad_testall(int n, rmad_request_t *reqs, int *done);
+int rmad_waitany(int n, rmad_request_t *reqs, int *index);
+int rmad_testany(int n, rmad_request_t *reqs, int *index, int *done);
+int rmad_request_free(rmad_request_t *req);
 
 /* Active-target synchronization: fence, and post/start/complete/wait. */
 int rmad_win_fence(int assert, rmad_win_t win);
