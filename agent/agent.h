@@ -189,6 +189,10 @@ struct main_ctx {
 	int lock_fd;			/* see take_agent_lock() */
 	char pid_path[PATH_MAX];	/* agent[-K].pid, once written */
 	uint64_t last_stats;		/* stats_interval_ms: last logged */
+	/* --owner-pid: the launcher whose death stops the agent, and its
+	 * start time (so that a reused pid is no owner) */
+	int owner_pid;
+	unsigned long long owner_start;
 };
 
 /* clients.c: the buffer of one control message from a client. */

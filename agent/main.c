@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <time.h>
@@ -97,6 +98,7 @@ RMAD_SYSCONFDIR "/rmad/rmad.conf,\n"
 "                          regions in /dev/shm, sockets and pid files in\n"
 "                          the run directory; print the count and exit\n"
 "                          (--sweep-shm is the same)\n"
+"      --owner-pid PID     stop when process PID (the launcher) is gone\n"
 "      --print-rank-cpus K print the CPUs left for ranks when K agents of\n"
 "                          this host are pinned (\"\" if none) and exit\n"
 "  -V, --version           print the version and exit\n"
@@ -179,6 +181,46 @@ static void check_idle_exit(struct agent *a)
 	a->stopping = 1;
 }
 
+/* The start time of process pid (/proc/PID/stat, field 22) in *start;
+ * 0 when there is no such process. */
+static int proc_start(unsigned long long *start, int pid)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the command, which may hold spaces and parentheses */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* fields 3..21, then the start time */
+	for (int k = 0; k < 20 && p; k++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p + 1, "%llu", start) == 1;
+}
+
+/* --owner-pid: the launcher is gone (dead, or its pid reused), and with
+ * it whoever would stop us: stop. */
+static void check_owner(struct agent *a)
+{
+	unsigned long long st;
+
+	if (!a->m.owner_pid || a->stopping)
+		return;
+	if (proc_start(&st, a->m.owner_pid) && st == a->m.owner_start)
+		return;
+	rmad_warn("the launcher (pid %d) is gone: stopping", a->m.owner_pid);
+	a->stopping = 1;
+	event_base_loopbreak(a->base);
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
@@ -189,6 +231,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	am_tick(a, now);
 	agent_jobs_tick(a);
 	check_idle_exit(a);
+	check_owner(a);
 	if (a->p.stats_interval_ms > 0 &&
 	    now - a->m.last_stats >=
 	    (uint64_t)a->p.stats_interval_ms * 1000000ull) {
@@ -465,6 +508,7 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 		{ "sweep", no_argument, NULL, 'W' },
 		{ "sweep-shm", no_argument, NULL, 'W' },
 		{ "print-rank-cpus", required_argument, NULL, 'R' },
+		{ "owner-pid", required_argument, NULL, 'O' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -517,6 +561,19 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 			a->m.rank_cpus_agents = atoi(optarg);
 			*show = "rank-cpus";
 			break;
+		case 'O': {
+			char *end;
+			long pid = strtol(optarg, &end, 10);
+
+			if (*end || pid < 1 || pid > INT_MAX ||
+			    !proc_start(&a->m.owner_start, (int)pid)) {
+				fprintf(stderr, "rmad: no process --owner-pid "
+					"'%s'\n", optarg);
+				return 2;
+			}
+			a->m.owner_pid = (int)pid;
+			break;
+		}
 		case 'V':
 			printf("rmad %s (ABI %d)\n", PACKAGE_VERSION,
 			       RMAD_ABI_VERSION);

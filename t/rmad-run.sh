@@ -3,9 +3,10 @@
 # rmad-run.sh - the launcher: the demo output, bad arguments, and agents
 # stopped (and their files removed) whether the job succeeds, fails or
 # times out; a session name is never a pattern; killed agents leave
-# nothing in /dev/shm.
+# nothing in /dev/shm; agents stop by themselves when rmad-run is killed
+# with SIGKILL (--owner-pid).
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 15
+plan 16
 count_agents() { pgrep -f -- "--foreground --session $1( |\$)" | wc -l; }
 
 out=$(run_bounded 90 "$RMAD_RUN" -q --vnodes 2 --session rr1 -np 4 \
@@ -83,6 +84,22 @@ mine=$(stat -c %u "/dev/shm/$dead:1:0")
 	{ [ "$mine" = "$(id -u)" ] || [ -e "/dev/shm/$dead:1:0" ]; }
 ok $? "an agent at start removes its user's dead pids' regions only"
 rm -f "/dev/shm/$dead:0:0" "/dev/shm/$$:0:0" "/dev/shm/$dead:1:0"
+
+# rmad-run killed outright: its agents see their owner gone and stop
+"$RMAD_RUN" -q --vnodes 2 --session rr6 -np 2 sleep 60 >/dev/null 2>&1 &
+rr=$!
+wait_for '[ "$(count_agents rr6)" -eq 2 ] && [ -S "$T_RUNDIR/rr6/agent-1.sock" ]' 30
+kill -KILL "$rr"
+wait_for '[ "$(count_agents rr6)" -eq 0 ]' 15
+n=$(count_agents rr6)
+[ "$n" -eq 0 ]
+ok $? "agents of a SIGKILLed rmad-run stop by themselves ($n left)"
+# the application's mpirun is the killed script's to stop: do it here
+pkill -f -- "RMAD_SESSION=rr6" 2>/dev/null
+wait_for '! pgrep -f -- "RMAD_SESSION=rr6" >/dev/null' 15
+pkill -KILL -f -- "--session rr6( |\$)" 2>/dev/null
+rm -rf "$T_RUNDIR/rr6"
+wait "$rr" 2>/dev/null
 
 run_bounded 10 "$RMAD_RUN" -np 0 true >/dev/null 2>&1
 [ $? -eq 2 ]
