@@ -699,10 +699,17 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 			    (R->ordered || !t->nissued))
 				fl |= RMAD_AMF_UNLOCK;
 			/* the PSCW complete rides the same way, once every
-			 * op before it is known to be applied first */
+			 * op before it is known to be applied first.  On an
+			 * ordered channel it asks for no answer: a complete
+			 * is local (the target's wait sees the ops applied),
+			 * so the origin need not wait for a busy target's
+			 * agent */
 			if (t->pscw_close && !t->nrdma &&
-			    (R->ordered || !t->nissued))
+			    (R->ordered || !t->nissued)) {
 				fl |= RMAD_AMF_PSCW_DONE;
+				if (R->ordered)
+					fl &= (uint16_t)~RMAD_AMF_ACK_REQ;
+			}
 		}
 		if (!issue_op(a, o, t, i, fl))
 			return moved;
@@ -710,6 +717,7 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 			/* the COMPLETE op sends no notice of its own */
 			R->sh[t->pscw_close - 1].pflags |= RMAD_AMF_PSCW_DONE;
 			t->pscw_close = 0;
+			t->pscw_told = R->ordered;
 			o->st.piggyback_flush++;
 		}
 		if (R->sh[i].pflags & fl & RMAD_AMF_UNLOCK) {
@@ -724,6 +732,11 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 	if (t->nissued || t->unlocking)
 		return moved;
 	if (t->want_unlock) {
+		if (t->pscw_told) {
+			/* the complete went with the last op: done here */
+			target_free(o, t);
+			return 1;
+		}
 		if (t->nocheck || o->nocheck_all) {
 			/* no lock to release, but the ops must be in */
 			if (t->done_seq != t->sent_seq)
