@@ -21,7 +21,11 @@
  *    carried by that last op (RMAD_AMF_PSCW_DONE) when the ops before
  *    it are sure to be applied first (an ordered channel, or none in
  *    flight, no fi_write), otherwise a WIN_COMPLETE notice sent once
- *    they are all answered.  COMPLETE with target -1 ends the epoch.
+ *    they are all answered.  On an ordered channel the op that carries
+ *    the complete asks for no answer: a complete is local, and waiting
+ *    for T's agent, which may share a core with a computing T, would
+ *    make the origin wait for T.  COMPLETE with target -1 ends the
+ *    epoch.
  *
  * Same-node members exchange their notices in shared memory
  * (client/pscw.c); the agents see only the other nodes' part.

@@ -26,8 +26,10 @@
  * without waiting for the remote posts (ops to a target wait in the
  * agent until its post has come); complete hands it a COMPLETE element
  * per remote target and waits for the last, after which every op of the
- * epoch is complete at its target and each target's agent has counted
- * the complete in that target's pscw_done.  A target that posted and
+ * epoch is complete here and its target's agent will count the complete
+ * in that target's pscw_done once the ops are applied (a complete is
+ * local, as in MPI; the target's wait is what waits for the data).  A
+ * target that posted and
  * went off to compute thus never holds its origins up, and its wait
  * returns at once when they are all done.
  *
