@@ -38,7 +38,7 @@
 
 static int32_t check_data_op(struct agent *a, struct agent_win *w,
 			     struct rma_op *op, uint64_t tdisp_units,
-			     uint64_t count)
+			     uint64_t count, int tbytes)
 {
 	uint64_t size;
 	int32_t du;
@@ -57,6 +57,8 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 	if (count == 0 || count > (1ull << 40) / es)
 		return RMAD_ERR_ARG;
 	op->len = count * es;
+	if (tbytes)
+		du = 1;		/* a piece of a derived type: in bytes */
 	if (tdisp_units > (1ull << 40) / (uint64_t)du)
 		return RMAD_ERR_DISP;
 	op->tdisp = tdisp_units * (uint64_t)du;
@@ -240,7 +242,8 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 			}
 			break;
 		default:
-			st = o ? check_data_op(a, w, op, tdisp, count) :
+			st = o ? check_data_op(a, w, op, tdisp, count,
+					       !!(flags & RMAD_OPF_TBYTES)) :
 				 RMAD_ERR_SYNC;
 			break;
 		}

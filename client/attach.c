@@ -699,7 +699,8 @@ int rmad_staged_op(struct rmad_client *c, rmad_win_t w,
 		return RMAD_ERR_ARG;
 	return sync_wait(c, w, t,
 			 (uint16_t)(RMAD_OPF_STAGED |
-				    (t->flags & RMAD_OPF_INLINE)),
+				    (t->flags & (RMAD_OPF_INLINE |
+						 RMAD_OPF_TBYTES))),
 			 in, inlen, out, outlen, off);
 }
 

@@ -29,6 +29,7 @@
 #define HANDLE_TAG_WIN		0x3u
 #define HANDLE_TAG_GROUP	0x5u
 #define HANDLE_TAG_REQ		0x7u
+#define HANDLE_TAG_TYPE		0x9u
 
 struct handle_slot {
 	uint32_t gen;			/* odd: live; even: free */

@@ -220,6 +220,39 @@ int rmad_get_accumulate_req(const void *origin, int ocount,
 			    int tcount, rmad_datatype_t ttype, rmad_op_t op,
 			    rmad_win_t win, struct rmad_request_s *rq);
 
+/*
+ * types.c: what the operations need of a datatype.  A run is bytes
+ * [off, off + len) of one basic type; rmad_type_runs() gives the merged
+ * runs of `count` copies of a committed type laid out from offset 0 (at
+ * most RMAD_TRUNS_MAX, else RMAD_ERR_NOMEM), malloc'd, their total
+ * bytes and their lowest and highest byte.  rmad_type_check(): 0 for a
+ * predefined or committed derived type, RMAD_ERR_TYPE otherwise.
+ */
+struct rmad_trun {
+	int64_t off;
+	uint64_t len;
+	uint32_t basic;
+};
+#define RMAD_TRUNS_MAX	(1u << 22)
+int rmad_type_check(rmad_datatype_t type);
+int rmad_type_runs(rmad_datatype_t type, int count, struct rmad_trun **out,
+		   size_t *n, uint64_t *nbytes, int64_t *lo, int64_t *hi);
+
+/* rma_derived.c: an op with a derived type anywhere */
+int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
+		    int ocount, rmad_datatype_t otype, void *result,
+		    int rcount, rmad_datatype_t rtype, int target,
+		    size_t tdisp, int tcount, rmad_datatype_t ttype,
+		    uint32_t op, struct rmad_request_s *rq);
+/* rma.c, for rma_derived.c */
+int rmad_post_piece(rmad_win_t w, uint16_t opc, int target, uint64_t toff,
+		    uint32_t dt, uint64_t len, uint32_t op, const void *origin,
+		    void *result);
+int rmad_covered(rmad_win_t w, int rank, struct win_peer *p);
+/* count an op: local 1 (in place), 0 (to the agent), -1 (moved nothing) */
+int rmad_counted(rmad_win_t w, int local);
+int rmad_flush_local_win(rmad_win_t w, int target);
+
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
 int rmad_group_members(rmad_group_t g, int *n);
 int rmad_group_rank(rmad_group_t g, int i);

@@ -165,7 +165,10 @@ struct tref {
 	uint64_t off;			/* bytes into the target's window */
 	size_t len, es;
 	uint32_t dt;
-	int du;				/* the target's disp_unit */
+	int du;				/* the target's disp_unit (1 when
+					 * tbytes) */
+	int tbytes;			/* tdisp is in bytes: a piece of a
+					 * derived type (RMAD_OPF_TBYTES) */
 };
 
 static int cmp_rank(const void *a, const void *b)
@@ -201,6 +204,7 @@ static int check(rmad_win_t w, int target, size_t tdisp, int count,
 		return RMAD_ERR_ARG;
 	if (!c->initialized)
 		return RMAD_ERR_SYNC;
+	r->tbytes = 0;
 	r->dt = dtype_id(type);
 	if (!r->dt)
 		return RMAD_ERR_TYPE;
@@ -262,13 +266,15 @@ static int post_staged(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	t.target = target;
 	t.dtype = r->dt;
 	t.op = op;
+	if (r->tbytes)
+		t.flags = RMAD_OPF_TBYTES;
 	if (opc == RMAD_OPC_CAS) {
 		t.count = 1;
 		t.tdisp = tdisp;
 		memcpy(t.data, origin, r->es);
 		memcpy(t.data + r->es, cmp, r->es);
 		t.inline_len = (uint32_t)(2 * r->es);
-		t.flags = RMAD_OPF_INLINE;
+		t.flags |= RMAD_OPF_INLINE;
 		t.result_addr = 0;
 		return rmad_staged_op(c, w, &t, NULL, 0, result, r->es, 0);
 	}
@@ -356,6 +362,8 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	e->tdisp = tdisp;
 	e->origin_off = (uint64_t)(uintptr_t)origin;
 	e->ticket = w->key;
+	if (r && r->tbytes)
+		e->flags |= RMAD_OPF_TBYTES;
 	e->status = 0;
 	e->inline_len = 0;
 	e->result_addr = (uint64_t)(uintptr_t)result;
@@ -363,13 +371,13 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		memcpy(e->data, origin, r->es);
 		memcpy(e->data + r->es, cmp, r->es);
 		e->inline_len = (uint32_t)(2 * r->es);
-		e->flags = RMAD_OPF_INLINE;
+		e->flags |= RMAD_OPF_INLINE;
 	} else if (origin && r && r->len <= RMAD_OP_INLINE &&
 		   opc != RMAD_OPC_GET) {
 		/* small: copied now, so the buffer is free at once */
 		memcpy(e->data, origin, r->len);
 		e->inline_len = (uint32_t)r->len;
-		e->flags = RMAD_OPF_INLINE;
+		e->flags |= RMAD_OPF_INLINE;
 	}
 	if (rq) {
 		/* kept for the request: the agent writes its status there */
@@ -388,6 +396,35 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	return counted(w, &w->st_ops_remote);
 }
 
+/* For rma_derived.c: a contiguous piece of a derived-type op for the
+ * agent, its target offset in bytes. */
+int rmad_post_piece(rmad_win_t w, uint16_t opc, int target, uint64_t toff,
+		    uint32_t dt, uint64_t len, uint32_t op, const void *origin,
+		    void *result)
+{
+	struct tref r = { 0 };
+
+	r.dt = dt;
+	r.es = rmad_dtype_size(dt);
+	r.len = len;
+	r.off = toff;
+	r.du = 1;
+	r.tbytes = 1;
+	return post(w, opc, target, toff, (int)(len / r.es), &r, op, origin,
+		    NULL, result, NULL);
+}
+
+int rmad_covered(rmad_win_t w, int rank, struct win_peer *p)
+{
+	return covered(w, rank, p);
+}
+
+int rmad_counted(rmad_win_t w, int local)
+{
+	return counted(w, local < 0 ? NULL : local ? &w->st_ops_local :
+						     &w->st_ops_remote);
+}
+
 /* ------------------------------------------------- communication */
 
 int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
@@ -396,7 +433,13 @@ int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
-	int err = check(win, target, tdisp, tcount, ttype, &r);
+	int err;
+
+	if (!dtype_id(otype) || !dtype_id(ttype))
+		return rmad_derived_op(win, RMAD_OPC_PUT, origin, ocount, otype,
+				       NULL, 0, 0, target, tdisp, tcount,
+				       ttype, 0, rq);
+	err = check(win, target, tdisp, tcount, ttype, &r);
 
 	if (err)
 		return err;
@@ -422,7 +465,13 @@ int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
-	int err = check(win, target, tdisp, tcount, ttype, &r);
+	int err;
+
+	if (!dtype_id(otype) || !dtype_id(ttype))
+		return rmad_derived_op(win, RMAD_OPC_GET, NULL, 0, 0, origin,
+				       ocount, otype, target, tdisp, tcount,
+				       ttype, 0, rq);
+	err = check(win, target, tdisp, tcount, ttype, &r);
 
 	if (err)
 		return err;
@@ -449,8 +498,14 @@ int rmad_accumulate_req(const void *origin, int ocount,
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
-	int err = check(win, target, tdisp, tcount, ttype, &r);
+	int err;
 
+	if ((!dtype_id(otype) || !dtype_id(ttype)) && op != RMAD_NO_OP &&
+	    op > 0)
+		return rmad_derived_op(win, RMAD_OPC_ACC, origin, ocount, otype,
+				       NULL, 0, 0, target, tdisp, tcount,
+				       ttype, (uint32_t)op, rq);
+	err = check(win, target, tdisp, tcount, ttype, &r);
 	if (err)
 		return err;
 	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
@@ -483,7 +538,16 @@ int rmad_get_accumulate_req(const void *origin, int ocount,
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
-	int err = check(win, target, tdisp, tcount, ttype, &r);
+	int err;
+
+	if ((!dtype_id(rtype) || !dtype_id(ttype) ||
+	     (op != RMAD_NO_OP && !dtype_id(otype))) && op >= 0)
+		return rmad_derived_op(win, RMAD_OPC_GACC,
+				       op == RMAD_NO_OP ? NULL : origin,
+				       ocount, otype, result, rcount, rtype,
+				       target, tdisp, tcount, ttype,
+				       (uint32_t)op, rq);
+	err = check(win, target, tdisp, tcount, ttype, &r);
 
 	if (err)
 		return err;
@@ -924,6 +988,11 @@ int rmad_win_flush_all(rmad_win_t handle)
 	rmad_win_t win = rmad_win_get(handle);
 
 	return timed(win, flush(-1, win, RMAD_OPC_FLUSH));
+}
+
+int rmad_flush_local_win(rmad_win_t w, int target)
+{
+	return flush(target, w, RMAD_OPC_FLUSH_LOCAL);
 }
 
 int rmad_win_flush_local(int target, rmad_win_t handle)

@@ -157,6 +157,46 @@ int rmad_waitany(int n, rmad_request_t *reqs, int *index);
 int rmad_testany(int n, rmad_request_t *reqs, int *index, int *done);
 int rmad_request_free(rmad_request_t *req);
 
+/* Derived datatypes (MPI-3.1 chapter 4). */
+#define RMAD_ORDER_C		1
+#define RMAD_ORDER_FORTRAN	2
+int rmad_type_contiguous(int count, rmad_datatype_t old,
+			 rmad_datatype_t *newtype);
+int rmad_type_vector(int count, int blocklen, int stride, rmad_datatype_t old,
+		     rmad_datatype_t *newtype);
+int rmad_type_create_hvector(int count, int blocklen, ptrdiff_t stride,
+			     rmad_datatype_t old, rmad_datatype_t *newtype);
+int rmad_type_indexed(int count, const int *blocklens, const int *displs,
+		      rmad_datatype_t old, rmad_datatype_t *newtype);
+int rmad_type_create_hindexed(int count, const int *blocklens,
+			      const ptrdiff_t *displs, rmad_datatype_t old,
+			      rmad_datatype_t *newtype);
+int rmad_type_create_indexed_block(int count, int blocklen, const int *displs,
+				   rmad_datatype_t old,
+				   rmad_datatype_t *newtype);
+int rmad_type_create_hindexed_block(int count, int blocklen,
+				    const ptrdiff_t *displs,
+				    rmad_datatype_t old,
+				    rmad_datatype_t *newtype);
+int rmad_type_create_struct(int count, const int *blocklens,
+			    const ptrdiff_t *displs,
+			    const rmad_datatype_t *types,
+			    rmad_datatype_t *newtype);
+int rmad_type_create_subarray(int ndims, const int *sizes,
+			      const int *subsizes, const int *starts,
+			      int order, rmad_datatype_t old,
+			      rmad_datatype_t *newtype);
+int rmad_type_create_resized(rmad_datatype_t old, ptrdiff_t lb,
+			     ptrdiff_t extent, rmad_datatype_t *newtype);
+int rmad_type_dup(rmad_datatype_t old, rmad_datatype_t *newtype);
+int rmad_type_commit(rmad_datatype_t *type);
+int rmad_type_free(rmad_datatype_t *type);
+int rmad_type_size(rmad_datatype_t type, size_t *size);
+int rmad_type_get_extent(rmad_datatype_t type, ptrdiff_t *lb,
+			 ptrdiff_t *extent);
+int rmad_type_get_true_extent(rmad_datatype_t type, ptrdiff_t *lb,
+			      ptrdiff_t *extent);
+
 /* Active-target synchronization: fence, and post/start/complete/wait. */
 int rmad_win_fence(int assert, rmad_win_t win);
 int rmad_win_post(rmad_group_t group, int assert, rmad_win_t win);

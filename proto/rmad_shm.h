@@ -242,6 +242,8 @@ enum {
 					 * offsets in the client's staging
 					 * area, not addresses (the agent
 					 * cannot reach the client's memory) */
+#define RMAD_OPF_TBYTES	0x10		/* `tdisp` is in bytes, not disp
+					 * units (a piece of a derived type) */
 
 #define RMAD_OP_INLINE	48
 

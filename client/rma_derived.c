@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_derived.c - put, get, accumulate and get_accumulate with derived
+ * datatypes, and with origin and target types that differ but whose type
+ * signatures match.
+ *
+ * The origin, result and target layouts are walked into runs of one
+ * basic type (types.c), and cut where any of them changes run: each
+ * piece is then contiguous in every buffer, of one basic type.  Every
+ * check is done on all pieces first (signatures, the target footprint
+ * against the window, the op on each basic type), so that a bad call
+ * changes nothing.  Then each piece is done: in place for a same-node
+ * target (the client packs and unpacks directly), or handed to the agent
+ * as a contiguous op whose target offset is in bytes
+ * (RMAD_OPF_TBYTES).  Accumulates stay atomic per basic element, as the
+ * contiguous path's are.
+ *
+ * Limits of this first version, said in rmad(7): a non-contiguous op to
+ * another node costs one agent op per piece (the agent sees no type and
+ * caches none, and does not pipeline them as one), and a request-based
+ * op with a derived type completes before its call returns.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomics.h"
+#include "dtype.h"
+#include "internal.h"
+
+struct piece {
+	uint64_t o, r;			/* origin, result byte offsets */
+	int64_t t;			/* target offset from the disp */
+	uint64_t len;
+	uint32_t basic;
+};
+
+/* One layout's cursor over its runs. */
+struct cur {
+	const struct rmad_trun *r;
+	size_t n, k;
+	uint64_t used;			/* bytes of run k consumed */
+};
+
+static int cur_more(const struct cur *c)
+{
+	return c->k < c->n;
+}
+
+/*
+ * Cut the layouts (2 or 3) into pieces; RMAD_ERR_TYPE when their
+ * signatures differ.  *out is malloc'd.
+ */
+static int cut(struct cur *cs, int nc, struct piece **out, size_t *np)
+{
+	struct piece *ps = NULL;
+	size_t n = 0, cap = 0;
+
+	for (;;) {
+		uint64_t len = UINT64_MAX;
+		uint32_t basic = 0;
+		int more = 0, done = 0;
+		struct piece p = { 0 };
+
+		for (int i = 0; i < nc; i++) {
+			more += cur_more(&cs[i]);
+			done += !cur_more(&cs[i]);
+		}
+		if (!more)
+			break;
+		if (done)
+			goto mismatch;	/* one ran out before the others */
+		for (int i = 0; i < nc; i++) {
+			const struct rmad_trun *r = &cs[i].r[cs[i].k];
+			uint64_t left = r->len - cs[i].used;
+
+			if (i && r->basic != basic)
+				goto mismatch;
+			basic = r->basic;
+			len = left < len ? left : len;
+		}
+		for (int i = 0; i < nc; i++) {
+			const struct rmad_trun *r = &cs[i].r[cs[i].k];
+			int64_t at = r->off + (int64_t)cs[i].used;
+
+			if (i == 0)
+				p.t = at;
+			else if (i == 1)
+				p.o = (uint64_t)at;
+			else
+				p.r = (uint64_t)at;
+			cs[i].used += len;
+			if (cs[i].used == r->len) {
+				cs[i].k++;
+				cs[i].used = 0;
+			}
+		}
+		p.len = len;
+		p.basic = basic;
+		if (n == cap) {
+			size_t c2 = cap ? 2 * cap : 64;
+			struct piece *q;
+
+			if (c2 > RMAD_TRUNS_MAX) {
+				free(ps);
+				return RMAD_ERR_NOMEM;
+			}
+			q = realloc(ps, sizeof(*q) * c2);
+			if (!q) {
+				free(ps);
+				return RMAD_ERR_NOMEM;
+			}
+			ps = q;
+			cap = c2;
+		}
+		ps[n++] = p;
+	}
+	*out = ps;
+	*np = n;
+	return 0;
+mismatch:
+	free(ps);
+	return RMAD_ERR_TYPE;
+}
+
+int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
+		    int ocount, rmad_datatype_t otype, void *result,
+		    int rcount, rmad_datatype_t rtype, int target,
+		    size_t tdisp, int tcount, rmad_datatype_t ttype,
+		    uint32_t op, struct rmad_request_s *rq)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_trun *tr = NULL, *orr = NULL, *rr = NULL;
+	size_t nt = 0, no = 0, nr = 0, np = 0;
+	struct cur cs[3];
+	struct piece *ps = NULL;
+	struct win_peer *p;
+	uint64_t size, nbytes, base, tb;
+	int64_t lo, hi, olo, ohi;
+	int du, err, nc = 0;
+	int in = origin != NULL;	/* data goes to the target */
+	int outb = result != NULL;	/* data comes back */
+
+	if (!rmad_win_ok(w) || tcount < 0 || ocount < 0 || rcount < 0)
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	if (target < 0 || target >= c->b.size)
+		return RMAD_ERR_RANK;
+	err = rmad_win_target(w, target, &p, &size, &du);
+	if (err)
+		return err;
+	if (!rmad_covered(w, target, p))
+		return RMAD_ERR_SYNC;
+	if (rq && w->epoch != EPOCH_LOCK && w->epoch != EPOCH_LOCK_ALL)
+		return RMAD_ERR_SYNC;
+	if (rmad_type_check(ttype) || (in && rmad_type_check(otype)) ||
+	    (outb && rmad_type_check(rtype)))
+		return RMAD_ERR_TYPE;
+	if (!p && c->dead)
+		return RMAD_ERR_AGENT;
+	if (tdisp > (1ull << 40) / (uint64_t)du)
+		return RMAD_ERR_DISP;
+	base = (uint64_t)tdisp * (uint64_t)du;
+	/* the layouts: target first, then origin, then result */
+	err = rmad_type_runs(ttype, tcount, &tr, &nt, &tb, &lo, &hi);
+	if (!err && in)
+		err = rmad_type_runs(otype, ocount, &orr, &no, &nbytes, &olo,
+				     &ohi);
+	if (!err && outb)
+		err = rmad_type_runs(rtype, rcount, &rr, &nr, &nbytes, &olo,
+				     &ohi);
+	if (err)
+		goto out;
+	/* the footprint of the target type, against the window */
+	if (nt && ((int64_t)base + lo < 0 || (int64_t)base + hi < 0 ||
+		   (uint64_t)((int64_t)base + hi) > size)) {
+		err = RMAD_ERR_DISP;
+		goto out;
+	}
+	cs[nc++] = (struct cur){ tr, nt, 0, 0 };
+	/* the origin layout second (cut()'s slot 1), the result third */
+	cs[nc++] = in ? (struct cur){ orr, no, 0, 0 } :
+			(struct cur){ rr, nr, 0, 0 };
+	if (in && outb)
+		cs[nc++] = (struct cur){ rr, nr, 0, 0 };
+	err = cut(cs, nc, &ps, &np);
+	if (err)
+		goto out;
+	if (!in && outb)	/* the result sat in slot 1 */
+		for (size_t k = 0; k < np; k++)
+			ps[k].r = ps[k].o;
+	for (size_t k = 0; k < np && opc != RMAD_OPC_PUT &&
+			   opc != RMAD_OPC_GET; k++) {
+		err = rmad_op_check(ps[k].basic, op);
+		if (err)
+			goto out;
+	}
+	if (!np) {
+		err = rmad_counted(w, -1);	/* nothing moves */
+		goto out;
+	}
+	if ((in && !origin) || (outb && !result)) {
+		err = RMAD_ERR_ARG;
+		goto out;
+	}
+	/* every check passed: now the pieces */
+	for (size_t k = 0; k < np && !err; k++) {
+		const struct piece *q = &ps[k];
+		const uint8_t *src = in ? (const uint8_t *)origin + q->o : NULL;
+		uint8_t *dst = outb ? (uint8_t *)result + q->r : NULL;
+		uint64_t toff = (uint64_t)((int64_t)base + q->t);
+		uint64_t cnt = q->len / rmad_dtype_size(q->basic);
+
+		if (p) {
+			uint8_t *tgt = (uint8_t *)p->base + toff;
+
+			switch (opc) {
+			case RMAD_OPC_PUT:
+				memcpy(tgt, src, q->len);
+				break;
+			case RMAD_OPC_GET:
+				memcpy(dst, tgt, q->len);
+				break;
+			default:
+				rmad_acc_apply(tgt, src, dst, q->basic, op, cnt);
+				break;
+			}
+			continue;
+		}
+		err = rmad_post_piece(w, opc, target, toff, q->basic, q->len,
+				      op, opc == RMAD_OPC_GET ? dst : src,
+				      opc == RMAD_OPC_GET ? NULL : dst);
+	}
+	if (!err)
+		err = rmad_counted(w, p != NULL);
+	/* a request with a derived type: complete before it is handed out
+	 * (its pieces are many ops; their local completion is the flush's) */
+	if (!err && rq && !p)
+		err = rmad_flush_local_win(w, target);
+out:
+	free(tr);
+	free(orr);
+	free(rr);
+	free(ps);
+	return err;
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * prog_types.c - operations with derived datatypes, origin and target
+ * types differing with matching signatures: a contiguous origin put into
+ * a strided target (vector), a get into a strided origin, accumulates
+ * from every rank through an indexed_block target with exact totals, a
+ * put into a 2-D subarray, a get_accumulate into a strided result, a
+ * struct of mixed types, a request-based put with a derived type; and
+ * the errors (signature mismatch, uncommitted and freed types, a
+ * footprint outside the window), which change nothing.  Each rank
+ * prints "rank R: ok" or FAIL lines.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rmad.h>
+
+#include "prog.h"
+
+static int rank, size, fails;
+
+#define SLOTS 256
+
+int main(int argc, char **argv)
+{
+	int64_t *base = NULL, src[16], buf[16], res[8];
+	rmad_win_t w = RMAD_WIN_NULL;
+	rmad_datatype_t vec, vget, iblk, sub, gvec, sres, mixed, unc, freed;
+	int nxt, prv, disp4[4] = { 0, 5, 9, 20 };
+
+	if (rmad_init(&argc, &argv))
+		return 1;
+	rmad_rank(&rank);
+	rmad_size(&size);
+	nxt = (rank + 1) % size;
+	prv = (rank + size - 1) % size;
+	OK(rmad_win_allocate(SLOTS * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	if (!w)
+		goto out;
+	memset(base, 0, SLOTS * 8);
+	for (int i = 0; i < 4; i++)
+		base[32 + i] = 1000 * rank + i;
+	for (int i = 0; i < 8; i++)
+		base[40 + i] = 10 * rank + i;
+	OK(rmad_type_vector(8, 1, 2, RMAD_INT64, &vec));
+	OK(rmad_type_commit(&vec));
+	OK(rmad_type_vector(4, 1, 3, RMAD_INT64, &vget));
+	OK(rmad_type_commit(&vget));
+	OK(rmad_type_create_indexed_block(4, 1, disp4, RMAD_INT64, &iblk));
+	OK(rmad_type_commit(&iblk));
+	{
+		int sz[2] = { 4, 6 }, ss[2] = { 2, 3 }, st[2] = { 1, 2 };
+
+		OK(rmad_type_create_subarray(2, sz, ss, st, RMAD_ORDER_C,
+					     RMAD_INT64, &sub));
+		OK(rmad_type_commit(&sub));
+	}
+	OK(rmad_type_vector(2, 1, 3, RMAD_INT64, &gvec));
+	OK(rmad_type_commit(&gvec));
+	OK(rmad_type_create_hvector(2, 1, 16, RMAD_INT64, &sres));
+	OK(rmad_type_commit(&sres));
+	{
+		/* {int32, int64} with the int64 at byte 8: two of them are
+		 * the 32 bytes at slot 200; the target sees INT32, INT64
+		 * runs in the same order */
+		int bl[2] = { 1, 1 };
+		ptrdiff_t d[2] = { 0, 8 };
+		rmad_datatype_t ty[2] = { RMAD_INT32, RMAD_INT64 };
+
+		OK(rmad_type_create_struct(2, bl, d, ty, &mixed));
+		OK(rmad_type_commit(&mixed));
+	}
+	OK(rmad_type_contiguous(2, RMAD_INT64, &unc));	/* never committed */
+	OK(rmad_type_contiguous(2, RMAD_INT64, &freed));
+	{
+		rmad_datatype_t f2 = freed;
+
+		OK(rmad_type_commit(&f2));
+		OK(rmad_type_free(&f2));
+	}
+	rmad_barrier();
+
+	OK(rmad_win_lock_all(0, w));
+	/* A: 8 contiguous into every other slot of 0..15 */
+	for (int i = 0; i < 16; i++)
+		src[i] = 100 * rank + i;
+	OK(rmad_put(src, 8, RMAD_INT64, nxt, 0, 1, vec, w));
+	/* B: 4 contiguous slots of the target into every third of buf */
+	for (int i = 0; i < 16; i++)
+		buf[i] = -1;
+	OK(rmad_get(buf, 1, vget, nxt, 32, 4, RMAD_INT64, w));
+	/* C: every rank adds rank+1 at 64 + {0, 5, 9, 20} of everyone */
+	for (int i = 0; i < 4; i++)
+		src[i] = rank + 1;
+	for (int r = 0; r < size; r++)
+		OK(rmad_accumulate(src, 4, RMAD_INT64, r, 64, 1, iblk,
+				   RMAD_SUM, w));
+	/* D: 6 values into rows 1..2, columns 2..4 of a 4x6 array at 100 */
+	for (int i = 0; i < 6; i++)
+		src[8 + i] = 7000 + 10 * rank + i;
+	OK(rmad_put(&src[8], 6, RMAD_INT64, nxt, 100, 1, sub, w));
+	/* E: fetch slots 40 and 43 of the target into res[0] and res[2],
+	 * adding 1 to them */
+	for (int i = 0; i < 8; i++)
+		res[i] = -1;
+	{
+		int64_t ones[2] = { 1, 1 };
+
+		OK(rmad_get_accumulate(ones, 2, RMAD_INT64, res, 1, sres, nxt,
+				       40, 1, gvec, RMAD_SUM, w));
+	}
+	OK(rmad_win_flush_all(w));
+	CHECK(buf[0] == 1000 * nxt && buf[3] == 1000 * nxt + 1 &&
+	      buf[6] == 1000 * nxt + 2 && buf[9] == 1000 * nxt + 3 &&
+	      buf[1] == -1 && buf[10] == -1,
+	      "B: strided get: %lld %lld %lld %lld (gaps %lld %lld)",
+	      (long long)buf[0], (long long)buf[3], (long long)buf[6],
+	      (long long)buf[9], (long long)buf[1], (long long)buf[10]);
+	CHECK(res[0] == 10 * nxt && res[2] == 10 * nxt + 3 && res[1] == -1,
+	      "E: strided result: %lld %lld %lld", (long long)res[0],
+	      (long long)res[2], (long long)res[1]);
+	/* F: a struct of mixed types, to bytes 1600.. of the target */
+	{
+		struct { int32_t a; int32_t pad; int64_t b; } m[2] = {
+			{ 11 + rank, -7, 22 + rank }, { 33 + rank, -7, 44 + rank }
+		};
+
+		OK(rmad_put(m, 2, mixed, nxt, 200, 2, mixed, w));
+	}
+	/* G: a request-based put with a derived type */
+	{
+		rmad_request_t rq;
+
+		for (int i = 0; i < 8; i++)
+			src[i] = 500 + rank;
+		OK(rmad_rput(src, 8, RMAD_INT64, nxt, 16, 1, vec, w, &rq));
+		OK(rmad_wait(&rq));
+	}
+	/* H: errors, none of which moves anything */
+	{
+		int32_t i4[4] = { 9, 9, 9, 9 };
+
+		CHECK(rmad_put(i4, 4, RMAD_INT32, nxt, 0, 2, RMAD_INT64, w) ==
+		      RMAD_ERR_TYPE, "INT32 x4 into INT64 x2: RMAD_ERR_TYPE");
+		CHECK(rmad_put(src, 7, RMAD_INT64, nxt, 0, 1, vec, w) ==
+		      RMAD_ERR_TYPE, "7 elements into a type of 8");
+		CHECK(rmad_put(src, 2, RMAD_INT64, nxt, 0, 1, unc, w) ==
+		      RMAD_ERR_TYPE, "an uncommitted type: RMAD_ERR_TYPE");
+		CHECK(rmad_put(src, 2, RMAD_INT64, nxt, 0, 1, freed, w) ==
+		      RMAD_ERR_TYPE, "a freed type: RMAD_ERR_TYPE");
+		CHECK(rmad_put(src, 8, RMAD_INT64, nxt, SLOTS - 8, 1, vec, w) ==
+		      RMAD_ERR_DISP, "a footprint past the window's end");
+		CHECK(rmad_accumulate(src, 4, RMAD_INT64, nxt, 64, 1, iblk,
+				      (rmad_op_t)99, w) != 0,
+		      "a bad op: refused");
+	}
+	OK(rmad_win_unlock_all(w));
+	rmad_barrier();
+
+	for (int i = 0; i < 8; i++)
+		if (base[2 * i] != 100 * prv + i || base[2 * i + 1] != 0) {
+			CHECK(0, "A: slot %d holds %lld, %d holds %lld", 2 * i,
+			      (long long)base[2 * i], 2 * i + 1,
+			      (long long)base[2 * i + 1]);
+			break;
+		}
+	for (int i = 0; i < 4; i++)
+		CHECK(base[64 + disp4[i]] == (int64_t)size * (size + 1) / 2,
+		      "C: slot %d holds %lld", 64 + disp4[i],
+		      (long long)base[64 + disp4[i]]);
+	CHECK(base[65] == 0 && base[70] == 0, "C: between the blocks");
+	for (int r = 0, k = 0; r < 2; r++)
+		for (int c = 0; c < 3; c++, k++)
+			CHECK(base[100 + (1 + r) * 6 + 2 + c] ==
+			      7000 + 10 * prv + k, "D: (%d,%d) holds %lld",
+			      1 + r, 2 + c,
+			      (long long)base[100 + (1 + r) * 6 + 2 + c]);
+	CHECK(base[100 + 6 + 1] == 0 && base[100 + 6 + 5] == 0,
+	      "D: outside the subarray");
+	CHECK(base[40] == 10 * rank + 1 && base[43] == 10 * rank + 4 &&
+	      base[41] == 10 * rank + 1, "E: the target after get_acc: "
+	      "%lld %lld %lld", (long long)base[40], (long long)base[43],
+	      (long long)base[41]);
+	{
+		const int32_t *a = (const int32_t *)&base[200];
+
+		CHECK(a[0] == 11 + prv && a[2] == 22 + prv && a[4] == 33 + prv &&
+		      a[6] == 44 + prv, "F: mixed struct: %d %d %d %d",
+		      a[0], a[2], a[4], a[6]);
+	}
+	CHECK(base[16] == 500 + prv && base[30] == 500 + prv &&
+	      base[17] == 0, "G: rput with a vector: %lld %lld %lld",
+	      (long long)base[16], (long long)base[30], (long long)base[17]);
+	rmad_type_free(&vec);
+	rmad_type_free(&vget);
+	rmad_type_free(&iblk);
+	rmad_type_free(&sub);
+	rmad_type_free(&gvec);
+	rmad_type_free(&sres);
+	rmad_type_free(&mixed);
+	rmad_type_free(&unc);
+	rmad_barrier();
+	OK(rmad_win_free(&w));
+out:
+	OK(rmad_finalize());
+	if (!fails)
+		printf("rank %d: ok\n", rank);
+	return fails != 0;
+}
