@@ -78,6 +78,35 @@ static int b_acc(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 	return MPI_Accumulate(b, n, t, r, (MPI_Aint)d, n, t, MPI_SUM, w);
 }
 
+/* strided ops: n int64 blocks of 8 bytes at a stride of 16 (a vector
+ * type); the origin side is n contiguous int64 */
+static int b_vtype(int n, btype_t *t)
+{
+	int rc = MPI_Type_vector(n, 1, 2, MPI_INT64_T, t);
+
+	return rc ? rc : MPI_Type_commit(t);
+}
+
+static void b_type_free(btype_t *t)
+{
+	MPI_Type_free(t);
+}
+
+static int b_vput(const void *b, int n, btype_t vt, int r, bwin_t w)
+{
+	return MPI_Put(b, n, MPI_INT64_T, r, 0, 1, vt, w);
+}
+
+static int b_vget(void *b, int n, btype_t vt, int r, bwin_t w)
+{
+	return MPI_Get(b, n, MPI_INT64_T, r, 0, 1, vt, w);
+}
+
+static int b_vacc(const void *b, int n, btype_t vt, int r, bwin_t w)
+{
+	return MPI_Accumulate(b, n, MPI_INT64_T, r, 0, 1, vt, MPI_SUM, w);
+}
+
 static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,
 		  bwin_t w)
 {
@@ -283,6 +312,33 @@ static int b_get(void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 static int b_acc(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 {
 	return rmad_accumulate(b, n, t, r, d, n, t, RMAD_SUM, w);
+}
+
+static int b_vtype(int n, btype_t *t)
+{
+	int rc = rmad_type_vector(n, 1, 2, RMAD_INT64, t);
+
+	return rc ? rc : rmad_type_commit(t);
+}
+
+static void b_type_free(btype_t *t)
+{
+	rmad_type_free(t);
+}
+
+static int b_vput(const void *b, int n, btype_t vt, int r, bwin_t w)
+{
+	return rmad_put(b, n, RMAD_INT64, r, 0, 1, vt, w);
+}
+
+static int b_vget(void *b, int n, btype_t vt, int r, bwin_t w)
+{
+	return rmad_get(b, n, RMAD_INT64, r, 0, 1, vt, w);
+}
+
+static int b_vacc(const void *b, int n, btype_t vt, int r, bwin_t w)
+{
+	return rmad_accumulate(b, n, RMAD_INT64, r, 0, 1, vt, RMAD_SUM, w);
 }
 
 static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,

@@ -43,11 +43,11 @@
 #define MAX_TS 16
 
 enum { T_PUT, T_GET, T_ACC, T_GACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_MR_1,
-	T_MR_ALL, T_POST, T_ASYNC, T_MEM, T_NTESTS };
+	T_MR_ALL, T_POST, T_ASYNC, T_VPUT, T_VGET, T_VACC, T_MEM, T_NTESTS };
 
 static const char *const test_names[T_NTESTS] = {
 	"put", "get", "acc", "gacc", "fop", "cas", "put_bw", "get_bw", "mr_1",
-	"mr_all", "post", "async", "mem"
+	"mr_all", "post", "async", "vput", "vget", "vacc", "mem"
 };
 
 #define MEM_WIN_SIZE 4096	/* bytes per rank of the mem test's window */
@@ -94,8 +94,9 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: " PROG_NAME " [options]   (run with 2 or more ranks)\n"
 "  -t, --tests LIST     comma list of put,get,acc,gacc,fop,cas,put_bw,\n"
-"                       get_bw,mr_1,mr_all,post,async,mem or the groups\n"
-"                       lat,bw,mr,all (default all; all leaves out mem)\n"
+"                       get_bw,mr_1,mr_all,post,async,vput,vget,vacc,mem\n"
+"                       or the groups lat,bw,mr,strided (vput,vget,vacc),\n"
+"                       all (default; all leaves out strided and mem)\n"
 "  -m, --mode LIST      sync modes: lock (an epoch per op), flush (op +\n"
 "                       flush in one lock_all), fence (op + fence, every\n"
 "                       rank fencing), pscw (target: post + wait, origin:\n"
@@ -146,6 +147,7 @@ static int set_test(const char *name)
 	} groups[] = {
 		{ "lat", T_PUT, T_CAS }, { "bw", T_PUT_BW, T_GET_BW },
 		{ "mr", T_MR_1, T_MR_ALL }, { "all", 0, T_ASYNC },
+		{ "strided", T_VPUT, T_VACC },
 	};
 
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
@@ -472,6 +474,8 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 						      "target");
 		if (fence)
 			rc = b_fence(BF_NOPRECEDE, win);
+		else if (!me && rank != target)
+			return 0;	/* pscw: neither origin nor target */
 		else
 			rc = b_group1(me ? target : origin, &peer);
 	} else if (rc) {
@@ -1012,6 +1016,70 @@ static int mem_test(void)
 	return rc ? rc : rc2;
 }
 
+/*
+ * Strided: n = size / 8 int64 from a contiguous origin buffer into (or
+ * from) n blocks of 8 bytes at a stride of 16 in the target (a vector
+ * type), op + flush inside one lock_all; size is the data moved.
+ */
+static int strided_origin(int t, size_t size, struct row *r)
+{
+	int warm = warmup_for(size), n = iters_for(size), done = 0, rc, nops = 0;
+	int cnt = (int)(size / 8);
+	int64_t *ones = (int64_t *)cbuf;
+	btype_t vt;
+	double tstart;
+
+	if (cnt < 1)
+		return check_fail(r, "strided sizes start at 8 bytes");
+	if (b_vtype(cnt, &vt))
+		return check_fail(r, "cannot make the vector type");
+	fill(sbuf, size, size + 5);
+	for (int i = 0; i < cnt; i++)
+		ones[i] = 1;
+	rc = b_lock_all(win);
+	/* the target's starting state: sbuf's data, strided */
+	rc = rc ? rc : b_vput(sbuf, cnt, vt, target, win);
+	rc = rc ? rc : b_flush(target, win);
+	tstart = now();
+	for (int k = -warm; k < n && !rc; k++) {
+		double t0 = now();
+
+		if (t == T_VPUT)
+			rc = b_vput(sbuf, cnt, vt, target, win);
+		else if (t == T_VGET)
+			rc = b_vget(rbuf, cnt, vt, target, win);
+		else
+			rc = b_vacc(ones, cnt, vt, target, win);
+		nops++;
+		rc = rc ? rc : b_flush(target, win);
+		if (k >= 0)
+			samples[done++] = now() - t0;
+		if (k >= 0 && now() - tstart > opt.max_time)
+			break;
+	}
+	/* what the target holds now, read back strided */
+	memset(rbuf, 0, size);
+	if (!rc)
+		rc = b_vget(rbuf, cnt, vt, target, win);
+	rc = rc ? rc : b_flush(target, win);
+	if (b_unlock_all(win) && !rc)
+		rc = -1;
+	b_type_free(&vt);
+	stats(r, samples, done, 1);
+	if (r->p50 > 0)
+		r->mbps = size / r->p50;
+	if (rc)
+		return check_fail(r, "an RMA call failed");
+	if (t != T_VACC && memcmp(rbuf, sbuf, size))
+		return check_fail(r, "strided data differs");
+	if (t == T_VACC)
+		for (int i = 0; i < cnt; i++)
+			if (((uint64_t *)rbuf)[i] !=
+			    ((uint64_t *)sbuf)[i] + (uint64_t)nops)
+				return check_fail(r, "strided sums differ");
+	return 0;
+}
+
 /* one row of a test that only the origin drives */
 static int origin_row(int t, const char *mode, size_t size)
 {
@@ -1023,10 +1091,10 @@ static int origin_row(int t, const char *mode, size_t size)
 		return -1;
 	if (!strcmp(mode, "fence"))
 		lat_origin(t, M_FENCE, size, &r);	/* every rank */
-	else if (!strcmp(mode, "pscw") && (rank == origin || rank == target))
-		lat_origin(t, M_PSCW, size, &r);	/* and the target */
 	else if (!strcmp(mode, "pscw"))
-		;
+		lat_origin(t, M_PSCW, size, &r);	/* every rank: a barrier */
+	else if (rank == origin && t >= T_VPUT && t <= T_VACC)
+		strided_origin(t, size, &r);
 	else if (rank == origin && t <= T_CAS)
 		lat_origin(t, strcmp(mode, "lock") ? M_FLUSH : M_LOCK, size,
 			   &r);
@@ -1076,6 +1144,10 @@ static int run_all(void)
 	for (int t = T_MR_1; t <= T_POST && !rc; t++)
 		if (opt.tests[t])
 			rc = origin_row(t, "flush", 8);
+	for (int t = T_VPUT; t <= T_VACC && !rc; t++)
+		for (int s = 0; opt.tests[t] && s < opt.nsizes && !rc; s++)
+			if (opt.sizes[s] >= 8)
+				rc = origin_row(t, "flush", opt.sizes[s]);
 	for (int k = 0; opt.tests[T_ASYNC] && k < opt.nts && !rc; k++)
 		for (int m = 0; m < NMODES && !rc; m++) {
 			struct row r = { .test = "async", .mode = mode_names[m],

@@ -6,7 +6,7 @@
 # checked for shape.  No number is judged here: benchmarks never fail
 # on a number.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 9
+plan 11
 rb="$top_builddir/rmad-bench"
 # rows of a --quick run: 4 sizes x 2 modes x 4 ops, fop and cas x 2
 # modes, 2 bandwidth tests x 2 sizes, mr_1, mr_all, post, 2 T x 2 modes
@@ -42,6 +42,24 @@ n=$(echo "$out" | grep -cE '^[a-z]+ +fence .* ok$')
 [ "$n" -eq 15 ] && ! echo "$out" | grep -q FAIL
 ok $? "-m fence, shm, 2 vnodes, 3 ranks: $n of 15 rows checked their data"
 [ "$n" -eq 15 ] || diag "$out"
+
+# -m pscw: the target posts and waits; 3 ranks, one of them idle
+out=$(run_bounded 90 "$RMAD_RUN" -q --timeout 80 --vnodes 2 --provider shm \
+	-np 3 "$rb" --quick -t put,acc,async -s 8 -m pscw -T 0,100 \
+	--timeout 75 2>&1)
+n=$(echo "$out" | grep -cE '^[a-z]+ +pscw .* ok$')
+[ "$n" -eq 4 ] && ! echo "$out" | grep -q FAIL
+ok $? "-m pscw, shm, 2 vnodes, 3 ranks: $n of 4 rows checked their data"
+[ "$n" -eq 4 ] || diag "$out"
+
+# strided: vector datatypes at the target, pieces through the agents
+out=$(run_bounded 90 "$RMAD_RUN" -q --timeout 80 --vnodes 2 \
+	--provider 'tcp;ofi_rxm' -np 2 "$rb" --quick -t strided -s 8,512 \
+	--timeout 75 2>&1)
+n=$(echo "$out" | grep -cE '^v(put|get|acc) .* ok$')
+[ "$n" -eq 6 ] && ! echo "$out" | grep -q FAIL
+ok $? "-t strided, tcp;ofi_rxm, 2 vnodes: $n of 6 rows checked their data"
+[ "$n" -eq 6 ] || diag "$out"
 
 # with -t mem (P9): a row per measure, KiB of growth, P in the ranks
 # column; in the same run, so that the pass takes no longer
