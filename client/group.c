@@ -30,7 +30,7 @@ static struct rmad_group_s *group_of(rmad_group_t g)
 	return handle_get(&group_handles, (uintptr_t)g);
 }
 
-static int cmp_int(const void *a, const void *b)
+int rmad_cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 
@@ -58,7 +58,7 @@ int rmad_group_incl(const int *ranks, int n, rmad_group_t *group)
 	if (!sorted)
 		return RMAD_ERR_NOMEM;
 	memcpy(sorted, ranks, sizeof(int) * (size_t)n);
-	qsort(sorted, (size_t)n, sizeof(int), cmp_int);
+	qsort(sorted, (size_t)n, sizeof(int), rmad_cmp_int);
 	for (int i = 1; i < n; i++)
 		if (sorted[i] == sorted[i - 1]) {
 			free(sorted);

@@ -253,6 +253,11 @@ int rmad_covered(rmad_win_t w, int rank, struct win_peer *p);
 int rmad_counted(rmad_win_t w, int local);
 int rmad_flush_local_win(rmad_win_t w, int target);
 
+/* group.c: the order of ints (ranks), for qsort and bsearch */
+int rmad_cmp_int(const void *a, const void *b);
+/* pscw.c: is rank a target of w's access epoch (its start's group)? */
+int rmad_pscw_covers(rmad_win_t w, int rank);
+
 /* group.c: member count (RMAD_ERR_ARG for a dead handle), i-th member */
 int rmad_group_members(rmad_group_t g, int *n);
 int rmad_group_rank(rmad_group_t g, int i);

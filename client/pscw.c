@@ -49,13 +49,6 @@
 #define POST_MODES	(RMAD_MODE_NOCHECK | RMAD_MODE_NOSTORE | RMAD_MODE_NOPUT)
 #define START_MODES	RMAD_MODE_NOCHECK
 
-static int cmp_rank(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* This process's control page in window w. */
 static struct rmad_win_ctl *my_ctl(rmad_win_t w)
 {
@@ -105,7 +98,7 @@ static int group_ranks(rmad_group_t g, rmad_win_t w, int32_t **out, int *n,
 		}
 		*nremote += !p;
 	}
-	qsort(r, (size_t)*n, sizeof(*r), cmp_rank);
+	qsort(r, (size_t)*n, sizeof(*r), rmad_cmp_int);
 	for (int i = 1; i < *n; i++)
 		if (r[i] == r[i - 1]) {
 			free(r);
@@ -303,6 +296,14 @@ int rmad_win_test(rmad_win_t handle, int *flag)
 
 /* -------------------------------------------------------------- origin */
 
+int rmad_pscw_covers(rmad_win_t w, int rank)
+{
+	int32_t r = rank;
+
+	return bsearch(&r, w->acc, (size_t)w->nacc, sizeof(r),
+		       rmad_cmp_int) != NULL;
+}
+
 /* Has the same-node target of local index k posted to us? */
 static int bit_set(rmad_win_t w, void *arg)
 {
@@ -335,7 +336,7 @@ int rmad_win_start(rmad_group_t group, int assert, rmad_win_t handle)
 	me = my_ctl(w);
 	if (!(assert & RMAD_MODE_NOCHECK) &&
 	    bsearch(&(int32_t){ c->b.rank }, r, (size_t)n, sizeof(*r),
-		    cmp_rank)) {
+		    rmad_cmp_int)) {
 		/* our own post must be in already: nobody else can make it */
 		int k = local_index(w, c->b.rank);
 

@@ -171,22 +171,12 @@ struct tref {
 					 * derived type (RMAD_OPF_TBYTES) */
 };
 
-static int cmp_rank(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static int covered(struct rmad_win_s *w, int rank, struct win_peer *p)
 {
-	int32_t r = rank;
-
 	if (w->epoch == EPOCH_LOCK_ALL || w->epoch == EPOCH_FENCE)
 		return 1;
 	if (w->epoch == EPOCH_PSCW)	/* a target of the start's group */
-		return bsearch(&r, w->acc, (size_t)w->nacc, sizeof(r),
-			       cmp_rank) != NULL;
+		return rmad_pscw_covers(w, rank);
 	if (w->epoch != EPOCH_LOCK)
 		return 0;
 	return p ? p->locked != 0 : rlock_find(w, rank) >= 0;
