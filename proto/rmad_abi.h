@@ -59,6 +59,28 @@ typedef int rmad_op_t;
 #define RMAD_UINT64	((rmad_datatype_t)12)
 #define RMAD_FLOAT	((rmad_datatype_t)13)
 #define RMAD_DOUBLE	((rmad_datatype_t)14)
+#define RMAD_SHORT		((rmad_datatype_t)15)
+#define RMAD_LONG_LONG		((rmad_datatype_t)16)
+#define RMAD_SIGNED_CHAR	((rmad_datatype_t)17)
+#define RMAD_UNSIGNED_CHAR	((rmad_datatype_t)18)
+#define RMAD_UNSIGNED_SHORT	((rmad_datatype_t)19)
+#define RMAD_UNSIGNED		((rmad_datatype_t)20)
+#define RMAD_UNSIGNED_LONG	((rmad_datatype_t)21)
+#define RMAD_UNSIGNED_LONG_LONG	((rmad_datatype_t)22)
+#define RMAD_WCHAR		((rmad_datatype_t)23)
+#define RMAD_C_BOOL		((rmad_datatype_t)24)
+#define RMAD_LONG_DOUBLE	((rmad_datatype_t)25)
+#define RMAD_C_FLOAT_COMPLEX	((rmad_datatype_t)26)
+#define RMAD_C_DOUBLE_COMPLEX	((rmad_datatype_t)27)
+#define RMAD_C_LONG_DOUBLE_COMPLEX ((rmad_datatype_t)28)
+/* pair types, for MINLOC and MAXLOC: { value; int index } as C lays
+ * them out (LONG_INT is { long; int }) */
+#define RMAD_FLOAT_INT		((rmad_datatype_t)29)
+#define RMAD_DOUBLE_INT		((rmad_datatype_t)30)
+#define RMAD_LONG_INT		((rmad_datatype_t)31)
+#define RMAD_2INT		((rmad_datatype_t)32)
+#define RMAD_SHORT_INT		((rmad_datatype_t)33)
+#define RMAD_LONG_DOUBLE_INT	((rmad_datatype_t)34)
 
 /* Reduction ops. */
 #define RMAD_SUM	1
@@ -73,6 +95,8 @@ typedef int rmad_op_t;
 #define RMAD_LXOR	10
 #define RMAD_REPLACE	11
 #define RMAD_NO_OP	12
+#define RMAD_MINLOC	13	/* pair types only */
+#define RMAD_MAXLOC	14
 
 /* Lock types and assert flags. */
 #define RMAD_LOCK_SHARED	1

@@ -18,6 +18,7 @@
  * not atomic (documented in dtype.h).
  */
 #include <string.h>
+#include <wchar.h>
 
 #include "rmad_abi.h"
 #include "dtype.h"
@@ -124,6 +125,101 @@ static void NAME##_apply(void *dst, const void *src, void *res,	\
 	}								\
 }
 
+/* An element combined by a function of our own (complex, pairs): the
+ * apply loop of DEFINE_APPLY with FLT set, so that every op but NO_OP
+ * and REPLACE goes through the compare-exchange loop. */
+#define DEFINE_APPLY_CUSTOM(NAME, U)					\
+static void NAME##_apply(void *dst, const void *src, void *res,	\
+			 uint32_t op, uint64_t n)			\
+{									\
+	for (uint64_t i = 0; i < n; i++) {				\
+		char *d = (char *)dst + i * sizeof(U);			\
+		U *p = (U *)(void *)d;					\
+		U s = 0, o;						\
+									\
+		if (src)						\
+			memcpy(&s, (const char *)src + i * sizeof(U),	\
+			       sizeof(U));				\
+		if ((uintptr_t)d % sizeof(U)) {	/* not atomic */	\
+			U nv;						\
+									\
+			memcpy(&o, d, sizeof(U));			\
+			nv = NAME##_comb(o, s, op);			\
+			memcpy(d, &nv, sizeof(U));			\
+		} else if (op == RMAD_NO_OP) {				\
+			o = __atomic_load_n(p, SEQ);			\
+		} else if (op == RMAD_REPLACE) {			\
+			o = __atomic_exchange_n(p, s, SEQ);		\
+		} else {						\
+			o = __atomic_load_n(p, __ATOMIC_RELAXED);	\
+			while (!__atomic_compare_exchange_n(p, &o,	\
+					NAME##_comb(o, s, op), 0,	\
+					SEQ, __ATOMIC_RELAXED))		\
+				;					\
+		}							\
+		if (res)						\
+			memcpy((char *)res + i * sizeof(U), &o,		\
+			       sizeof(U));				\
+	}								\
+}
+
+/* float _Complex: SUM and PROD */
+static uint64_t cflt_comb(uint64_t o, uint64_t s, uint32_t op)
+{
+	float _Complex a, b, r;
+
+	memcpy(&a, &o, sizeof(a));
+	memcpy(&b, &s, sizeof(b));
+	switch (op) {
+	case RMAD_SUM:
+		r = a + b;
+		break;
+	case RMAD_PROD:
+		r = a * b;
+		break;
+	case RMAD_REPLACE:
+		return s;
+	default:
+		return o;
+	}
+	memcpy(&o, &r, sizeof(o));
+	return o;
+}
+
+/*
+ * A pair { value; int index } of 8 bytes: MINLOC keeps the smaller value
+ * and, on a tie, the smaller index; MAXLOC the larger value, the same
+ * tie rule (MPI-3.1 5.9.4).
+ */
+#define DEFINE_PAIR(NAME, VT)						\
+struct NAME##_pair { VT v; int i; };					\
+_Static_assert(sizeof(struct NAME##_pair) == 8, #NAME " pair size");	\
+static uint64_t NAME##_comb(uint64_t o, uint64_t s, uint32_t op)	\
+{									\
+	struct NAME##_pair a, b;					\
+									\
+	memcpy(&a, &o, sizeof(a));					\
+	memcpy(&b, &s, sizeof(b));					\
+	switch (op) {							\
+	case RMAD_MINLOC:						\
+		return b.v < a.v || (b.v == a.v && b.i < a.i) ? s : o;	\
+	case RMAD_MAXLOC:						\
+		return b.v > a.v || (b.v == a.v && b.i < a.i) ? s : o;	\
+	case RMAD_REPLACE:						\
+		return s;						\
+	default:							\
+		return o;						\
+	}								\
+}
+
+DEFINE_PAIR(fltint, float)
+DEFINE_PAIR(twoint, int)
+DEFINE_PAIR(shortint, short)
+DEFINE_APPLY_CUSTOM(cflt, uint64_t)
+DEFINE_APPLY_CUSTOM(fltint, uint64_t)
+DEFINE_APPLY_CUSTOM(twoint, uint64_t)
+DEFINE_APPLY_CUSTOM(shortint, uint64_t)
+
 DEFINE_APPLY(u8, uint8_t, uint8_t, 0)
 DEFINE_APPLY(u16, uint16_t, uint16_t, 0)
 DEFINE_APPLY(u32, uint32_t, uint32_t, 0)
@@ -145,7 +241,9 @@ DEFINE_APPLY(dbl, double, uint64_t, 1)
 #define OPS_LOGIC	(OP(RMAD_LAND) | OP(RMAD_LOR) | OP(RMAD_LXOR))
 #define OPS_INT		(OPS_ARITH | OPS_LOGIC | OPS_BIT | OPS_ANY)
 #define OPS_FLOAT	(OPS_ARITH | OPS_ANY)
-#define OP_MAX		RMAD_NO_OP
+#define OPS_COMPLEX	(OP(RMAD_SUM) | OP(RMAD_PROD) | OPS_ANY)
+#define OPS_PAIR	(OP(RMAD_MINLOC) | OP(RMAD_MAXLOC) | OPS_ANY)
+#define OP_MAX		RMAD_MAXLOC
 
 typedef void apply_fn(void *dst, const void *src, void *res, uint32_t op,
 		      uint64_t n);
@@ -170,7 +268,35 @@ static const struct dtype {
 	[RMAD_UINT64] = { 8, OPS_INT, 1, u64_apply },
 	[RMAD_FLOAT]  = { sizeof(float), OPS_FLOAT, 0, flt_apply },
 	[RMAD_DOUBLE] = { sizeof(double), OPS_FLOAT, 0, dbl_apply },
+	[RMAD_SHORT]  = { sizeof(short), OPS_INT, 1, i16_apply },
+	[RMAD_LONG_LONG] = { sizeof(long long), OPS_INT, 1, i64_apply },
+	[RMAD_SIGNED_CHAR] = { 1, OPS_INT, 1, i8_apply },
+	[RMAD_UNSIGNED_CHAR] = { 1, OPS_INT, 1, u8_apply },
+	[RMAD_UNSIGNED_SHORT] = { sizeof(unsigned short), OPS_INT, 1,
+				  u16_apply },
+	[RMAD_UNSIGNED] = { sizeof(unsigned), OPS_INT, 1, u32_apply },
+	[RMAD_UNSIGNED_LONG] = { sizeof(unsigned long), OPS_INT, 1,
+				 u64_apply },
+	[RMAD_UNSIGNED_LONG_LONG] = { sizeof(unsigned long long), OPS_INT, 1,
+				      u64_apply },
+	[RMAD_WCHAR]  = { sizeof(int32_t), OPS_ANY, 0, u32_apply },
+	[RMAD_C_BOOL] = { sizeof(_Bool), OPS_LOGIC | OPS_ANY, 1, u8_apply },
+	/* wider than any lock-free atomic: put and get only */
+	[RMAD_LONG_DOUBLE] = { sizeof(long double), 0, 0, NULL },
+	[RMAD_C_FLOAT_COMPLEX] = { sizeof(float _Complex), OPS_COMPLEX, 0,
+				   cflt_apply },
+	[RMAD_C_DOUBLE_COMPLEX] = { sizeof(double _Complex), 0, 0, NULL },
+	[RMAD_C_LONG_DOUBLE_COMPLEX] = { sizeof(long double _Complex), 0, 0,
+					 NULL },
+	[RMAD_FLOAT_INT] = { 8, OPS_PAIR, 0, fltint_apply },
+	[RMAD_DOUBLE_INT] = { 16, 0, 0, NULL },
+	[RMAD_LONG_INT] = { 16, 0, 0, NULL },
+	[RMAD_2INT]   = { 8, OPS_PAIR, 0, twoint_apply },
+	[RMAD_SHORT_INT] = { 8, OPS_PAIR, 0, shortint_apply },
+	[RMAD_LONG_DOUBLE_INT] = { 32, 0, 0, NULL },
 };
+_Static_assert(sizeof(wchar_t) == 4 && sizeof(long double) == 16 &&
+	       sizeof(long) == 8, "the sizes the table assumes (LP64)");
 
 static const struct dtype *dtype_of(uint32_t dtype)
 {

@@ -12,8 +12,17 @@
  *   REPLACE NO_OP          every predefined type
  *   compare_and_swap       C integer types, BYTE
  *
- * The C integer types are INT, LONG, INT8..INT64 and UINT8..UINT64; CHAR
- * is not one of them (only REPLACE and NO_OP apply to it).
+ * The C integer types are INT, LONG, SHORT, LONG_LONG, SIGNED_CHAR, the
+ * UNSIGNED_* types, INT8..INT64 and UINT8..UINT64; CHAR and WCHAR are
+ * not among them (only REPLACE and NO_OP apply).  C_BOOL (logical)
+ * takes LAND, LOR, LXOR and compare_and_swap; C_FLOAT_COMPLEX SUM and
+ * PROD; the pair types FLOAT_INT, 2INT and SHORT_INT MINLOC and MAXLOC.
+ *
+ * Types wider than 8 bytes (LONG_DOUBLE, the double and long double
+ * complex types, DOUBLE_INT, LONG_INT, LONG_DOUBLE_INT) move by put and
+ * get, but no accumulate takes them yet (RMAD_ERR_OP, even REPLACE):
+ * there is no lock-free atomic of their width to keep an element whole
+ * against concurrent updaters in other processes.
  *
  * Synchronization table (same element, any processes sharing the memory):
  *   acc_apply || acc_apply : safe, atomic per element (dst aligned)
@@ -31,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_DTYPE_MAX	14	/* highest predefined datatype id */
+#define RMAD_DTYPE_MAX	34	/* highest predefined datatype id */
 
 /* Bytes of one element; 0 if dtype is not a predefined type. */
 size_t rmad_dtype_size(uint32_t dtype);

@@ -44,6 +44,15 @@ int main(int argc, char **argv)
 		base[32 + i] = 1000 * rank + i;
 	for (int i = 0; i < 8; i++)
 		base[40 + i] = 10 * rank + i;
+	{
+		/* MINLOC and MAXLOC targets: 2INT at slots 240 and 241 */
+		int32_t *m = (int32_t *)&base[240];
+
+		m[0] = 1000;
+		m[1] = -1;
+		m[2] = -5;
+		m[3] = -1;
+	}
 	OK(rmad_type_vector(8, 1, 2, RMAD_INT64, &vec));
 	OK(rmad_type_commit(&vec));
 	OK(rmad_type_vector(4, 1, 3, RMAD_INT64, &vget));
@@ -110,6 +119,20 @@ int main(int argc, char **argv)
 
 		OK(rmad_get_accumulate(ones, 2, RMAD_INT64, res, 1, sres, nxt,
 				       40, 1, gvec, RMAD_SUM, w));
+	}
+	/* I: every rank's MINLOC and MAXLOC into every rank */
+	{
+		int32_t lo[2] = { 100 - rank, rank }, hi[2] = { rank % 2, rank };
+
+		for (int r = 0; r < size; r++) {
+			OK(rmad_accumulate(lo, 1, RMAD_2INT, r, 240, 1,
+					   RMAD_2INT, RMAD_MINLOC, w));
+			OK(rmad_accumulate(hi, 1, RMAD_2INT, r, 241, 1,
+					   RMAD_2INT, RMAD_MAXLOC, w));
+		}
+		CHECK(rmad_accumulate(lo, 2, RMAD_INT32, nxt, 240, 2,
+				      RMAD_INT32, RMAD_MINLOC, w) ==
+		      RMAD_ERR_OP, "MINLOC on INT32: RMAD_ERR_OP");
 	}
 	OK(rmad_win_flush_all(w));
 	CHECK(buf[0] == 1000 * nxt && buf[3] == 1000 * nxt + 1 &&
@@ -193,6 +216,14 @@ int main(int argc, char **argv)
 	CHECK(base[16] == 500 + prv && base[30] == 500 + prv &&
 	      base[17] == 0, "G: rput with a vector: %lld %lld %lld",
 	      (long long)base[16], (long long)base[30], (long long)base[17]);
+	{
+		const int32_t *m = (const int32_t *)&base[240];
+
+		CHECK(m[0] == 100 - (size - 1) && m[1] == size - 1 &&
+		      m[2] == (size > 1) && m[3] == (size > 1 ? 1 : 0),
+		      "I: MINLOC {%d, %d}, MAXLOC {%d, %d}", m[0], m[1],
+		      m[2], m[3]);
+	}
 	rmad_type_free(&vec);
 	rmad_type_free(&vget);
 	rmad_type_free(&iblk);

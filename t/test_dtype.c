@@ -5,6 +5,7 @@
  * unaligned operands, and per-element atomicity of rmad_acc_apply under
  * multi-process contention on shared memory.
  */
+#include <complex.h>
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
@@ -23,10 +24,15 @@
 static const char *const tname[] = {
 	"NULL", "BYTE", "CHAR", "INT", "LONG", "INT8", "INT16", "INT32",
 	"INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FLOAT", "DOUBLE",
+	"SHORT", "LONG_LONG", "SIGNED_CHAR", "UNSIGNED_CHAR", "UNSIGNED_SHORT",
+	"UNSIGNED", "UNSIGNED_LONG", "UNSIGNED_LONG_LONG", "WCHAR", "C_BOOL",
+	"LONG_DOUBLE", "C_FLOAT_COMPLEX", "C_DOUBLE_COMPLEX",
+	"C_LONG_DOUBLE_COMPLEX", "FLOAT_INT", "DOUBLE_INT", "LONG_INT",
+	"2INT", "SHORT_INT", "LONG_DOUBLE_INT",
 };
 static const char *const oname[] = {
 	"0", "SUM", "PROD", "MIN", "MAX", "BAND", "BOR", "BXOR", "LAND",
-	"LOR", "LXOR", "REPLACE", "NO_OP",
+	"LOR", "LXOR", "REPLACE", "NO_OP", "MINLOC", "MAXLOC",
 };
 
 static const char *tn(uint32_t t)
@@ -44,7 +50,8 @@ static const char *on(uint32_t o)
 static int is_cint(uint32_t t)
 {
 	return t == RMAD_INT || t == RMAD_LONG ||
-	       (t >= RMAD_INT8 && t <= RMAD_UINT64);
+	       (t >= RMAD_INT8 && t <= RMAD_UINT64) ||
+	       (t >= RMAD_SHORT && t <= RMAD_UNSIGNED_LONG_LONG);
 }
 
 static int is_float(uint32_t t)
@@ -52,17 +59,37 @@ static int is_float(uint32_t t)
 	return t == RMAD_FLOAT || t == RMAD_DOUBLE;
 }
 
+/* wider than 8 bytes: no accumulate yet (no lock-free atomic) */
+static int is_wide(uint32_t t)
+{
+	return t == RMAD_LONG_DOUBLE || t == RMAD_C_DOUBLE_COMPLEX ||
+	       t == RMAD_C_LONG_DOUBLE_COMPLEX || t == RMAD_DOUBLE_INT ||
+	       t == RMAD_LONG_INT || t == RMAD_LONG_DOUBLE_INT;
+}
+
+static int is_pair8(uint32_t t)
+{
+	return t == RMAD_FLOAT_INT || t == RMAD_2INT || t == RMAD_SHORT_INT;
+}
+
 static int want_op(uint32_t t, uint32_t op)
 {
-	if (t < 1 || t > 14)
+	if (t < 1 || t > 34)
 		return RMAD_ERR_TYPE;
+	if (is_wide(t))
+		return RMAD_ERR_OP;
 	switch (op) {
-	case RMAD_SUM: case RMAD_PROD: case RMAD_MIN: case RMAD_MAX:
+	case RMAD_SUM: case RMAD_PROD:
+		return is_cint(t) || is_float(t) ||
+		       t == RMAD_C_FLOAT_COMPLEX ? 0 : RMAD_ERR_OP;
+	case RMAD_MIN: case RMAD_MAX:
 		return is_cint(t) || is_float(t) ? 0 : RMAD_ERR_OP;
 	case RMAD_BAND: case RMAD_BOR: case RMAD_BXOR:
 		return is_cint(t) || t == RMAD_BYTE ? 0 : RMAD_ERR_OP;
 	case RMAD_LAND: case RMAD_LOR: case RMAD_LXOR:
-		return is_cint(t) ? 0 : RMAD_ERR_OP;
+		return is_cint(t) || t == RMAD_C_BOOL ? 0 : RMAD_ERR_OP;
+	case RMAD_MINLOC: case RMAD_MAXLOC:
+		return is_pair8(t) ? 0 : RMAD_ERR_OP;
 	case RMAD_REPLACE: case RMAD_NO_OP:
 		return 0;
 	default:
@@ -71,7 +98,9 @@ static int want_op(uint32_t t, uint32_t op)
 }
 
 static const uint32_t type_ids[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-				     12, 13, 14, 15, 99 };
+				     12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+				     22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+				     32, 33, 34, 35, 99 };
 #define NTYPE_IDS	(sizeof(type_ids) / sizeof(type_ids[0]))
 
 static void check_sizes(void)
@@ -79,11 +108,14 @@ static void check_sizes(void)
 	static const size_t want[] = {
 		0, 1, sizeof(char), sizeof(int), sizeof(long), 1, 2, 4, 8,
 		1, 2, 4, 8, sizeof(float), sizeof(double),
+		sizeof(short), sizeof(long long), 1, 1, sizeof(short),
+		sizeof(unsigned), sizeof(long), sizeof(long long), 4, 1,
+		sizeof(long double), 8, 16, 32, 8, 16, 16, 8, 8, 32,
 	};
 
 	for (size_t k = 0; k < NTYPE_IDS; k++) {
 		uint32_t t = type_ids[k];
-		size_t w = t <= 14 ? want[t] : 0;
+		size_t w = t <= 34 ? want[t] : 0;
 
 		ok(rmad_dtype_size(t) == w, "size of type %u (%s) is %zu (%zu)",
 		   t, tn(t), w, rmad_dtype_size(t));
@@ -96,7 +128,7 @@ static void check_matrix(void)
 		uint32_t t = type_ids[k];
 		int good = 1;
 
-		for (uint32_t op = 0; op <= 13; op++) {
+		for (uint32_t op = 0; op <= 15; op++) {
 			int got = rmad_op_check(t, op), w = want_op(t, op);
 
 			if (got != w) {
@@ -105,7 +137,7 @@ static void check_matrix(void)
 				good = 0;
 			}
 		}
-		ok(good, "op x type matrix row for type %u (%s), ops 0..13",
+		ok(good, "op x type matrix row for type %u (%s), ops 0..15",
 		   t, tn(t));
 	}
 }
@@ -116,7 +148,8 @@ static void check_cas_matrix(void)
 
 	for (size_t k = 0; k < NTYPE_IDS; k++) {
 		uint32_t t = type_ids[k];
-		int w = is_cint(t) || t == RMAD_BYTE ? 0 : RMAD_ERR_TYPE;
+		int w = is_cint(t) || t == RMAD_BYTE || t == RMAD_C_BOOL ?
+			0 : RMAD_ERR_TYPE;
 
 		if (rmad_cas_check(t) != w) {
 			diag("cas_check(%u %s) = %d, want %d", t, tn(t),
@@ -124,7 +157,7 @@ static void check_cas_matrix(void)
 			good = 0;
 		}
 	}
-	ok(good, "cas_check: C integer types and BYTE only");
+	ok(good, "cas_check: C integer types, C_BOOL and BYTE only");
 }
 
 /* ---------------------------------------------- reference reductions */
@@ -311,6 +344,38 @@ static void check_spots(void)
 	     "CHAR REPLACE");
 	SPOT(double, RMAD_DOUBLE, RMAD_NO_OP, 2.5, 9.0, 2.5,
 	     "DOUBLE NO_OP leaves dst alone and fetches it");
+	SPOT(short, RMAD_SHORT, RMAD_SUM, 30000, 10000, (short)-25536,
+	     "SHORT SUM wraps");
+	SPOT(unsigned long long, RMAD_UNSIGNED_LONG_LONG, RMAD_MAX, 5ull,
+	     ~0ull, ~0ull, "UNSIGNED_LONG_LONG MAX");
+	SPOT(_Bool, RMAD_C_BOOL, RMAD_LXOR, 1, 1, 0, "C_BOOL LXOR");
+	{
+		float _Complex a = 1.0f + 2.0f * I, b = 3.0f - 1.0f * I,
+			       res = 0;
+
+		rmad_acc_apply(&a, &b, &res, RMAD_C_FLOAT_COMPLEX, RMAD_PROD,
+			       1);
+		ok(crealf(a) == 5.0f && cimagf(a) == 5.0f &&
+		   crealf(res) == 1.0f, "C_FLOAT_COMPLEX PROD (1+2i)(3-i)");
+	}
+	{
+		struct { int v, i; } d[3] = { { 5, 2 }, { 5, 2 }, { 5, 2 } },
+			s[3] = { { 4, 9 }, { 5, 1 }, { 6, 0 } };
+
+		rmad_acc_apply(d, s, NULL, RMAD_2INT, RMAD_MINLOC, 3);
+		ok(d[0].v == 4 && d[0].i == 9 && d[1].v == 5 && d[1].i == 1 &&
+		   d[2].v == 5 && d[2].i == 2,
+		   "2INT MINLOC: smaller value, or smaller index on a tie");
+	}
+	{
+		struct { float v; int i; } d = { 1.5f, 3 }, s = { 2.5f, 7 };
+		struct { short v; int i; } e = { 7, 1 }, t = { 7, 0 };
+
+		rmad_acc_apply(&d, &s, NULL, RMAD_FLOAT_INT, RMAD_MAXLOC, 1);
+		rmad_acc_apply(&e, &t, NULL, RMAD_SHORT_INT, RMAD_MAXLOC, 1);
+		ok(d.v == 2.5f && d.i == 7 && e.v == 7 && e.i == 0,
+		   "FLOAT_INT and SHORT_INT MAXLOC");
+	}
 }
 
 /* Calls the precondition forbids must change nothing and not crash. */
@@ -321,9 +386,11 @@ static void check_refused(void)
 	double x = 1.0, xs = 2.0, xr = 0.0;
 
 	rmad_acc_apply(d, s, r, RMAD_INT32, 0, 2);
-	rmad_acc_apply(d, s, r, RMAD_INT32, 13, 2);
+	rmad_acc_apply(d, s, r, RMAD_INT32, RMAD_MINLOC, 2);
+	rmad_acc_apply(d, s, r, RMAD_INT32, 15, 2);
 	rmad_acc_apply(d, s, r, 0, RMAD_SUM, 2);
-	rmad_acc_apply(d, s, r, 15, RMAD_SUM, 2);
+	rmad_acc_apply(d, s, r, 35, RMAD_SUM, 2);
+	rmad_acc_apply(d, s, r, RMAD_DOUBLE_INT, RMAD_REPLACE, 1);
 	rmad_acc_apply(d, s, r, 99, RMAD_REPLACE, 2);
 	rmad_acc_apply(d, NULL, r, RMAD_INT32, RMAD_SUM, 2);
 	rmad_acc_apply(&c, &cs, &cr, RMAD_CHAR, RMAD_SUM, 1);
