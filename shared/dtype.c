@@ -79,10 +79,12 @@ static U NAME##_comb(U o, U s, uint32_t op)				\
 	return o;							\
 }
 
-/* Apply op to n elements; returns nothing, the old values go to res. */
-#define DEFINE_APPLY(NAME, T, U, FLT)					\
-_Static_assert(sizeof(T) == sizeof(U), #NAME ": T and U differ");	\
-DEFINE_COMBINE(NAME, T, U, FLT)						\
+/*
+ * Apply op to n elements of U, with NAME##_comb combining one; the old
+ * values go to res.  FLT: no integer fetch-and-op fast paths (floats,
+ * and the types combined by a function of our own: complex, pairs).
+ */
+#define DEFINE_APPLY_LOOP(NAME, U, FLT)					\
 static void NAME##_apply(void *dst, const void *src, void *res,	\
 			 uint32_t op, uint64_t n)			\
 {									\
@@ -125,43 +127,11 @@ static void NAME##_apply(void *dst, const void *src, void *res,	\
 	}								\
 }
 
-/* An element combined by a function of our own (complex, pairs): the
- * apply loop of DEFINE_APPLY with FLT set, so that every op but NO_OP
- * and REPLACE goes through the compare-exchange loop. */
-#define DEFINE_APPLY_CUSTOM(NAME, U)					\
-static void NAME##_apply(void *dst, const void *src, void *res,	\
-			 uint32_t op, uint64_t n)			\
-{									\
-	for (uint64_t i = 0; i < n; i++) {				\
-		char *d = (char *)dst + i * sizeof(U);			\
-		U *p = (U *)(void *)d;					\
-		U s = 0, o;						\
-									\
-		if (src)						\
-			memcpy(&s, (const char *)src + i * sizeof(U),	\
-			       sizeof(U));				\
-		if ((uintptr_t)d % sizeof(U)) {	/* not atomic */	\
-			U nv;						\
-									\
-			memcpy(&o, d, sizeof(U));			\
-			nv = NAME##_comb(o, s, op);			\
-			memcpy(d, &nv, sizeof(U));			\
-		} else if (op == RMAD_NO_OP) {				\
-			o = __atomic_load_n(p, SEQ);			\
-		} else if (op == RMAD_REPLACE) {			\
-			o = __atomic_exchange_n(p, s, SEQ);		\
-		} else {						\
-			o = __atomic_load_n(p, __ATOMIC_RELAXED);	\
-			while (!__atomic_compare_exchange_n(p, &o,	\
-					NAME##_comb(o, s, op), 0,	\
-					SEQ, __ATOMIC_RELAXED))		\
-				;					\
-		}							\
-		if (res)						\
-			memcpy((char *)res + i * sizeof(U), &o,		\
-			       sizeof(U));				\
-	}								\
-}
+/* Apply for a C type T moved as the unsigned integer U of its width. */
+#define DEFINE_APPLY(NAME, T, U, FLT)					\
+_Static_assert(sizeof(T) == sizeof(U), #NAME ": T and U differ");	\
+DEFINE_COMBINE(NAME, T, U, FLT)						\
+DEFINE_APPLY_LOOP(NAME, U, FLT)
 
 /* float _Complex: SUM and PROD */
 static uint64_t cflt_comb(uint64_t o, uint64_t s, uint32_t op)
@@ -215,10 +185,10 @@ static uint64_t NAME##_comb(uint64_t o, uint64_t s, uint32_t op)	\
 DEFINE_PAIR(fltint, float)
 DEFINE_PAIR(twoint, int)
 DEFINE_PAIR(shortint, short)
-DEFINE_APPLY_CUSTOM(cflt, uint64_t)
-DEFINE_APPLY_CUSTOM(fltint, uint64_t)
-DEFINE_APPLY_CUSTOM(twoint, uint64_t)
-DEFINE_APPLY_CUSTOM(shortint, uint64_t)
+DEFINE_APPLY_LOOP(cflt, uint64_t, 1)
+DEFINE_APPLY_LOOP(fltint, uint64_t, 1)
+DEFINE_APPLY_LOOP(twoint, uint64_t, 1)
+DEFINE_APPLY_LOOP(shortint, uint64_t, 1)
 
 DEFINE_APPLY(u8, uint8_t, uint8_t, 0)
 DEFINE_APPLY(u16, uint16_t, uint16_t, 0)
