@@ -285,80 +285,54 @@ static int make_indexed(int count, const int *blens, int blocklen,
 	return type_out(t, err, newtype);
 }
 
-/* displacements in units of old's extent, to bytes */
-static int64_t *scaled(int count, const int *d, const struct rmad_type_s *c)
-{
-	int64_t *p = malloc(sizeof(*p) * (size_t)(count > 0 ? count : 1));
-
-	if (!p)
-		return NULL;
-	for (int i = 0; i < count; i++)
-		p[i] = (int64_t)d[i] * (c->ub - c->lb);
-	return p;
-}
-
-static int64_t *widened(int count, const ptrdiff_t *d)
-{
-	int64_t *p = malloc(sizeof(*p) * (size_t)(count > 0 ? count : 1));
-
-	if (!p)
-		return NULL;
-	for (int i = 0; i < count; i++)
-		p[i] = (int64_t)d[i];
-	return p;
-}
-
-int rmad_type_indexed(int count, const int *blocklens, const int *displs,
-		      rmad_datatype_t old, rmad_datatype_t *newtype)
+/*
+ * The indexed family: displacements in units of old's extent (idispl)
+ * or in bytes (bdispl); blens NULL: every block blocklen long.
+ */
+static int indexed_from(int count, const int *blens, int blocklen,
+			const int *idispl, const ptrdiff_t *bdispl,
+			rmad_datatype_t old, rmad_datatype_t *newtype)
 {
 	struct rmad_type_s *c = old_type(old);
 	int64_t *d;
 	int err;
 
-	if (!c || count < 0 || (count && (!blocklens || !displs)))
+	if (!c || count < 0 || (count && !idispl && !bdispl))
 		return RMAD_ERR_ARG;
-	d = scaled(count, displs, c);
+	d = malloc(sizeof(*d) * (size_t)(count ? count : 1));
 	if (!d)
 		return RMAD_ERR_NOMEM;
-	err = make_indexed(count, blocklens, 0, d, c, newtype);
+	for (int i = 0; i < count; i++)
+		d[i] = idispl ? (int64_t)idispl[i] * (c->ub - c->lb) :
+				(int64_t)bdispl[i];
+	err = make_indexed(count, blens, blocklen, d, c, newtype);
 	free(d);
 	return err;
+}
+
+int rmad_type_indexed(int count, const int *blocklens, const int *displs,
+		      rmad_datatype_t old, rmad_datatype_t *newtype)
+{
+	if (count > 0 && !blocklens)
+		return RMAD_ERR_ARG;
+	return indexed_from(count, blocklens, 0, displs, NULL, old, newtype);
 }
 
 int rmad_type_create_hindexed(int count, const int *blocklens,
 			      const ptrdiff_t *displs, rmad_datatype_t old,
 			      rmad_datatype_t *newtype)
 {
-	struct rmad_type_s *c = old_type(old);
-	int64_t *d;
-	int err;
-
-	if (!c || count < 0 || (count && (!blocklens || !displs)))
+	if (count > 0 && !blocklens)
 		return RMAD_ERR_ARG;
-	d = widened(count, displs);
-	if (!d)
-		return RMAD_ERR_NOMEM;
-	err = make_indexed(count, blocklens, 0, d, c, newtype);
-	free(d);
-	return err;
+	return indexed_from(count, blocklens, 0, NULL, displs, old, newtype);
 }
 
 int rmad_type_create_indexed_block(int count, int blocklen, const int *displs,
 				   rmad_datatype_t old,
 				   rmad_datatype_t *newtype)
 {
-	struct rmad_type_s *c = old_type(old);
-	int64_t *d;
-	int err;
-
-	if (!c || count < 0 || (count && !displs))
-		return RMAD_ERR_ARG;
-	d = scaled(count, displs, c);
-	if (!d)
-		return RMAD_ERR_NOMEM;
-	err = make_indexed(count, NULL, blocklen, d, c, newtype);
-	free(d);
-	return err;
+	return indexed_from(count, NULL, blocklen, displs, NULL, old,
+			    newtype);
 }
 
 int rmad_type_create_hindexed_block(int count, int blocklen,
@@ -366,18 +340,8 @@ int rmad_type_create_hindexed_block(int count, int blocklen,
 				    rmad_datatype_t old,
 				    rmad_datatype_t *newtype)
 {
-	struct rmad_type_s *c = old_type(old);
-	int64_t *d;
-	int err;
-
-	if (!c || count < 0 || (count && !displs))
-		return RMAD_ERR_ARG;
-	d = widened(count, displs);
-	if (!d)
-		return RMAD_ERR_NOMEM;
-	err = make_indexed(count, NULL, blocklen, d, c, newtype);
-	free(d);
-	return err;
+	return indexed_from(count, NULL, blocklen, NULL, displs, old,
+			    newtype);
 }
 
 int rmad_type_create_struct(int count, const int *blocklens,
