@@ -9,22 +9,15 @@
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 plan 9
 pf="$top_builddir/t/prog_fence"
-check() {
-	local what=$1 np=$2 out=$3 rc=$4 n
-	n=$(echo "$out" | grep -c ": ok$")
-	[ "$rc" -eq 0 ] && [ "$n" -eq "$np" ]
-	ok $? "$what: $n of $np ranks passed (rc $rc)"
-	[ "$n" -eq "$np" ] || diag "$out"
-}
 out=$(RMAD_IDLE_EXIT_MS=200 run_bounded 90 mpirun -np 4 -x RMAD_IDLE_EXIT_MS \
 	-x RMAD_RUNDIR -x RMAD_AGENT_PATH "$pf" 2>&1)
-check "1 node (shared-memory barrier), 4 ranks" 4 "$out" $?
+ranks_ok "1 node (shared-memory barrier), 4 ranks" 4 "$out" $?
 for prov in shm 'tcp;ofi_rxm'; do
 	for k in 2 3; do
 		np=$((k + 2))
 		out=$(run_bounded 120 "$RMAD_RUN" -q --vnodes "$k" \
 			--provider "$prov" -np "$np" "$pf" 2>&1)
-		check "$prov, $k vnodes, $np ranks" "$np" "$out" $?
+		ranks_ok "$prov, $k vnodes, $np ranks" "$np" "$out" $?
 	done
 done
 # a member dies: the job goes on without it

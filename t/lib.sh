@@ -85,6 +85,17 @@ sock_of() { echo "$T_RUNDIR/$1/agent${2:+-$2}.sock"; }
 # a libfabric shm region made since the test began whose pid is gone.
 # Empty when everything was cleaned up.  (Agents this test started with
 # start_agent are in T_PIDS and not counted.)
+# ranks_ok WHAT NP OUT RC [PATTERN]: one point, passed when the job's
+# status RC is 0 and NP ranks printed a line matching PATTERN (default
+# ": ok$"); the output goes to the diagnostics otherwise.
+ranks_ok() {
+	local what=$1 np=$2 out=$3 rc=$4 pat=${5:-": ok\$"} n
+	n=$(echo "$out" | grep -c -- "$pat")
+	[ "$rc" -eq 0 ] && [ "$n" -eq "$np" ]
+	ok $? "$what: $n of $np ranks passed (rc $rc)"
+	[ "$n" -eq "$np" ] || diag "$out"
+}
+
 leftovers() {
 	local f p out="" d
 	for f in /proc/[0-9]*/environ; do

@@ -12,12 +12,8 @@ plan 8
 pp="$top_builddir/t/prog_pscw"
 ms=1500
 check() {
-	local what=$1 np=$2 out=$3 rc=$4 n
-	n=$(echo "$out" | grep -c ": ok$")
-	[ "$rc" -eq 0 ] && [ "$n" -eq "$np" ]
-	ok $? "$what: $n of $np ranks passed (rc $rc)"
-	[ "$n" -eq "$np" ] || diag "$out"
-	echo "$out" | grep -E "computed|computing target" | sed 's/^/# /'
+	ranks_ok "$@"
+	echo "$3" | grep -E "computed|computing target" | sed 's/^/# /'
 }
 out=$(RMAD_IDLE_EXIT_MS=200 run_bounded 90 mpirun -np 4 -x RMAD_IDLE_EXIT_MS \
 	-x RMAD_RUNDIR -x RMAD_AGENT_PATH "$pp" $ms 2>&1)

@@ -8,20 +8,13 @@
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 plan 4
 pq="$top_builddir/t/prog_req"
-check() {
-	local what=$1 np=$2 out=$3 rc=$4 n
-	n=$(echo "$out" | grep -c ": ok$")
-	[ "$rc" -eq 0 ] && [ "$n" -eq "$np" ]
-	ok $? "$what: $n of $np ranks passed (rc $rc)"
-	[ "$n" -eq "$np" ] || diag "$out"
-}
 out=$(RMAD_IDLE_EXIT_MS=200 run_bounded 90 mpirun -np 3 -x RMAD_IDLE_EXIT_MS \
 	-x RMAD_RUNDIR -x RMAD_AGENT_PATH "$pq" 2>&1)
-check "1 node (in place), 3 ranks" 3 "$out" $?
+ranks_ok "1 node (in place), 3 ranks" 3 "$out" $?
 for prov in shm 'tcp;ofi_rxm'; do
 	out=$(run_bounded 120 "$RMAD_RUN" -q --vnodes 2 --provider "$prov" \
 		-np 4 "$pq" 2>&1)
-	check "$prov, 2 vnodes, 4 ranks" 4 "$out" $?
+	ranks_ok "$prov, 2 vnodes, 4 ranks" 4 "$out" $?
 done
 wait_for '[ -z "$(leftovers)" ]' 10
 left=$(leftovers)
