@@ -277,7 +277,14 @@ struct win_local {
 	int32_t grank;
 	uint32_t client, gen;
 	int fd;
-	void *base;			/* the agent's mapping */
+	void *base;			/* the agent's mapping: the control
+					 * page, then the window unless
+					 * created */
+	size_t map_len;
+	int created;			/* rmad_win_create: the window is the
+					 * client's memory at addr, reached
+					 * with client_io (rma_xfer.c) */
+	uint64_t addr;
 	uint64_t size;
 	int32_t disp_unit;
 	int waiting;			/* a reply is owed (create or free) */

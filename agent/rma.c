@@ -312,6 +312,12 @@ void agent_rma_client_gone(struct agent *a, uint32_t c)
 				lw_release(&ctl->lock, 0);
 			if (c < sizeof(ctl->shared_by))
 				store_relaxed(&ctl->shared_by[c], RMAD_SB_NONE);
+			/* a created window's accumulate lock, if it died in
+			 * an accumulate there */
+			v = c + 1;
+			__atomic_compare_exchange_n(&ctl->acc_lock, &v, 0, 0,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED);
 			if (l->lk && l->lk->qhead)
 				try_grant(a, l->lk);
 		}

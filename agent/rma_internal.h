@@ -228,6 +228,13 @@ void lock_drop_node(struct agent *a, struct win_local *l, uint32_t node);
 int osend(struct agent *a, struct rma_origin *o, int node,
 		 struct rmad_am_hdr *h, const void *pl, size_t plen);
 void orecv(struct rma_origin *o, const struct rmad_am_hdr *h);
+/* Read or write len bytes of client c's memory at addr, in place. */
+int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
+	      size_t len, int write);
+/* Apply a checked op to a created window (l->created); 0 or RMAD_ERR_*. */
+int created_apply(struct agent *a, struct win_local *l,
+		  const struct rmad_am_hdr *h, const uint8_t *pl,
+		  uint8_t *res, uint64_t len);
 int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
 		 void *buf, size_t len, int write);
 

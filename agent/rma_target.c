@@ -414,14 +414,11 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		st = RMAD_ERR_DISP;
 		goto out;
 	}
-	dst = (uint8_t *)l->base + RMAD_WIN_CTL_SIZE + h->disp;
+	/* checked first, then applied in one place or the other */
 	switch (h->type) {
 	case RMAD_AM_RMA_PUT:
-		if (h->payload_len != len) {
+		if (h->payload_len != len)
 			st = RMAD_ERR_ARG;
-			break;
-		}
-		memcpy(dst, pl, len);
 		break;
 	case RMAD_AM_RMA_ACC:
 		st = rmad_op_check(h->dtype, h->op);
@@ -429,31 +426,46 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 			st = RMAD_ERR_OP;
 		if (!st && h->payload_len != len)
 			st = RMAD_ERR_ARG;
-		if (!st)
-			rmad_acc_apply(dst, pl, NULL, h->dtype, h->op,
-				       h->count);
 		break;
 	case RMAD_AM_RMA_GET:
-		if (h->payload_len) {
+		if (h->payload_len)
 			st = RMAD_ERR_ARG;
-			break;
-		}
-		memcpy(res, dst, len);
 		break;
 	case RMAD_AM_RMA_GACC:
 		st = rmad_op_check(h->dtype, h->op);
 		if (!st && h->payload_len != (h->op == RMAD_NO_OP ? 0 : len))
 			st = RMAD_ERR_ARG;
-		if (!st)
-			rmad_acc_apply(dst, h->op == RMAD_NO_OP ? NULL : pl,
-				       res, h->dtype, h->op, h->count);
 		break;
 	case RMAD_AM_RMA_CAS:
 		st = rmad_cas_check(h->dtype);
 		if (!st && (h->count != 1 || h->payload_len != 2 * es))
 			st = RMAD_ERR_ARG;
-		if (!st)
-			rmad_cas_apply(dst, pl, pl + es, res, h->dtype);
+		break;
+	}
+	if (st)
+		goto out;
+	if (l->created) {
+		st = created_apply(a, l, h, pl, res, len);
+		cmm_smp_mb();
+		goto out;
+	}
+	dst = (uint8_t *)l->base + RMAD_WIN_CTL_SIZE + h->disp;
+	switch (h->type) {
+	case RMAD_AM_RMA_PUT:
+		memcpy(dst, pl, len);
+		break;
+	case RMAD_AM_RMA_ACC:
+		rmad_acc_apply(dst, pl, NULL, h->dtype, h->op, h->count);
+		break;
+	case RMAD_AM_RMA_GET:
+		memcpy(res, dst, len);
+		break;
+	case RMAD_AM_RMA_GACC:
+		rmad_acc_apply(dst, h->op == RMAD_NO_OP ? NULL : pl, res,
+			       h->dtype, h->op, h->count);
+		break;
+	case RMAD_AM_RMA_CAS:
+		rmad_cas_apply(dst, pl, pl + es, res, h->dtype);
 		break;
 	}
 	/* release: the window update is visible before the answer (and

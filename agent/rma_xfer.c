@@ -28,8 +28,8 @@
 #include "util.h"
 #include "rma_internal.h"
 
-static int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
-		     size_t len, int write)
+int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
+	      size_t len, int write)
 {
 	void *p = agent_mem_lookup(a, c, addr, len);
 	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
@@ -91,4 +91,92 @@ int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
 	else
 		memcpy(buf, p, len);
 	return 0;
+}
+
+/*
+ * A created window's accumulate lock (acc_lock in the member's control
+ * page): the agent holds it for one operation's read, combine and
+ * write back.  A client holds it as briefly; one that died holding it
+ * is passed over, and one that keeps it for ACC_LOCK_NS fails the op
+ * rather than stall the agent.
+ */
+#define ACC_LOCK_NS	(1000ull * 1000 * 1000)
+
+static int acc_lock(struct agent *a, struct win_local *l)
+{
+	struct rmad_win_ctl *ctl = l->base;
+	uint64_t t0 = 0;
+
+	for (unsigned n = 0;; n++) {
+		uint32_t v = 0;
+
+		if (__atomic_compare_exchange_n(&ctl->acc_lock, &v,
+						RMAD_ACC_AGENT, 0,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return 0;
+		if (v != RMAD_ACC_AGENT && v - 1 < (uint32_t)a->p.max_clients &&
+		    !a->cl[v - 1].registered) {
+			/* its holder is gone */
+			__atomic_compare_exchange_n(&ctl->acc_lock, &v, 0, 0,
+						    __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+			continue;
+		}
+		if (n == 64)
+			t0 = rmad_now_ns();
+		else if (n > 64 && !(n & 63) &&
+			 rmad_now_ns() - t0 > ACC_LOCK_NS) {
+			rmad_warn("rank %d's window: its accumulate lock is "
+				  "held by %#x for over a second; op refused",
+				  l->rank, v);
+			return RMAD_ERR_SYNC;
+		}
+		sched_yield();
+	}
+}
+
+int created_apply(struct agent *a, struct win_local *l,
+		  const struct rmad_am_hdr *h, const uint8_t *pl,
+		  uint8_t *res, uint64_t len)
+{
+	static uint8_t cur[RMAD_AM_MAX_PAYLOAD];
+	struct rmad_win_ctl *ctl = l->base;
+	uint64_t addr = l->addr + h->disp;
+	size_t es = rmad_dtype_size(h->dtype);
+	int st, wb = 1;
+
+	switch (h->type) {
+	case RMAD_AM_RMA_PUT:
+		return client_io(a, l->client, addr, (void *)pl, len, 1);
+	case RMAD_AM_RMA_GET:
+		return client_io(a, l->client, addr, res, len, 0);
+	}
+	if (len > sizeof(cur))
+		return RMAD_ERR_TYPE;
+	st = acc_lock(a, l);
+	if (st)
+		return st;
+	st = client_io(a, l->client, addr, cur, len, 0);
+	if (!st) {
+		switch (h->type) {
+		case RMAD_AM_RMA_ACC:
+			rmad_acc_apply(cur, pl, NULL, h->dtype, h->op,
+				       h->count);
+			break;
+		case RMAD_AM_RMA_GACC:
+			rmad_acc_apply(cur, h->op == RMAD_NO_OP ? NULL : pl,
+				       res, h->dtype, h->op, h->count);
+			wb = h->op != RMAD_NO_OP;
+			break;
+		case RMAD_AM_RMA_CAS:
+			rmad_cas_apply(cur, pl, pl + es, res, h->dtype);
+			wb = memcmp(cur, res, es) != 0;
+			break;
+		}
+		if (wb)
+			st = client_io(a, l->client, addr, cur, len, 1);
+	}
+	__atomic_store_n(&ctl->acc_lock, 0, __ATOMIC_RELEASE);
+	return st;
 }

@@ -24,11 +24,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "am.h"
 #include "jobs.h"
+#include "mem.h"
 #include "windows.h"
 #include "log.h"
 #include "rmad_abi.h"
@@ -84,8 +86,7 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 		/* closed before the memory it covers goes */
 		rmad_fabric_mr_close(w->local[i].mr);
 		if (w->local[i].base)
-			munmap(w->local[i].base,
-			       w->local[i].size + RMAD_WIN_CTL_SIZE);
+			munmap(w->local[i].base, w->local[i].map_len);
 		if (w->local[i].fd >= 0)
 			close(w->local[i].fd);
 		free(w->local[i].posts);
@@ -564,6 +565,11 @@ static void send_peers(struct agent *a, struct agent_win *w,
 			m.p[cnt].rank = p->rank;
 			m.p[cnt].disp_unit = p->disp_unit;
 			m.p[cnt].size = p->size;
+			if (p->created) {
+				m.p[cnt].flags = RMAD_WINF_CREATE;
+				m.p[cnt].addr = p->addr;
+				m.p[cnt].pid = (int32_t)a->cl[p->client].pid;
+			}
 			fds[cnt++] = p->fd;
 		}
 		m.count = cnt;
@@ -679,7 +685,7 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 		m[i].size = l->size;
 		/* large puts and gets then land without the agent's help;
 		 * without it they travel as active messages */
-		if (a->fab && l->size && a->p.rdma_threshold &&
+		if (a->fab && l->size && a->p.rdma_threshold && !l->created &&
 		    !rmad_fabric_mr_reg(a->fab,
 					(char *)l->base + RMAD_WIN_CTL_SIZE,
 					l->size, 1, &l->mr, &l->mr_key,
@@ -691,6 +697,44 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 	}
 	send_members(a, w->root, RMAD_AM_WIN_JOIN, w, m, w->nhere);
 	free(m);
+}
+
+/*
+ * rmad_win_create: the window is c's own memory at m->addr, which we
+ * reach in place, through its rmad_alloc_mem mapping or with
+ * process_vm_readv/writev.  Refused (RMAD_ERR_PERM, with the cause in
+ * the log) when neither can work, rather than at the first operation.
+ */
+static int created_check(struct agent *a, uint32_t c,
+			 const struct rmad_ctl_win_create *m,
+			 const struct stat *st)
+{
+	struct agent_client *ac = &a->cl[c];
+	uint8_t b;
+	struct iovec lv = { &b, 1 }, rv = { (void *)(uintptr_t)m->addr, 1 };
+
+	if ((uint64_t)st->st_size < RMAD_WIN_CTL_SIZE ||
+	    (m->size && (!m->addr || m->addr + m->size < m->addr)))
+		return RMAD_ERR_ARG;
+	if (!m->size || agent_mem_lookup(a, c, m->addr, m->size))
+		return 0;
+	if (!a->p.cma || ac->staged) {
+		rmad_warn("client %u (rank %d): a window over its own memory "
+			  "needs process_vm_readv/writev, which %s; use "
+			  "rmad_alloc_mem memory", c, ac->rank,
+			  !a->p.cma ? "the cma setting turns off" :
+				      "its kernel refuses us");
+		return RMAD_ERR_PERM;
+	}
+	if (process_vm_readv(ac->pid, &lv, 1, &rv, 1, 0) != 1) {
+		int e = errno;
+
+		rmad_warn("client %u (rank %d): cannot read its window at "
+			  "%#llx: %s", c, ac->rank,
+			  (unsigned long long)m->addr, strerror(e));
+		return e == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;
+	}
+	return 0;
 }
 
 void agent_win_create(struct agent *a, uint32_t c,
@@ -718,8 +762,16 @@ void agent_win_create(struct agent *a, uint32_t c,
 	     (len != sizeof(*m) || m->gsize != j->size)) ||
 	    m->grank < 0 || m->grank >= m->gsize || m->disp_unit < 1 ||
 	    m->size > WIN_SIZE_MAX || fd < 0 || fstat(fd, &st) < 0 ||
-	    (uint64_t)st.st_size < m->size + RMAD_WIN_CTL_SIZE)
+	    (m->flags & ~(uint32_t)(RMAD_WINF_ALL | RMAD_WINF_CREATE)))
 		goto refuse;
+	if (m->flags & RMAD_WINF_CREATE) {
+		status = created_check(a, c, m, &st);
+		if (status)
+			goto refuse;
+		status = RMAD_ERR_ARG;
+	} else if ((uint64_t)st.st_size < m->size + RMAD_WIN_CTL_SIZE) {
+		goto refuse;
+	}
 	if (n && m->ranks[m->grank] != ac->rank)
 		goto refuse;
 	if (!n && m->grank != ac->rank)
@@ -783,9 +835,12 @@ void agent_win_create(struct agent *a, uint32_t c,
 	l->gen = ac->gen;
 	l->waiting = 1;
 	l->lk = NULL;
+	l->created = !!(m->flags & RMAD_WINF_CREATE);
+	l->addr = l->created ? m->addr : 0;
 	/* the control page (lock word) first, then the window */
-	l->base = mmap(NULL, m->size + RMAD_WIN_CTL_SIZE,
-		       PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	l->map_len = RMAD_WIN_CTL_SIZE + (l->created ? 0 : m->size);
+	l->base = mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
 	if (l->base == MAP_FAILED) {
 		l->base = NULL;
 		status = RMAD_ERR_NOMEM;

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hints.h"
 #include "params.h"
@@ -75,7 +76,22 @@ struct win_peer {
 	struct rmad_win_ctl *ctl;	/* its control page: the lock word */
 	size_t map_size;		/* 0: our own mapping */
 	uint8_t locked;			/* our lock on it: 0, SHARED, EXCL */
+	/* a created window (peer.c): accumulates take ctl->acc_lock; a
+	 * peer's memory is not mapped here (base NULL) but reached at addr
+	 * in process pid with process_vm_readv/writev */
+	uint8_t created;
+	pid_t pid;
+	uint64_t addr;
 };
+
+/* peer.c: same-node data movement, in place or across processes. */
+int rmad_peer_put(struct win_peer *p, uint64_t off, const void *src,
+		  size_t len);
+int rmad_peer_get(struct win_peer *p, uint64_t off, void *dst, size_t len);
+int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
+		  void *result, uint32_t dt, uint32_t op, uint64_t count);
+int rmad_peer_cas(struct win_peer *p, uint64_t off, const void *origin,
+		  const void *compare, void *result, uint32_t dt);
 
 /* Epochs of this process on one window (rma.c). */
 enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2, EPOCH_FENCE = 3,
@@ -89,6 +105,9 @@ struct rmad_win_s {
 	int gsize;
 	int uniform;
 	void *base;
+	struct rmad_win_ctl *ctl;	/* our control page, map_size mapped
+					 * there (and the window behind it
+					 * unless created) */
 	size_t size, map_size;
 	int disp_unit;
 	struct rmad_hints hints;

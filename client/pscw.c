@@ -52,7 +52,7 @@
 /* This process's control page in window w. */
 static struct rmad_win_ctl *my_ctl(rmad_win_t w)
 {
-	return (struct rmad_win_ctl *)((char *)w->base - RMAD_WIN_CTL_SIZE);
+	return w->ctl;
 }
 
 /* rank's index among the node's members of w (by rank), or -1. */

@@ -7,7 +7,7 @@
  *  - Same node: the target's window is mapped here, so the operation is
  *    a memcpy (put, get) or CPU atomics (the accumulate family, through
  *    rmad_acc_apply, the same code the agent applies remote accumulates
- *    with).  Locks are atomics on the lock word in the target's control
+ *    with); a created window's is reached across processes (peer.c).  Locks are atomics on the lock word in the target's control
  *    page: shared holders count in its low bits, an exclusive holder
  *    writes its client slot there.  A waiter spins for client_spin_us,
  *    then sleeps on the word (futex).  The agent takes the same word for
@@ -442,8 +442,8 @@ int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
 	if (!origin)
 		return RMAD_ERR_ARG;
 	if (r.p) {
-		memcpy((char *)r.p->base + r.off, origin, r.len);
-		return counted(win, &win->st_ops_local);
+		err = rmad_peer_put(r.p, r.off, origin, r.len);
+		return err ? err : counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_PUT, target, tdisp, tcount, &r, 0, origin,
 		    NULL, NULL, rq);
@@ -474,8 +474,8 @@ int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
 	if (!origin)
 		return RMAD_ERR_ARG;
 	if (r.p) {
-		memcpy(origin, (char *)r.p->base + r.off, r.len);
-		return counted(win, &win->st_ops_local);
+		err = rmad_peer_get(r.p, r.off, origin, r.len);
+		return err ? err : counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_GET, target, tdisp, tcount, &r, 0, origin,
 		    NULL, NULL, rq);
@@ -512,9 +512,9 @@ int rmad_accumulate_req(const void *origin, int ocount,
 	if (!origin)
 		return RMAD_ERR_ARG;
 	if (r.p) {
-		rmad_acc_apply((char *)r.p->base + r.off, origin, NULL, r.dt,
-			       (uint32_t)op, (uint64_t)tcount);
-		return counted(win, &win->st_ops_local);
+		err = rmad_peer_acc(r.p, r.off, origin, NULL, r.dt,
+				    (uint32_t)op, (uint64_t)tcount);
+		return err ? err : counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_ACC, target, tdisp, tcount, &r,
 		    (uint32_t)op, origin, NULL, NULL, rq);
@@ -558,9 +558,9 @@ int rmad_get_accumulate_req(const void *origin, int ocount,
 	if (op == RMAD_NO_OP)
 		origin = NULL;
 	if (r.p) {
-		rmad_acc_apply((char *)r.p->base + r.off, origin, result, r.dt,
-			       (uint32_t)op, (uint64_t)tcount);
-		return counted(win, &win->st_ops_local);
+		err = rmad_peer_acc(r.p, r.off, origin, result, r.dt,
+				    (uint32_t)op, (uint64_t)tcount);
+		return err ? err : counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_GACC, target, tdisp, tcount, &r,
 		    (uint32_t)op, origin, NULL, result, rq);
@@ -621,9 +621,9 @@ int rmad_compare_and_swap(const void *origin, const void *compare,
 	if (!origin || !compare || !result)
 		return RMAD_ERR_ARG;
 	if (r.p) {
-		rmad_cas_apply((char *)r.p->base + r.off, origin, compare,
-			       result, r.dt);
-		return counted(win, &win->st_ops_local);
+		err = rmad_peer_cas(r.p, r.off, origin, compare, result,
+				    r.dt);
+		return err ? err : counted(win, &win->st_ops_local);
 	}
 	return post(win, RMAD_OPC_CAS, target, tdisp, 1, &r, 0, origin,
 		    compare, result, NULL);

@@ -212,17 +212,16 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		uint64_t cnt = q->len / rmad_dtype_size(q->basic);
 
 		if (p) {
-			uint8_t *tgt = (uint8_t *)p->base + toff;
-
 			switch (opc) {
 			case RMAD_OPC_PUT:
-				memcpy(tgt, src, q->len);
+				err = rmad_peer_put(p, toff, src, q->len);
 				break;
 			case RMAD_OPC_GET:
-				memcpy(dst, tgt, q->len);
+				err = rmad_peer_get(p, toff, dst, q->len);
 				break;
 			default:
-				rmad_acc_apply(tgt, src, dst, q->basic, op, cnt);
+				err = rmad_peer_acc(p, toff, src, dst, q->basic,
+						    op, cnt);
 				break;
 			}
 			continue;

@@ -87,6 +87,9 @@ int rmad_free_mem(void *ptr);
 /* Windows. */
 int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 		      rmad_group_t group, void *base_out, rmad_win_t *win);
+/* A window over memory the process has (heap, stack, static). */
+int rmad_win_create(void *base, size_t size, int disp_unit, const char *hints,
+		    rmad_group_t group, rmad_win_t *win);
 int rmad_win_free(rmad_win_t *win);
 int rmad_win_shared_query(rmad_win_t win, int rank, size_t *size,
 			  int *disp_unit, void *base_out);

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -257,15 +258,24 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 				p->ctl = NULL;
 				p->map_size = 0;
 				p->locked = 0;
-				if (p->rank == c->b.rank) {
+				p->created = w->flavor ==
+					     RMAD_WIN_FLAVOR_CREATE;
+				p->pid = m.p[i].pid;
+				p->addr = m.p[i].addr;
+				if (p->created !=
+				    !!(m.p[i].flags & RMAD_WINF_CREATE)) {
+					err = RMAD_ERR_AGENT;
+				} else if (p->rank == c->b.rank) {
 					p->base = w->base;
-					p->ctl = (void *)((char *)w->base -
-							  RMAD_WIN_CTL_SIZE);
+					p->ctl = w->ctl;
 				} else if (p->size > (1ull << 40)) {
 					err = RMAD_ERR_AGENT;
 				} else {
-					size_t ms = p->size +
-						    RMAD_WIN_CTL_SIZE;
+					/* a created window's memory is not
+					 * mapped: its control page alone */
+					size_t ms = RMAD_WIN_CTL_SIZE +
+						    (p->created ? 0 :
+						     p->size);
 					void *m = mmap(NULL, ms,
 						       PROT_READ | PROT_WRITE,
 						       MAP_SHARED, fds[i], 0);
@@ -275,8 +285,9 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 					} else {
 						p->ctl = m;
 						p->map_size = ms;
-						p->base = (char *)m +
-							  RMAD_WIN_CTL_SIZE;
+						if (!p->created)
+							p->base = (char *)m +
+							RMAD_WIN_CTL_SIZE;
 					}
 				}
 				if (!err)
@@ -290,8 +301,14 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 	return 0;
 }
 
-int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
-		      rmad_group_t group, void *base_out, rmad_win_t *win)
+/*
+ * Make a window: allocated (user NULL: the memory follows the control
+ * page in our memfd) or created over the user's memory (the memfd is
+ * the control page alone).  Collective over group.
+ */
+static int win_make(size_t size, int disp_unit, const char *hints,
+		    rmad_group_t group, void *user, int flavor,
+		    void **base_out, rmad_win_t *win)
 {
 	struct rmad_client *c = &rmad_cl;
 	struct rmad_ctl_win_create *m = NULL;
@@ -301,8 +318,6 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	size_t mlen, psz = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t h;
 
-	if (!base_out || !win || disp_unit < 1 || size > (1ull << 40))
-		return RMAD_ERR_ARG;
 	if (!c->initialized)
 		return RMAD_ERR_SYNC;
 	if (c->dead)
@@ -334,7 +349,7 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	w->size = size;
 	w->disp_unit = disp_unit;
 	w->gsize = gsize;
-	w->flavor = RMAD_WIN_FLAVOR_ALLOCATE;
+	w->flavor = flavor;
 	if (group != RMAD_GROUP_ALL) {
 		/* rmad_win_get_group: the group may be freed before */
 		w->granks = malloc(sizeof(int32_t) * (size_t)gsize);
@@ -346,8 +361,10 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 		for (int i = 0; i < gsize; i++)
 			w->granks[i] = rmad_group_rank(group, i);
 	}
-	/* the control page (lock word), then the window */
-	w->map_size = RMAD_WIN_CTL_SIZE + (size + psz - 1) / psz * psz;
+	/* the control page (lock word), then the window unless created */
+	w->map_size = RMAD_WIN_CTL_SIZE +
+		      (flavor == RMAD_WIN_FLAVOR_CREATE ? 0 :
+		       (size + psz - 1) / psz * psz);
 	fd = memfd_create("rmad-window", MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, (off_t)w->map_size) < 0) {
 		err = RMAD_ERR_NOMEM;
@@ -361,7 +378,9 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 			err = RMAD_ERR_NOMEM;
 			goto fail;
 		}
-		w->base = (char *)m + RMAD_WIN_CTL_SIZE;
+		w->ctl = m;
+		w->base = flavor == RMAD_WIN_FLAVOR_CREATE ? user :
+			  (char *)m + RMAD_WIN_CTL_SIZE;
 	}
 	mlen = sizeof(*m) + (group == RMAD_GROUP_ALL ? 0 :
 			     sizeof(int32_t) * (size_t)gsize);
@@ -380,8 +399,12 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	m->disp_unit = disp_unit;
 	m->gsize = gsize;
 	m->grank = grank;
+	if (flavor == RMAD_WIN_FLAVOR_CREATE) {
+		m->flags |= RMAD_WINF_CREATE;
+		m->addr = (uint64_t)(uintptr_t)user;
+	}
 	if (group == RMAD_GROUP_ALL)
-		m->flags = RMAD_WINF_ALL;
+		m->flags |= RMAD_WINF_ALL;
 	else
 		for (int i = 0; i < gsize; i++)
 			m->ranks[i] = rmad_group_rank(group, i);
@@ -433,7 +456,8 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 	w->next = windows;
 	windows = w;
 	pthread_mutex_unlock(&ctl_lock);
-	*(void **)base_out = w->base;
+	if (base_out)
+		*base_out = w->base;
 	*win = (rmad_win_t)h;
 	return 0;
 fail:
@@ -442,14 +466,78 @@ fail:
 	unmap_peers(w);
 	if (w->meta)
 		munmap((void *)w->meta, w->meta_len);
-	if (w->base)
-		munmap((char *)w->base - RMAD_WIN_CTL_SIZE, w->map_size);
+	if (w->ctl)
+		munmap(w->ctl, w->map_size);
 	if (fd >= 0)
 		close(fd);
 	free(w->granks);
 	free(w->acc);
 	free(w);
 	return err;
+}
+
+int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
+		      rmad_group_t group, void *base_out, rmad_win_t *win)
+{
+	if (!base_out || !win || disp_unit < 1 || size > (1ull << 40))
+		return RMAD_ERR_ARG;
+	return win_make(size, disp_unit, hints, group, NULL,
+			RMAD_WIN_FLAVOR_ALLOCATE, base_out, win);
+}
+
+/*
+ * Can the window's same-node members reach each other's memory with
+ * process_vm_readv/writev?  Yama's ptrace_scope 1 or more refuses it
+ * between siblings unless we hold CAP_SYS_PTRACE.
+ */
+static const char *cma_refused(void)
+{
+	char line[256];
+	unsigned long long cap = 0;
+	int scope = 0;
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope < 1)
+		return NULL;
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &cap) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (scope < 3 && (cap & (1ull << 19)))	/* CAP_SYS_PTRACE */
+		return NULL;
+	return "kernel.yama.ptrace_scope keeps same-node ranks from reading "
+	       "and writing each other's memory (process_vm_readv/writev)";
+}
+
+int rmad_win_create(void *base, size_t size, int disp_unit, const char *hints,
+		    rmad_group_t group, rmad_win_t *win)
+{
+	struct rmad_client *c = &rmad_cl;
+	const char *why;
+
+	if (!win || disp_unit < 1 || size > (1ull << 40) || (size && !base))
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	/* refused here, the same way on every member, rather than at the
+	 * first operation */
+	why = size && c->staged && !rmad_mem_shared(base, size) ?
+	      "the agent cannot reach this process's memory in place "
+	      "(the cma setting, or the kernel)" : cma_refused();
+	if (why) {
+		rmad_err("rmad_win_create: %s; use rmad_alloc_mem memory or "
+			 "rmad_win_allocate", why);
+		return RMAD_ERR_PERM;
+	}
+	return win_make(size, disp_unit, hints, group, base,
+			RMAD_WIN_FLAVOR_CREATE, NULL, win);
 }
 
 int rmad_win_free(rmad_win_t *win)
@@ -493,8 +581,8 @@ int rmad_win_free(rmad_win_t *win)
 	unmap_peers(w);
 	if (w->meta)
 		munmap((void *)w->meta, w->meta_len);
-	if (w->base)
-		munmap((char *)w->base - RMAD_WIN_CTL_SIZE, w->map_size);
+	if (w->ctl)
+		munmap(w->ctl, w->map_size);
 	free(w->rlocks);
 	free(w->granks);
 	free(w->acc);
@@ -522,6 +610,8 @@ int rmad_win_shared_query(rmad_win_t handle, int rank, size_t *size,
 
 		if (p->rank != rank)
 			continue;
+		if (!p->base && p->rank != c->b.rank)
+			return RMAD_ERR_NOT_LOCAL;	/* created: unmapped */
 		*size = p->rank == c->b.rank ? win->size : p->size;
 		*disp_unit = p->disp_unit;
 		*(void **)base_out = p->base;

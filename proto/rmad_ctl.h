@@ -93,6 +93,9 @@ static_assert(sizeof(struct rmad_ctl_register_reply) ==
  * group in group order, unless flags has RMAD_WINF_ALL.
  */
 #define RMAD_WINF_ALL		0x1	/* group is every rank of the job */
+#define RMAD_WINF_CREATE	0x2	/* rmad_win_create: the memfd is the
+					 * control page only; the window is
+					 * the client's memory at addr */
 #define RMAD_WIN_GROUP_MAX	16384	/* ranks in one create message */
 
 struct rmad_ctl_win_create {
@@ -103,9 +106,10 @@ struct rmad_ctl_win_create {
 	uint32_t flags;			/* RMAD_WINF_* */
 	int32_t gsize;			/* members */
 	int32_t grank;			/* this rank's index in the group */
+	uint64_t addr;			/* RMAD_WINF_CREATE: the window */
 	int32_t ranks[];		/* gsize job ranks, or none */
 };
-static_assert(sizeof(struct rmad_ctl_win_create) == 48, "win create");
+static_assert(sizeof(struct rmad_ctl_win_create) == 56, "win create");
 
 struct rmad_ctl_win_reply {
 	struct rmad_ctl_hdr h;
@@ -139,6 +143,11 @@ struct rmad_ctl_win_peer {
 	int32_t rank;			/* job rank */
 	int32_t disp_unit;
 	uint64_t size;
+	/* a created window: the member's process and where the window is
+	 * in it (the memfd is then its control page only) */
+	uint64_t addr;
+	int32_t pid;
+	uint32_t flags;			/* RMAD_WINF_CREATE */
 };
 struct rmad_ctl_win_peers {
 	struct rmad_ctl_hdr h;
@@ -147,7 +156,7 @@ struct rmad_ctl_win_peers {
 	int32_t pad;
 	struct rmad_ctl_win_peer p[RMAD_WIN_PEERS_PER_MSG];
 };
-static_assert(sizeof(struct rmad_ctl_win_peers) == 32 + 8 * 16, "peers");
+static_assert(sizeof(struct rmad_ctl_win_peers) == 32 + 8 * 32, "peers");
 
 struct rmad_ctl_win_free {
 	struct rmad_ctl_hdr h;

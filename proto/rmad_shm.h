@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	9	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	10	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -292,7 +292,7 @@ _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
 
 /*
  * The control page at the start of every rank's window memory (the
- * memfd): the lock word that same-node clients take with atomics and
+ * memfd; for a created window, the memfd holds the page alone): the lock word that same-node clients take with atomics and
  * that the agent takes for remote origins, and which clients hold it
  * shared, so the agent can release a dead client's locks.  The window
  * memory the application sees starts RMAD_WIN_CTL_SIZE bytes in.
@@ -305,6 +305,7 @@ _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
 #define RMAD_LW_QUEUED		0x20000000u	/* agent queue: kick its doorbell */
 #define RMAD_LW_VALUE		0x0000ffffu	/* shared holders, or the owner */
 #define RMAD_LW_AGENT		0xffffu		/* exclusive owner: the agent */
+#define RMAD_ACC_AGENT		0xffffffffu	/* acc_lock held by the agent */
 
 /*
  * shared_by[slot]: where a same-node client stands with a shared lock, so
@@ -336,7 +337,12 @@ struct rmad_win_ctl {
 	uint32_t pscw_sleepers;		/* waiters on pscw_done's futex */
 	uint32_t post_gen;		/* bumped when a bit of posted[] is set */
 	uint32_t post_sleepers;		/* waiters on post_gen's futex */
-	uint32_t pad[7];
+	/* a created window: accumulates read, combine and write back the
+	 * member's memory under this word (0 free, client slot + 1, or
+	 * RMAD_ACC_AGENT), so that they stay atomic per element against
+	 * each other whoever applies them */
+	uint32_t acc_lock;
+	uint32_t pad[6];
 	/* bit i: the same-node member of local index i (its place among
 	 * the node's members of the window, by rank) posted to us */
 	uint32_t posted[RMAD_WIN_MAX_LOCAL / 32];

@@ -22,7 +22,8 @@ layers=(
 	"am"				# active messages: send, receive, handlers
 	"completion"			# op elements, lending, counters, wakeups
 	"jobs"				# jobs, rank->node map, barrier, ping
-	"windows mem"			# windows across agents; alloc_mem regions
+	"mem"				# alloc_mem regions
+	"windows"			# windows across agents
 	"rma_internal"			# RMA: what the layer's files share
 	"rma_xfer"			# RMA: client memory I/O and sends
 	"rma_target"			# RMA: lock granting and apply

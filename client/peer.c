@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * peer.c - moving data to and from a same-node member's window.
+ *
+ * An allocated window's memory is mapped here, so a put is a memcpy and
+ * an accumulate is CPU atomics (rmad_acc_apply), as in the agent.
+ *
+ * A created window (rmad_win_create) is memory the member already had,
+ * which no other process maps.  Our own is used in place; a peer's is
+ * read and written with process_vm_readv/writev, straight between the
+ * two processes, without the agent.  Accumulates there cannot be CPU
+ * atomics, so every accumulate on a created window, by a peer, the
+ * member itself or the agent for remote origins, reads, combines and
+ * writes back under the member's accumulate lock (acc_lock in its
+ * control page).  That keeps them atomic per element against each
+ * other, as MPI requires, whoever applies them.  A holder that dies is
+ * released by the agent; one that keeps the lock ACC_WAIT_NS fails the
+ * waiting op with RMAD_ERR_SYNC.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "atomics.h"
+#include "dtype.h"
+#include "internal.h"
+#include "log.h"
+#include "util.h"
+
+#define ACC_WAIT_NS	(10ull * 1000 * 1000 * 1000)
+#define ACC_CHUNK	4096		/* bytes combined per round */
+
+static int vm_io(struct win_peer *p, uint64_t off, void *buf, size_t len,
+		 int write)
+{
+	struct iovec l = { buf, len };
+	struct iovec r = { (void *)(uintptr_t)(p->addr + off), len };
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	n = write ? process_vm_writev(p->pid, &l, 1, &r, 1, 0) :
+		    process_vm_readv(p->pid, &l, 1, &r, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	rmad_warn("rank %d's window: cannot %s %zu bytes in process %d: %s",
+		  p->rank, write ? "write" : "read", len, (int)p->pid,
+		  n < 0 ? strerror(errno) : "short");
+	return n < 0 && errno == EPERM ? RMAD_ERR_PERM :
+	       n < 0 && errno == ESRCH ? RMAD_ERR_PROC_FAILED : RMAD_ERR_ARG;
+}
+
+int rmad_peer_put(struct win_peer *p, uint64_t off, const void *src,
+		  size_t len)
+{
+	if (p->base) {
+		memcpy((char *)p->base + off, src, len);
+		return 0;
+	}
+	return vm_io(p, off, (void *)src, len, 1);
+}
+
+int rmad_peer_get(struct win_peer *p, uint64_t off, void *dst, size_t len)
+{
+	if (p->base) {
+		memcpy(dst, (char *)p->base + off, len);
+		return 0;
+	}
+	return vm_io(p, off, dst, len, 0);
+}
+
+static int acc_lock(struct win_peer *p)
+{
+	uint32_t me = rmad_cl.slot + 1;
+	uint64_t t0 = 0;
+
+	for (unsigned n = 0;; n++) {
+		uint32_t v = 0;
+
+		if (__atomic_compare_exchange_n(&p->ctl->acc_lock, &v, me, 0,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return 0;
+		if (n == 64)
+			t0 = rmad_now_ns();
+		else if (n > 64 && !(n & 63) &&
+			 rmad_now_ns() - t0 > ACC_WAIT_NS) {
+			rmad_warn("rank %d's window: its accumulate lock stays "
+				  "held by %#x", p->rank, v);
+			return RMAD_ERR_SYNC;
+		}
+		sched_yield();
+	}
+}
+
+static void acc_unlock(struct win_peer *p)
+{
+	__atomic_store_n(&p->ctl->acc_lock, 0, __ATOMIC_RELEASE);
+}
+
+int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
+		  void *result, uint32_t dt, uint32_t op, uint64_t count)
+{
+	size_t es = rmad_dtype_size(dt);
+	uint64_t per = ACC_CHUNK / es, done = 0;
+	uint8_t cur[ACC_CHUNK];
+	int err;
+
+	if (!p->created) {
+		rmad_acc_apply((char *)p->base + off, origin, result, dt, op,
+			       count);
+		return 0;
+	}
+	err = acc_lock(p);
+	if (err)
+		return err;
+	if (p->base)
+		rmad_acc_apply((char *)p->base + off, origin, result, dt, op,
+			       count);
+	while (!p->base && !err && done < count) {
+		uint64_t n = count - done < per ? count - done : per;
+		uint64_t at = off + done * es;
+
+		err = vm_io(p, at, cur, n * es, 0);
+		if (err)
+			break;
+		rmad_acc_apply(cur, origin ? (const char *)origin + done * es :
+					     NULL,
+			       result ? (char *)result + done * es : NULL, dt,
+			       op, n);
+		if (origin)	/* a get_accumulate with NO_OP only reads */
+			err = vm_io(p, at, cur, n * es, 1);
+		done += n;
+	}
+	acc_unlock(p);
+	return err;
+}
+
+int rmad_peer_cas(struct win_peer *p, uint64_t off, const void *origin,
+		  const void *compare, void *result, uint32_t dt)
+{
+	size_t es = rmad_dtype_size(dt);
+	uint8_t cur[16];
+	int err;
+
+	if (!p->created) {
+		rmad_cas_apply((char *)p->base + off, origin, compare, result,
+			       dt);
+		return 0;
+	}
+	err = acc_lock(p);
+	if (err)
+		return err;
+	if (p->base) {
+		rmad_cas_apply((char *)p->base + off, origin, compare, result,
+			       dt);
+	} else {
+		err = vm_io(p, off, cur, es, 0);
+		if (!err) {
+			rmad_cas_apply(cur, origin, compare, result, dt);
+			if (memcmp(cur, result, es))
+				err = vm_io(p, off, cur, es, 1);
+		}
+	}
+	acc_unlock(p);
+	return err;
+}
