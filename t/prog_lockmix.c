@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 	rmad_rank(&rank);
 	rmad_size(&size);
 	rmad_get_info(&in);
-	OK(rmad_win_allocate(64, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	OK(t_win_allocate(64, 8, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (!w)
 		return 1;
 	base[0] = 0;

@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	}
 	rmad_rank(&rank);
 	rmad_size(&size);
-	OK(rmad_win_allocate(4096, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	OK(t_win_allocate(4096, 8, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (!w || size < 2)
 		goto out;
 	memset(base, 0, 4096);
@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 			int64_t *b2;
 			uint64_t waits;
 
-			OK(rmad_win_allocate(64, 8, "accumulate_ordering=none",
+			OK(t_win_allocate(64, 8, "accumulate_ordering=none",
 					     RMAD_GROUP_ALL, &b2, &w2));
 			for (int pass = 0; pass < 2 && w2; pass++) {
 				rmad_win_t ww = pass ? w2 : w;
@@ -388,7 +388,7 @@ int main(int argc, char **argv)
 		rmad_win_t w2 = RMAD_WIN_NULL;
 		int64_t *b2;
 
-		OK(rmad_win_allocate(64, 8, "accumulate_ordering=none",
+		OK(t_win_allocate(64, 8, "accumulate_ordering=none",
 				     RMAD_GROUP_ALL, &b2, &w2));
 		rmad_barrier();		/* 0 */
 		if (w2)

@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 	nt = (rank + 1) % size;
 	buf = malloc(BIG);
 	buf2 = malloc(BIG);
-	OK(rmad_win_allocate(BIG + 4096, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	OK(t_win_allocate(BIG + 4096, 8, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (!base || !buf || !buf2)
 		return 1;
 	memset(base, 0, BIG + 4096);
@@ -315,7 +315,7 @@ int main(int argc, char **argv)
 	rmad_barrier();
 
 	/* 7. tiny pools */
-	OK(rmad_win_allocate(4096, 8, "op_pool=2,target_pool=1,slots=1",
+	OK(t_win_allocate(4096, 8, "op_pool=2,target_pool=1,slots=1",
 			     RMAD_GROUP_ALL, &tbase, &tw));
 	if (tw) {
 		int n = iters * 10;

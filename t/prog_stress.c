@@ -151,14 +151,14 @@ int main(int argc, char **argv)
 	rmad_size(&size);
 	rmad_get_info(&in);
 	for (int k = 0; k < NWIN; k++) {
-		OK(rmad_win_allocate(64 * 8, 8, k == 1 ? "target_pool=1,slots=1"
+		OK(t_win_allocate(64 * 8, 8, k == 1 ? "target_pool=1,slots=1"
 							: NULL,
 				     RMAD_GROUP_ALL, &base[k], &w[k]));
 		if (w[k])
 			memset(base[k], 0, 64 * 8);
 	}
 	if (timed) {
-		OK(rmad_win_allocate(8, 8, NULL, RMAD_GROUP_ALL, &cbase, &ctl));
+		OK(t_win_allocate(8, 8, NULL, RMAD_GROUP_ALL, &cbase, &ctl));
 		if (cbase)
 			*cbase = 0;
 	}

@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 	rmad_size(&size);
 	nxt = (rank + 1) % size;
 	prv = (rank + size - 1) % size;
-	OK(rmad_win_allocate(SLOTS * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	OK(t_win_allocate(SLOTS * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (!w)
 		goto out;
 	memset(base, 0, SLOTS * 8);

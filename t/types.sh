@@ -6,7 +6,7 @@
 # with a vector, and the errors; on one node (in place) and across 2
 # virtual nodes over shm and tcp;ofi_rxm (pieces through the agents).
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 4
+plan 5
 pt="$top_builddir/t/prog_types"
 out=$(RMAD_IDLE_EXIT_MS=200 run_bounded 90 mpirun -np 3 -x RMAD_IDLE_EXIT_MS \
 	-x RMAD_RUNDIR -x RMAD_AGENT_PATH "$pt" 2>&1)
@@ -16,6 +16,9 @@ for prov in shm 'tcp;ofi_rxm'; do
 		-np 4 "$pt" 2>&1)
 	ranks_ok "$prov, 2 vnodes, 4 ranks" 4 "$out" $?
 done
+out=$(RMAD_T_FLAVOR=create run_bounded 120 "$RMAD_RUN" -q --vnodes 2 \
+	--provider 'tcp;ofi_rxm' -np 4 "$pt" 2>&1)
+ranks_ok "created windows, tcp;ofi_rxm, 2 vnodes, 4 ranks" 4 "$out" $?
 wait_for '[ -z "$(leftovers)" ]' 10
 left=$(leftovers)
 [ -z "$left" ]
