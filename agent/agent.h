@@ -280,11 +280,19 @@ struct win_local {
 	void *base;			/* the agent's mapping: the control
 					 * page, then the window unless
 					 * created */
+	void *data;			/* the window there, unless created */
 	size_t map_len;
 	int created;			/* rmad_win_create: the window is the
 					 * client's memory at addr, reached
 					 * with client_io (rma_xfer.c) */
 	uint64_t addr;
+	/* a dynamic window (dynwin.c): the regions attached, sorted by
+	 * address, and their copy for same-node peers after the control
+	 * page */
+	int dynamic;
+	struct rmad_dyn_region *reg;
+	uint32_t nreg;
+	struct rmad_win_dyn *pub;
 	uint64_t size;
 	int32_t disp_unit;
 	int waiting;			/* a reply is owed (create or free) */
@@ -316,6 +324,7 @@ struct agent_win {
 	int32_t nlocal;			/* expected members on this node */
 	int32_t nhere;			/* arrived */
 	struct win_local *local;
+	int dynamic;			/* displacements are addresses */
 	int root;			/* node collecting the table */
 	/* the table, once per node */
 	struct rmad_am_win_member *meta;
@@ -342,6 +351,12 @@ struct agent_win {
 	/* rma.c: origin state of each local client that used it */
 	struct rma_origin *origins;
 	int meta_fd;			/* memfd with the sorted table, or -1 */
+	/* rmad_win_allocate_shared: the node's memfd (the members' control
+	 * pages, then their memory in group order), mapped here */
+	int shared, noncontig;
+	int sfd;
+	void *smap;
+	size_t slen;
 	struct rmad_win_meta *sorted;	/* that table, NULL when "all, uniform" */
 	struct win_rkey *rkeys;		/* like sorted (or by rank), or NULL */
 };

@@ -31,6 +31,7 @@
 #include "mem.h"
 #include "rma.h"
 #include "windows.h"
+#include "dynwin.h"
 #include "clients.h"
 #include "atomics.h"
 #include "counter.h"
@@ -421,6 +422,7 @@ union ctl_msg {
 	struct rmad_ctl_win_free wf;
 	struct rmad_ctl_win_stats ws;
 	struct rmad_ctl_mem mem;
+	struct rmad_ctl_win_attach wa;
 	char raw[sizeof(struct rmad_ctl_win_create) +
 		 RMAD_WIN_GROUP_MAX * sizeof(int32_t)];
 };
@@ -547,6 +549,14 @@ void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
 			return;
 		}
 		agent_win_free(a, c, &m->wf);
+		break;
+	case RMAD_CTL_WIN_ATTACH:
+	case RMAD_CTL_WIN_DETACH:
+		if (n != sizeof(m->wa) || !a->cl[c].registered) {
+			client_release(a, c, a->cl[c].registered);
+			return;
+		}
+		agent_dyn_request(a, c, &m->wa);
 		break;
 	case RMAD_CTL_WIN_STATS:
 		if (n != sizeof(m->ws) || !a->cl[c].registered) {

@@ -57,12 +57,15 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 	if (count == 0 || count > (1ull << 40) / es)
 		return RMAD_ERR_ARG;
 	op->len = count * es;
-	if (tbytes)
+	if (tbytes || w->dynamic)
 		du = 1;		/* a piece of a derived type: in bytes */
-	if (tdisp_units > (1ull << 40) / (uint64_t)du)
+	if (tdisp_units > (w->dynamic ? 1ull << 57 : 1ull << 40) /
+			  (uint64_t)du)
 		return RMAD_ERR_DISP;
 	op->tdisp = tdisp_units * (uint64_t)du;
-	if (op->tdisp > size || op->len > size - op->tdisp)
+	/* a dynamic window's regions are the target agent's to check */
+	if (!w->dynamic &&
+	    (op->tdisp > size || op->len > size - op->tdisp))
 		return RMAD_ERR_DISP;
 	switch (op->opcode) {
 	case RMAD_OPC_ACC:
@@ -312,6 +315,10 @@ void agent_rma_client_gone(struct agent *a, uint32_t c)
 				lw_release(&ctl->lock, 0);
 			if (c < sizeof(ctl->shared_by))
 				store_relaxed(&ctl->shared_by[c], RMAD_SB_NONE);
+			/* a dynamic window's busy byte, if it died in an
+			 * access there */
+			if (l->pub && c < sizeof(l->pub->busy))
+				store_release(&l->pub->busy[c], 0);
 			/* a created window's accumulate lock, if it died in
 			 * an accumulate there */
 			v = c + 1;

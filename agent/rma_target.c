@@ -28,6 +28,7 @@
 #include "jobs.h"
 #include "mem.h"
 #include "windows.h"
+#include "dynwin.h"
 #include "atomics.h"
 #include "counter.h"
 #include "dtype.h"
@@ -402,7 +403,7 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 			   RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP;
 	uint8_t *dst;
 
-	if (!l) {
+	if (!l || (!l->created && !l->data)) {
 		st = RMAD_ERR_RANK;
 		goto out;
 	}
@@ -410,7 +411,8 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		st = RMAD_ERR_TYPE;
 		goto out;
 	}
-	if (h->disp > l->size || len > l->size - h->disp) {
+	if (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
+	    h->disp > l->size || len > l->size - h->disp) {
 		st = RMAD_ERR_DISP;
 		goto out;
 	}
@@ -449,7 +451,7 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		cmm_smp_mb();
 		goto out;
 	}
-	dst = (uint8_t *)l->base + RMAD_WIN_CTL_SIZE + h->disp;
+	dst = (uint8_t *)l->data + h->disp;
 	switch (h->type) {
 	case RMAD_AM_RMA_PUT:
 		memcpy(dst, pl, len);

@@ -20,6 +20,7 @@
  * pending create and free of the job with RMAD_ERR_PROC_FAILED.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -68,6 +69,7 @@ static struct agent_win *win_new(struct agent *a, struct agent_job *j,
 	w->block = -1;
 	w->root = -1;
 	w->meta_fd = -1;
+	w->sfd = -1;
 	w->next = a->wn.wins;
 	a->wn.wins = w;
 	return w;
@@ -85,16 +87,21 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 	for (int32_t i = 0; i < w->nhere; i++) {
 		/* closed before the memory it covers goes */
 		rmad_fabric_mr_close(w->local[i].mr);
-		if (w->local[i].base)
+		if (w->local[i].base && w->local[i].map_len)
 			munmap(w->local[i].base, w->local[i].map_len);
 		if (w->local[i].fd >= 0)
 			close(w->local[i].fd);
 		free(w->local[i].posts);
+		free(w->local[i].reg);
 	}
 	if (w->block >= 0 && a->wn.blocks)
 		a->wn.blocks[w->block] = NULL;
 	if (w->meta_fd >= 0)
 		close(w->meta_fd);
+	if (w->smap)
+		munmap(w->smap, w->slen);
+	if (w->sfd >= 0)
+		close(w->sfd);
 	free(w->sorted);
 	free(w->rkeys);
 	free(w->local);
@@ -566,11 +573,17 @@ static void send_peers(struct agent *a, struct agent_win *w,
 			m.p[cnt].disp_unit = p->disp_unit;
 			m.p[cnt].size = p->size;
 			if (p->created) {
-				m.p[cnt].flags = RMAD_WINF_CREATE;
+				m.p[cnt].flags = RMAD_WINF_CREATE |
+					(p->dynamic ? RMAD_WINF_DYNAMIC : 0);
 				m.p[cnt].addr = p->addr;
 				m.p[cnt].pid = (int32_t)a->cl[p->client].pid;
 			}
-			fds[cnt++] = p->fd;
+			if (w->shared) {
+				m.p[cnt].flags = RMAD_WINF_SHARED;
+				m.p[cnt].addr = p->addr;
+				m.p[cnt].pid = off - 1;	/* its control page */
+			}
+			fds[cnt++] = w->shared ? w->sfd : p->fd;
 		}
 		m.count = cnt;
 		if (rmad_send_msg(a->cl[l->client].fd, &m, sizeof(m), fds,
@@ -668,10 +681,70 @@ static void meta_add(struct agent *a, struct agent_win *w,
 }
 
 /* All local members arrived: report them to the root. */
+/*
+ * rmad_win_allocate_shared: every member is here (or the window is
+ * refused).  One memfd for them all: their control pages, in arrival
+ * order, then their memory in group order, each member's starting where
+ * the previous one's ends unless alloc_shared_noncontig.
+ */
+static int shared_layout(struct agent *a, struct agent_win *w)
+{
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE), off, total;
+	int32_t *order;
+
+	if (w->nlocal != w->gsize) {
+		rmad_warn("window %llx: rmad_win_allocate_shared needs every "
+			  "member on one node; %d of %d are on this one",
+			  (unsigned long long)w->key, w->nlocal, w->gsize);
+		return RMAD_ERR_ARG;
+	}
+	order = malloc(sizeof(*order) * (size_t)w->nhere);
+	if (!order)
+		return RMAD_ERR_NOMEM;
+	for (int32_t i = 0; i < w->nhere; i++)
+		order[w->local[i].grank] = i;	/* granks are 0..gsize-1 */
+	off = (size_t)w->nhere * RMAD_WIN_CTL_SIZE;
+	for (int32_t g = 0; g < w->nhere; g++) {
+		struct win_local *l = &w->local[order[g]];
+
+		if (w->noncontig)
+			off = (off + psz - 1) / psz * psz;
+		l->addr = off;		/* for now: its offset */
+		off += l->size;
+	}
+	free(order);
+	total = (off + psz - 1) / psz * psz;
+	w->sfd = memfd_create("rmad-shared-window", MFD_CLOEXEC);
+	if (w->sfd < 0 || ftruncate(w->sfd, (off_t)total) < 0)
+		return RMAD_ERR_NOMEM;
+	w->smap = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       w->sfd, 0);
+	if (w->smap == MAP_FAILED) {
+		w->smap = NULL;
+		return RMAD_ERR_NOMEM;
+	}
+	w->slen = total;
+	for (int32_t i = 0; i < w->nhere; i++) {
+		struct win_local *l = &w->local[i];
+
+		l->base = (char *)w->smap + (size_t)i * RMAD_WIN_CTL_SIZE;
+		l->data = (char *)w->smap + l->addr;
+	}
+	return 0;
+}
+
 static void win_local_complete(struct agent *a, struct agent_win *w)
 {
-	struct rmad_am_win_member *m = calloc((size_t)w->nhere, sizeof(*m));
+	struct rmad_am_win_member *m;
+	int err = w->shared ? shared_layout(a, w) : 0;
 
+	if (err) {
+		for (int32_t i = 0; i < w->nhere; i++)
+			reply(a, w, &w->local[i], err);
+		w->failed = 1;
+		return;
+	}
+	m = calloc((size_t)w->nhere, sizeof(*m));
 	if (!m) {
 		for (int32_t i = 0; i < w->nhere; i++)
 			reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
@@ -685,9 +758,9 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 		m[i].size = l->size;
 		/* large puts and gets then land without the agent's help;
 		 * without it they travel as active messages */
-		if (a->fab && l->size && a->p.rdma_threshold && !l->created &&
-		    !rmad_fabric_mr_reg(a->fab,
-					(char *)l->base + RMAD_WIN_CTL_SIZE,
+		if (a->fab && l->size && a->p.rdma_threshold && l->data &&
+		    !w->shared &&
+		    !rmad_fabric_mr_reg(a->fab, l->data,
 					l->size, 1, &l->mr, &l->mr_key,
 					&l->mr_addr, NULL)) {
 			m[i].mr_key = l->mr_key;
@@ -761,15 +834,31 @@ void agent_win_create(struct agent *a, uint32_t c,
 	    ((m->flags & RMAD_WINF_ALL) &&
 	     (len != sizeof(*m) || m->gsize != j->size)) ||
 	    m->grank < 0 || m->grank >= m->gsize || m->disp_unit < 1 ||
-	    m->size > WIN_SIZE_MAX || fd < 0 || fstat(fd, &st) < 0 ||
-	    (m->flags & ~(uint32_t)(RMAD_WINF_ALL | RMAD_WINF_CREATE)))
+	    m->size > WIN_SIZE_MAX ||
+	    (m->flags & ~(uint32_t)(RMAD_WINF_ALL | RMAD_WINF_CREATE |
+				    RMAD_WINF_DYNAMIC | RMAD_WINF_SHARED |
+				    RMAD_WINF_NONCONTIG)))
+		goto refuse;
+	if (m->flags & RMAD_WINF_SHARED) {
+		/* the agent makes the memory: no descriptor comes along */
+		if (fd >= 0 || (m->flags & (RMAD_WINF_CREATE |
+					    RMAD_WINF_DYNAMIC)))
+			goto refuse;
+		st.st_size = 0;
+	} else if (fd < 0 || fstat(fd, &st) < 0) {
+		goto refuse;
+	}
+	if ((m->flags & RMAD_WINF_DYNAMIC) &&
+	    (!(m->flags & RMAD_WINF_CREATE) || m->size || m->disp_unit != 1 ||
+	     (uint64_t)st.st_size < RMAD_WIN_CTL_SIZE + RMAD_WIN_DYN_SIZE))
 		goto refuse;
 	if (m->flags & RMAD_WINF_CREATE) {
 		status = created_check(a, c, m, &st);
 		if (status)
 			goto refuse;
 		status = RMAD_ERR_ARG;
-	} else if ((uint64_t)st.st_size < m->size + RMAD_WIN_CTL_SIZE) {
+	} else if (!(m->flags & RMAD_WINF_SHARED) &&
+		   (uint64_t)st.st_size < m->size + RMAD_WIN_CTL_SIZE) {
 		goto refuse;
 	}
 	if (n && m->ranks[m->grank] != ac->rank)
@@ -795,6 +884,9 @@ void agent_win_create(struct agent *a, uint32_t c,
 	if (!w->local) {
 		/* first local member: learn the group and our share of it */
 		w->all = !n;
+		w->dynamic = !!(m->flags & RMAD_WINF_DYNAMIC);
+		w->shared = !!(m->flags & RMAD_WINF_SHARED);
+		w->noncontig = !!(m->flags & RMAD_WINF_NONCONTIG);
 		if (n) {
 			w->granks = malloc(sizeof(int32_t) * (size_t)n);
 			if (!w->granks) {
@@ -823,6 +915,10 @@ void agent_win_create(struct agent *a, uint32_t c,
 	for (int32_t i = 0; i < w->nhere; i++)
 		if (w->local[i].rank == ac->rank)
 			goto refuse;	/* the same rank twice */
+	if (w->dynamic != !!(m->flags & RMAD_WINF_DYNAMIC) ||
+	    w->shared != !!(m->flags & RMAD_WINF_SHARED) ||
+	    w->noncontig != !!(m->flags & RMAD_WINF_NONCONTIG))
+		goto refuse;	/* every member's flavor is the same */
 	if (w->nhere >= w->nlocal)
 		goto refuse;
 	l = &w->local[w->nhere];
@@ -836,16 +932,30 @@ void agent_win_create(struct agent *a, uint32_t c,
 	l->waiting = 1;
 	l->lk = NULL;
 	l->created = !!(m->flags & RMAD_WINF_CREATE);
-	l->addr = l->created ? m->addr : 0;
-	/* the control page (lock word) first, then the window */
-	l->map_len = RMAD_WIN_CTL_SIZE + (l->created ? 0 : m->size);
-	l->base = mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+	l->dynamic = !!(m->flags & RMAD_WINF_DYNAMIC);
+	l->addr = l->created && !l->dynamic ? m->addr : 0;
+	l->reg = NULL;
+	l->nreg = 0;
+	/* the control page (lock word) first, then the window; a dynamic
+	 * window's region table instead; a shared window's come once the
+	 * node's members are all here (shared_layout) */
+	l->map_len = w->shared ? 0 : RMAD_WIN_CTL_SIZE +
+		     (l->dynamic ? RMAD_WIN_DYN_SIZE :
+		      l->created ? 0 : m->size);
+	l->base = w->shared ? NULL :
+		  mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       fd, 0);
+	l->data = l->base && !l->created ?
+		  (char *)l->base + RMAD_WIN_CTL_SIZE : NULL;
 	if (l->base == MAP_FAILED) {
 		l->base = NULL;
 		status = RMAD_ERR_NOMEM;
 		goto refuse;
 	}
+	l->pub = l->dynamic ? (void *)((char *)l->base + RMAD_WIN_CTL_SIZE) :
+			      NULL;
+	if (l->pub)	/* the table is ours to write: start it empty */
+		memset(l->pub, 0, offsetof(struct rmad_win_dyn, r));
 	w->nhere++;
 	if (w->nhere == w->nlocal)
 		win_local_complete(a, w);

@@ -82,7 +82,13 @@ struct win_peer {
 	uint8_t created;
 	pid_t pid;
 	uint64_t addr;
+	/* a dynamic window: the regions it attached, as its agent
+	 * publishes them (the displacement is then an address) */
+	struct rmad_win_dyn *dyn;
 };
+
+/* A dynamic window's displacements are addresses below this. */
+#define RMAD_DYN_SPAN	(1ull << 57)
 
 /* peer.c: same-node data movement, in place or across processes. */
 int rmad_peer_put(struct win_peer *p, uint64_t off, const void *src,
@@ -109,6 +115,8 @@ struct rmad_win_s {
 					 * there (and the window behind it
 					 * unless created) */
 	size_t size, map_size;
+	void *smap;			/* a shared window: the node's memfd */
+	size_t slen;
 	int disp_unit;
 	struct rmad_hints hints;
 	int flavor;			/* RMAD_WIN_FLAVOR_* */
@@ -200,6 +208,11 @@ static inline void rmad_win_count(uint64_t *ctr, uint64_t n)
 int rmad_stage_probe(struct rmad_client *c);
 /* win.c: does [p, p + len) lie in rmad_alloc_mem memory? */
 int rmad_mem_shared(const void *p, size_t len);
+/* One request to the agent and its WIN_REPLY for key (win.c). */
+int rmad_ctl_request(const void *m, size_t len, uint64_t key);
+/* Why same-node members could not reach each other's memory in place,
+ * or NULL (win.c). */
+const char *rmad_cma_refused(void);
 /* attach.c: one op through the staging area, waited for: in (inlen
  * bytes) is copied to offset 0, the op's result (outlen bytes at offset
  * off) back to out. */

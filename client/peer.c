@@ -16,6 +16,11 @@
  * other, as MPI requires, whoever applies them.  A holder that dies is
  * released by the agent; one that keeps the lock ACC_WAIT_NS fails the
  * waiting op with RMAD_ERR_SYNC.
+ *
+ * A dynamic window is a created one whose displacements are addresses:
+ * each access is checked against the regions the member attached, as
+ * its agent publishes them, while our busy byte there tells a detaching
+ * member to wait for us (dyn_enter, dyn_leave).
  */
 #include <errno.h>
 #include <sched.h>
@@ -51,23 +56,100 @@ static int vm_io(struct win_peer *p, uint64_t off, void *buf, size_t len,
 	       n < 0 && errno == ESRCH ? RMAD_ERR_PROC_FAILED : RMAD_ERR_ARG;
 }
 
+/*
+ * A dynamic window: hold our busy byte in the member's table while we
+ * find [addr, addr + len) in one of its regions (under the agent's
+ * sequence lock) and reach into it; RMAD_ERR_DISP if no region holds it.
+ */
+static int dyn_enter(struct win_peer *p, uint64_t addr, uint64_t len)
+{
+	struct rmad_win_dyn *d = p->dyn;
+	uint32_t slot = rmad_cl.slot;
+
+	if (!d)
+		return 0;
+	if (slot >= sizeof(d->busy))
+		return RMAD_ERR_INTERNAL;
+	__atomic_store_n(&d->busy[slot], 1, __ATOMIC_SEQ_CST);
+	for (unsigned tries = 0;; tries++) {
+		uint32_t s = __atomic_load_n(&d->seq, __ATOMIC_ACQUIRE);
+		uint32_t n, lo = 0, hi;
+		uint64_t ra = 0, rs = 0;
+
+		if (s & 1) {
+			if (tries > 1000000)
+				break;	/* a writer that never ends */
+			sched_yield();
+			continue;
+		}
+		n = __atomic_load_n(&d->n, __ATOMIC_RELAXED);
+		hi = n <= RMAD_DYN_MAX ? n : 0;
+		while (lo < hi) {	/* the first region ending above addr */
+			uint32_t mid = lo + (hi - lo) / 2;
+			uint64_t ma = __atomic_load_n(&d->r[mid].addr,
+						      __ATOMIC_RELAXED);
+			uint64_t ms = __atomic_load_n(&d->r[mid].size,
+						      __ATOMIC_RELAXED);
+
+			if (ma + ms <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (n <= RMAD_DYN_MAX && lo < n) {
+			ra = __atomic_load_n(&d->r[lo].addr, __ATOMIC_RELAXED);
+			rs = __atomic_load_n(&d->r[lo].size, __ATOMIC_RELAXED);
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&d->seq, __ATOMIC_RELAXED) != s)
+			continue;
+		if (rs && addr >= ra && addr + len >= addr &&
+		    addr + len <= ra + rs)
+			return 0;
+		break;
+	}
+	__atomic_store_n(&d->busy[slot], 0, __ATOMIC_RELEASE);
+	return RMAD_ERR_DISP;
+}
+
+static void dyn_leave(struct win_peer *p)
+{
+	if (p->dyn)
+		__atomic_store_n(&p->dyn->busy[rmad_cl.slot], 0,
+				 __ATOMIC_RELEASE);
+}
+
 int rmad_peer_put(struct win_peer *p, uint64_t off, const void *src,
 		  size_t len)
 {
+	int err;
+
 	if (p->base) {
 		memcpy((char *)p->base + off, src, len);
 		return 0;
 	}
-	return vm_io(p, off, (void *)src, len, 1);
+	err = dyn_enter(p, off, len);
+	if (err)
+		return err;
+	err = vm_io(p, off, (void *)src, len, 1);
+	dyn_leave(p);
+	return err;
 }
 
 int rmad_peer_get(struct win_peer *p, uint64_t off, void *dst, size_t len)
 {
+	int err;
+
 	if (p->base) {
 		memcpy(dst, (char *)p->base + off, len);
 		return 0;
 	}
-	return vm_io(p, off, dst, len, 0);
+	err = dyn_enter(p, off, len);
+	if (err)
+		return err;
+	err = vm_io(p, off, dst, len, 0);
+	dyn_leave(p);
+	return err;
 }
 
 static int acc_lock(struct win_peer *p)
@@ -115,6 +197,11 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 	err = acc_lock(p);
 	if (err)
 		return err;
+	err = dyn_enter(p, off, count * es);
+	if (err) {
+		acc_unlock(p);
+		return err;
+	}
 	if (p->base)
 		rmad_acc_apply((char *)p->base + off, origin, result, dt, op,
 			       count);
@@ -133,6 +220,7 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 			err = vm_io(p, at, cur, n * es, 1);
 		done += n;
 	}
+	dyn_leave(p);
 	acc_unlock(p);
 	return err;
 }
@@ -152,6 +240,11 @@ int rmad_peer_cas(struct win_peer *p, uint64_t off, const void *origin,
 	err = acc_lock(p);
 	if (err)
 		return err;
+	err = dyn_enter(p, off, es);
+	if (err) {
+		acc_unlock(p);
+		return err;
+	}
 	if (p->base) {
 		rmad_cas_apply((char *)p->base + off, origin, compare, result,
 			       dt);
@@ -163,6 +256,7 @@ int rmad_peer_cas(struct win_peer *p, uint64_t off, const void *origin,
 				err = vm_io(p, off, cur, es, 1);
 		}
 	}
+	dyn_leave(p);
 	acc_unlock(p);
 	return err;
 }

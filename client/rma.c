@@ -48,6 +48,12 @@
 		  RMAD_MODE_NOPRECEDE | RMAD_MODE_NOSUCCEED)
 #define LOCKED_NOCHECK	3		/* win_peer.locked: no word taken */
 
+/* target RMAD_PROC_NULL: nothing to do, on a live window */
+static int proc_null(rmad_win_t handle)
+{
+	return rmad_win_ok(rmad_win_get(handle)) ? 0 : RMAD_ERR_ARG;
+}
+
 static uint32_t dtype_id(rmad_datatype_t t)
 {
 	return t >= 1 && t <= RMAD_DTYPE_MAX ? (uint32_t)t : 0;
@@ -207,7 +213,8 @@ static int check(rmad_win_t w, int target, size_t tdisp, int count,
 		return RMAD_ERR_SYNC;
 	r->es = rmad_dtype_size(r->dt);
 	r->len = (size_t)count * r->es;
-	if (tdisp > (1ull << 40) / (uint64_t)du)
+	if (tdisp > (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_DYN_SPAN :
+		     1ull << 40) / (uint64_t)du)
 		return RMAD_ERR_DISP;
 	r->off = (uint64_t)tdisp * (uint64_t)du;
 	r->du = du;
@@ -425,6 +432,8 @@ int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
 	struct tref r;
 	int err;
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
 	if (!dtype_id(otype) || !dtype_id(ttype))
 		return rmad_derived_op(win, RMAD_OPC_PUT, origin, ocount, otype,
 				       NULL, 0, 0, target, tdisp, tcount,
@@ -457,6 +466,8 @@ int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
 	struct tref r;
 	int err;
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
 	if (!dtype_id(otype) || !dtype_id(ttype))
 		return rmad_derived_op(win, RMAD_OPC_GET, NULL, 0, 0, origin,
 				       ocount, otype, target, tdisp, tcount,
@@ -490,6 +501,8 @@ int rmad_accumulate_req(const void *origin, int ocount,
 	struct tref r;
 	int err;
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
 	if ((!dtype_id(otype) || !dtype_id(ttype)) && op != RMAD_NO_OP &&
 	    op > 0)
 		return rmad_derived_op(win, RMAD_OPC_ACC, origin, ocount, otype,
@@ -530,6 +543,8 @@ int rmad_get_accumulate_req(const void *origin, int ocount,
 	struct tref r;
 	int err;
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
 	if ((!dtype_id(rtype) || !dtype_id(ttype) ||
 	     (op != RMAD_NO_OP && !dtype_id(otype))) && op >= 0)
 		return rmad_derived_op(win, RMAD_OPC_GACC,
@@ -612,8 +627,11 @@ int rmad_compare_and_swap(const void *origin, const void *compare,
 {
 	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
-	int err = check(win, target, tdisp, 1, type, &r);
+	int err;
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
+	err = check(win, target, tdisp, 1, type, &r);
 	if (err)
 		return err;
 	if (rmad_cas_check(r.dt))
@@ -941,6 +959,8 @@ int rmad_win_lock(int lock_type, int target, int assert, rmad_win_t handle)
 {
 	rmad_win_t win = rmad_win_get(handle);
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
 	return timed(win, win_lock(lock_type, target, assert, win));
 }
 
@@ -948,6 +968,8 @@ int rmad_win_unlock(int target, rmad_win_t handle)
 {
 	rmad_win_t win = rmad_win_get(handle);
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
 	return timed(win, win_unlock(target, win));
 }
 
@@ -969,6 +991,8 @@ int rmad_win_flush(int target, rmad_win_t handle)
 {
 	rmad_win_t win = rmad_win_get(handle);
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
 	return timed(win, target < 0 ? RMAD_ERR_RANK :
 			      flush(target, win, RMAD_OPC_FLUSH));
 }
@@ -989,6 +1013,8 @@ int rmad_win_flush_local(int target, rmad_win_t handle)
 {
 	rmad_win_t win = rmad_win_get(handle);
 
+	if (target == RMAD_PROC_NULL)
+		return proc_null(handle);
 	return timed(win, target < 0 ? RMAD_ERR_RANK :
 			      flush(target, win, RMAD_OPC_FLUSH_LOCAL));
 }

@@ -158,7 +158,8 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		return RMAD_ERR_TYPE;
 	if (!p && c->dead)
 		return RMAD_ERR_AGENT;
-	if (tdisp > (1ull << 40) / (uint64_t)du)
+	if (tdisp > (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_DYN_SPAN :
+		     1ull << 40) / (uint64_t)du)
 		return RMAD_ERR_DISP;
 	base = (uint64_t)tdisp * (uint64_t)du;
 	/* the layouts: target first, then origin, then result */

@@ -38,6 +38,9 @@ typedef struct rmad_group_s *rmad_group_t;
 typedef struct rmad_request_s *rmad_request_t;
 
 #define RMAD_WIN_NULL		((rmad_win_t)0)
+/* A target rank that makes an operation, lock, unlock or flush a no-op;
+ * in rmad_win_shared_query, the lowest member with a nonzero size. */
+#define RMAD_PROC_NULL		(-2)
 #define RMAD_GROUP_NULL		((rmad_group_t)0)
 #define RMAD_REQUEST_NULL	((rmad_request_t)0)
 #define RMAD_DATATYPE_NULL	((rmad_datatype_t)0)
@@ -90,6 +93,16 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 /* A window over memory the process has (heap, stack, static). */
 int rmad_win_create(void *base, size_t size, int disp_unit, const char *hints,
 		    rmad_group_t group, rmad_win_t *win);
+/* Dynamic windows: displacements are addresses (rmad_get_address). */
+int rmad_win_create_dynamic(const char *hints, rmad_group_t group,
+			    rmad_win_t *win);
+int rmad_win_attach(rmad_win_t win, void *base, size_t size);
+int rmad_win_detach(rmad_win_t win, const void *base);
+int rmad_get_address(const void *location, size_t *address);
+/* One node's members, one region contiguous in rank order. */
+int rmad_win_allocate_shared(size_t size, int disp_unit, const char *hints,
+			     rmad_group_t group, void *base_out,
+			     rmad_win_t *win);
 int rmad_win_free(rmad_win_t *win);
 int rmad_win_shared_query(rmad_win_t win, int rank, size_t *size,
 			  int *disp_unit, void *base_out);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hints.h"
@@ -30,6 +31,8 @@
 #include "util.h"
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ctl_call(struct rmad_client *c, const void *m, size_t len, int fd,
+		    uint64_t key);
 static struct rmad_win_s *windows;
 
 /* The API's window handles (handle.h). */
@@ -82,6 +85,11 @@ int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 	int lo, hi, last = __atomic_load_n(&w->last_peer, __ATOMIC_RELAXED);
 
 	*peer = NULL;
+	if (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC) {
+		/* any address; the target's regions decide */
+		*size = RMAD_DYN_SPAN;
+		*disp_unit = 1;
+	}
 	if (last >= 0 && last < w->npeers && w->peers[last].rank == rank)
 		*peer = &w->peers[last];
 	for (int i = 0; !*peer && i < w->npeers; i++)
@@ -90,6 +98,8 @@ int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 			__atomic_store_n(&w->last_peer, i, __ATOMIC_RELAXED);
 		}
 	if (*peer) {
+		if (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC)
+			return 0;
 		*size = (*peer)->size;
 		*disp_unit = (*peer)->disp_unit;
 		return 0;
@@ -97,6 +107,8 @@ int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 	if (!w->meta) {
 		if (rank < 0 || rank >= w->gsize)
 			return RMAD_ERR_RANK;
+		if (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC)
+			return 0;
 		*size = w->usize;
 		*disp_unit = w->udisp;
 		return 0;
@@ -107,6 +119,8 @@ int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		int mid = lo + (hi - lo) / 2;
 
 		if (w->meta[mid].rank == rank) {
+			if (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC)
+				return 0;
 			*size = w->meta[mid].size;
 			*disp_unit = w->meta[mid].disp_unit;
 			return 0;
@@ -230,8 +244,49 @@ static void unmap_peers(struct rmad_win_s *w)
 }
 
 /* Map the same-node members' memory that the agent sent. */
+/*
+ * A member of a shared window: every peer comes with the node's memfd,
+ * mapped here once; its control page and memory lie where the agent
+ * says, which must be inside it.
+ */
+static int shared_peer(struct rmad_client *c, struct rmad_win_s *w,
+		       struct win_peer *p, const struct rmad_ctl_win_peer *e,
+		       int fd, int n)
+{
+	uint64_t ctl = (uint64_t)(uint32_t)e->pid * RMAD_WIN_CTL_SIZE;
+
+	if (!w->smap) {
+		struct stat st;
+		void *m;
+
+		if (fstat(fd, &st) < 0 || st.st_size <= 0)
+			return RMAD_ERR_AGENT;
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			return RMAD_ERR_NOMEM;
+		w->smap = m;
+		w->slen = (size_t)st.st_size;
+	}
+	if (e->pid < 0 || e->pid >= n || ctl + RMAD_WIN_CTL_SIZE > w->slen ||
+	    e->addr < (uint64_t)n * RMAD_WIN_CTL_SIZE || e->addr > w->slen ||
+	    p->size > w->slen - e->addr)
+		return RMAD_ERR_AGENT;
+	p->ctl = (void *)((char *)w->smap + ctl);
+	p->base = (char *)w->smap + e->addr;
+	p->created = 0;
+	if (p->rank == c->b.rank) {
+		w->ctl = p->ctl;
+		w->base = p->base;
+	}
+	return 0;
+}
+
 static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 {
+	int dyn = w->flavor == RMAD_WIN_FLAVOR_DYNAMIC;
+	int shr = w->flavor == RMAD_WIN_FLAVOR_SHARED;
+
 	w->peers = calloc((size_t)(n ? n : 1), sizeof(*w->peers));
 	if (!w->peers)
 		return RMAD_ERR_NOMEM;
@@ -259,22 +314,35 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 				p->map_size = 0;
 				p->locked = 0;
 				p->created = w->flavor ==
-					     RMAD_WIN_FLAVOR_CREATE;
+					     RMAD_WIN_FLAVOR_CREATE || dyn;
 				p->pid = m.p[i].pid;
 				p->addr = m.p[i].addr;
+				p->dyn = NULL;
 				if (p->created !=
-				    !!(m.p[i].flags & RMAD_WINF_CREATE)) {
+				    !!(m.p[i].flags & RMAD_WINF_CREATE) ||
+				    dyn != !!(m.p[i].flags &
+					      RMAD_WINF_DYNAMIC) ||
+				    shr != !!(m.p[i].flags &
+					      RMAD_WINF_SHARED)) {
 					err = RMAD_ERR_AGENT;
+				} else if (shr) {
+					err = shared_peer(c, w, p, &m.p[i],
+							  fds[i], n);
 				} else if (p->rank == c->b.rank) {
 					p->base = w->base;
 					p->ctl = w->ctl;
+					if (dyn)
+						p->dyn = (void *)((char *)
+							w->ctl +
+							RMAD_WIN_CTL_SIZE);
 				} else if (p->size > (1ull << 40)) {
 					err = RMAD_ERR_AGENT;
 				} else {
 					/* a created window's memory is not
 					 * mapped: its control page alone */
 					size_t ms = RMAD_WIN_CTL_SIZE +
-						    (p->created ? 0 :
+						    (dyn ? RMAD_WIN_DYN_SIZE :
+						     p->created ? 0 :
 						     p->size);
 					void *m = mmap(NULL, ms,
 						       PROT_READ | PROT_WRITE,
@@ -285,6 +353,10 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 					} else {
 						p->ctl = m;
 						p->map_size = ms;
+						if (dyn)
+							p->dyn = (void *)
+							((char *)m +
+							 RMAD_WIN_CTL_SIZE);
 						if (!p->created)
 							p->base = (char *)m +
 							RMAD_WIN_CTL_SIZE;
@@ -363,14 +435,20 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 	}
 	/* the control page (lock word), then the window unless created */
 	w->map_size = RMAD_WIN_CTL_SIZE +
-		      (flavor == RMAD_WIN_FLAVOR_CREATE ? 0 :
+		      (flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_WIN_DYN_SIZE :
+		       flavor == RMAD_WIN_FLAVOR_CREATE ? 0 :
 		       (size + psz - 1) / psz * psz);
-	fd = memfd_create("rmad-window", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)w->map_size) < 0) {
+	/* a shared window's memory comes from the agent (get_peers) */
+	if (flavor == RMAD_WIN_FLAVOR_SHARED)
+		w->map_size = 0;
+	else
+		fd = memfd_create("rmad-window", MFD_CLOEXEC);
+	if (flavor != RMAD_WIN_FLAVOR_SHARED &&
+	    (fd < 0 || ftruncate(fd, (off_t)w->map_size) < 0)) {
 		err = RMAD_ERR_NOMEM;
 		goto fail;
 	}
-	{
+	if (flavor != RMAD_WIN_FLAVOR_SHARED) {
 		void *m = mmap(NULL, w->map_size, PROT_READ | PROT_WRITE,
 			       MAP_SHARED, fd, 0);
 
@@ -380,6 +458,7 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 		}
 		w->ctl = m;
 		w->base = flavor == RMAD_WIN_FLAVOR_CREATE ? user :
+			  flavor == RMAD_WIN_FLAVOR_DYNAMIC ? NULL :
 			  (char *)m + RMAD_WIN_CTL_SIZE;
 	}
 	mlen = sizeof(*m) + (group == RMAD_GROUP_ALL ? 0 :
@@ -403,12 +482,19 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 		m->flags |= RMAD_WINF_CREATE;
 		m->addr = (uint64_t)(uintptr_t)user;
 	}
+	if (flavor == RMAD_WIN_FLAVOR_DYNAMIC)
+		m->flags |= RMAD_WINF_CREATE | RMAD_WINF_DYNAMIC;
+	if (flavor == RMAD_WIN_FLAVOR_SHARED)
+		m->flags |= RMAD_WINF_SHARED |
+			    (w->hints.alloc_shared_noncontig ?
+			     RMAD_WINF_NONCONTIG : 0);
 	if (group == RMAD_GROUP_ALL)
 		m->flags |= RMAD_WINF_ALL;
 	else
 		for (int i = 0; i < gsize; i++)
 			m->ranks[i] = rmad_group_rank(group, i);
-	if (rmad_send_msg(c->sock, m, mlen, &fd, 1) < 0) {
+	if (rmad_send_msg(c->sock, m, mlen, fd >= 0 ? &fd : NULL,
+			  fd >= 0) < 0) {
 		pthread_mutex_unlock(&ctl_lock);
 		err = RMAD_ERR_AGENT;
 		goto fail;
@@ -435,6 +521,8 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 		}
 		if (!err)
 			err = get_peers(c, w, r.nlocal);
+		if (!err && flavor == RMAD_WIN_FLAVOR_SHARED && !w->ctl)
+			err = RMAD_ERR_AGENT;	/* we were not among them */
 		w->remote_members = w->npeers < gsize;
 	}
 	if (mfd >= 0)
@@ -466,8 +554,10 @@ fail:
 	unmap_peers(w);
 	if (w->meta)
 		munmap((void *)w->meta, w->meta_len);
-	if (w->ctl)
+	if (w->ctl && w->map_size)
 		munmap(w->ctl, w->map_size);
+	if (w->smap)
+		munmap(w->smap, w->slen);
 	if (fd >= 0)
 		close(fd);
 	free(w->granks);
@@ -485,12 +575,28 @@ int rmad_win_allocate(size_t size, int disp_unit, const char *hints,
 			RMAD_WIN_FLAVOR_ALLOCATE, base_out, win);
 }
 
+int rmad_win_allocate_shared(size_t size, int disp_unit, const char *hints,
+			     rmad_group_t group, void *base_out,
+			     rmad_win_t *win)
+{
+	int err;
+
+	if (!base_out || !win || disp_unit < 1 || size > (1ull << 40))
+		return RMAD_ERR_ARG;
+	err = win_make(size, disp_unit, hints, group, NULL,
+		       RMAD_WIN_FLAVOR_SHARED, base_out, win);
+	if (err == RMAD_ERR_ARG)
+		rmad_err("rmad_win_allocate_shared: the window's members must "
+			 "all be on one node (see the agent's log)");
+	return err;
+}
+
 /*
  * Can the window's same-node members reach each other's memory with
  * process_vm_readv/writev?  Yama's ptrace_scope 1 or more refuses it
  * between siblings unless we hold CAP_SYS_PTRACE.
  */
-static const char *cma_refused(void)
+const char *rmad_cma_refused(void)
 {
 	char line[256];
 	unsigned long long cap = 0;
@@ -530,7 +636,7 @@ int rmad_win_create(void *base, size_t size, int disp_unit, const char *hints,
 	 * first operation */
 	why = size && c->staged && !rmad_mem_shared(base, size) ?
 	      "the agent cannot reach this process's memory in place "
-	      "(the cma setting, or the kernel)" : cma_refused();
+	      "(the cma setting, or the kernel)" : rmad_cma_refused();
 	if (why) {
 		rmad_err("rmad_win_create: %s; use rmad_alloc_mem memory or "
 			 "rmad_win_allocate", why);
@@ -538,6 +644,35 @@ int rmad_win_create(void *base, size_t size, int disp_unit, const char *hints,
 	}
 	return win_make(size, disp_unit, hints, group, base,
 			RMAD_WIN_FLAVOR_CREATE, NULL, win);
+}
+
+int rmad_win_create_dynamic(const char *hints, rmad_group_t group,
+			    rmad_win_t *win)
+{
+	struct rmad_client *c = &rmad_cl;
+	const char *why;
+
+	if (!win)
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	why = rmad_cma_refused();
+	if (why) {
+		rmad_err("rmad_win_create_dynamic: %s", why);
+		return RMAD_ERR_PERM;
+	}
+	return win_make(0, 1, hints, group, NULL, RMAD_WIN_FLAVOR_DYNAMIC,
+			NULL, win);
+}
+
+int rmad_ctl_request(const void *m, size_t len, uint64_t key)
+{
+	int err;
+
+	pthread_mutex_lock(&ctl_lock);
+	err = ctl_call(&rmad_cl, m, len, -1, key);
+	pthread_mutex_unlock(&ctl_lock);
+	return err;
 }
 
 int rmad_win_free(rmad_win_t *win)
@@ -581,8 +716,10 @@ int rmad_win_free(rmad_win_t *win)
 	unmap_peers(w);
 	if (w->meta)
 		munmap((void *)w->meta, w->meta_len);
-	if (w->ctl)
+	if (w->ctl && w->map_size)
 		munmap(w->ctl, w->map_size);
+	if (w->smap)
+		munmap(w->smap, w->slen);
 	free(w->rlocks);
 	free(w->granks);
 	free(w->acc);
@@ -603,6 +740,23 @@ int rmad_win_shared_query(rmad_win_t handle, int rank, size_t *size,
 
 	if (!win || !win_live(win) || !size || !disp_unit || !base_out)
 		return RMAD_ERR_ARG;
+	if (rank == RMAD_PROC_NULL) {
+		/* the lowest member with memory, else the lowest */
+		int lo = -1, lz = -1;
+
+		for (int i = 0; i < win->npeers; i++) {
+			struct win_peer *p = &win->peers[i];
+			size_t sz = p->rank == c->b.rank ? win->size : p->size;
+
+			if (sz && (lo < 0 || p->rank < lo))
+				lo = p->rank;
+			if (lz < 0 || p->rank < lz)
+				lz = p->rank;
+		}
+		rank = lo >= 0 ? lo : lz;
+		if (rank < 0)
+			return RMAD_ERR_NOT_LOCAL;
+	}
 	if (rank < 0 || rank >= c->b.size)
 		return RMAD_ERR_RANK;
 	for (int i = 0; i < win->npeers; i++) {

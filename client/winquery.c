@@ -97,6 +97,9 @@ static int hints_format(const struct rmad_hints *h, char *buf, size_t len)
 	if (n < len && h->target_pool >= 0)
 		n += (size_t)snprintf(buf + n, len - n, ",target_pool=%ld",
 				      h->target_pool);
+	if (n < len && h->alloc_shared_noncontig)
+		n += (size_t)snprintf(buf + n, len - n,
+				      ",alloc_shared_noncontig=true");
 	if (n < len && h->slots >= 0)
 		n += (size_t)snprintf(buf + n, len - n, ",slots=%ld",
 				      h->slots);

@@ -41,6 +41,11 @@ enum {
 	 * RMAD_ERR_PERM (then the client stages its buffers).
 	 */
 	RMAD_CTL_CMA_PROBE = 16,
+	/* client -> agent, struct rmad_ctl_win_attach: a dynamic window's
+	 * member attaches or detaches a region; answered by a WIN_REPLY
+	 * keyed by the window */
+	RMAD_CTL_WIN_ATTACH = 17,
+	RMAD_CTL_WIN_DETACH = 18,
 };
 
 struct rmad_ctl_hdr {
@@ -93,6 +98,16 @@ static_assert(sizeof(struct rmad_ctl_register_reply) ==
  * group in group order, unless flags has RMAD_WINF_ALL.
  */
 #define RMAD_WINF_ALL		0x1	/* group is every rank of the job */
+#define RMAD_WINF_DYNAMIC	0x4	/* rmad_win_create_dynamic (with
+					 * CREATE): size 0, disp_unit 1, the
+					 * memfd holds the control page and
+					 * struct rmad_win_dyn */
+#define RMAD_WINF_SHARED	0x8	/* rmad_win_allocate_shared: no memfd;
+					 * the agent makes one for the node's
+					 * members, control pages first, then
+					 * the memory in group order */
+#define RMAD_WINF_NONCONTIG	0x10	/* with SHARED: each member's memory
+					 * page-aligned */
 #define RMAD_WINF_CREATE	0x2	/* rmad_win_create: the memfd is the
 					 * control page only; the window is
 					 * the client's memory at addr */
@@ -144,7 +159,9 @@ struct rmad_ctl_win_peer {
 	int32_t disp_unit;
 	uint64_t size;
 	/* a created window: the member's process and where the window is
-	 * in it (the memfd is then its control page only) */
+	 * in it (the memfd is then its control page only); a shared one:
+	 * addr is where its memory starts in the node's memfd and pid the
+	 * index of its control page there */
 	uint64_t addr;
 	int32_t pid;
 	uint32_t flags;			/* RMAD_WINF_CREATE */
@@ -157,6 +174,14 @@ struct rmad_ctl_win_peers {
 	struct rmad_ctl_win_peer p[RMAD_WIN_PEERS_PER_MSG];
 };
 static_assert(sizeof(struct rmad_ctl_win_peers) == 32 + 8 * 32, "peers");
+
+struct rmad_ctl_win_attach {
+	struct rmad_ctl_hdr h;
+	uint64_t key;			/* the window */
+	uint64_t addr;
+	uint64_t size;			/* attach only */
+};
+static_assert(sizeof(struct rmad_ctl_win_attach) == 40, "win attach");
 
 struct rmad_ctl_win_free {
 	struct rmad_ctl_hdr h;

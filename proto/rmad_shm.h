@@ -352,6 +352,29 @@ struct rmad_win_ctl {
 };
 
 /*
+ * A dynamic window's member: its memfd holds, after the control page,
+ * the regions it attached, sorted by address, which its agent writes
+ * under a sequence lock (seq odd while it rewrites) for same-node peers
+ * to check their accesses against.  A peer holds busy[its slot] while
+ * it looks a region up and reaches into it; a detaching member waits
+ * for every busy byte to clear after its agent took the region out, so
+ * no access runs on memory it is about to free.
+ */
+#define RMAD_DYN_MAX		4096	/* regions attached per member */
+struct rmad_dyn_region {
+	uint64_t addr;
+	uint64_t size;
+};
+struct rmad_win_dyn {
+	uint32_t seq;
+	uint32_t n;
+	uint32_t pad[14];
+	uint8_t busy[RMAD_WIN_MAX_LOCAL];
+	struct rmad_dyn_region r[RMAD_DYN_MAX];
+};
+#define RMAD_WIN_DYN_SIZE	((sizeof(struct rmad_win_dyn) + 4095) / 4096 * 4096)
+
+/*
  * The pieces the agent and the client both need to find their way.  seg
  * is the agent's reservation of every client segment, or a client's own
  * segment (its slot is then 0 and its indices are below per_client).

@@ -155,6 +155,8 @@ static int parse_item(struct slice item, struct rmad_hints *h,
 		rc = parse_bool(v, &h->same_size);
 	else if (key_is(k, "same_disp_unit"))
 		rc = parse_bool(v, &h->same_disp_unit);
+	else if (key_is(k, "alloc_shared_noncontig"))
+		rc = parse_bool(v, &h->alloc_shared_noncontig);
 	else if (key_is(k, "accumulate_ordering"))
 		rc = parse_ordering(v, &h->acc_ordering);
 	else if (key_is(k, "accumulate_ops"))

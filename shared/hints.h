@@ -31,6 +31,7 @@ struct rmad_hints {
 	int no_locks;
 	int same_size;
 	int same_disp_unit;
+	int alloc_shared_noncontig;	/* rmad_win_allocate_shared */
 	unsigned int acc_ordering;	/* RMAD_ACC_ORDER_*; default all */
 	int acc_ops;			/* RMAD_ACC_OPS_* */
 	/* per-window sizes; -1 when not given (rmad.conf applies) */

@@ -6,7 +6,7 @@
 start_agent gb "$T_TMP/agent.log"
 wait_for "[ -S '$(sock_of gb)' ]" 10 || bail "agent did not start"
 run_bounded 60 "$top_builddir/t/test_garbage" "$(sock_of gb)" | sed '/^1\.\./d'
-n=16
+n=18
 n=$((n + 1))
 if RMAD_SESSION=gb run_bounded 60 "$top_builddir/t/prog_barrier" -b 20 -p 500 \
 	>"$T_TMP/after.out" 2>&1; then

@@ -24,6 +24,7 @@ layers=(
 	"jobs"				# jobs, rank->node map, barrier, ping
 	"mem"				# alloc_mem regions
 	"windows"			# windows across agents
+	"dynwin"			# dynamic windows' attached regions
 	"rma_internal"			# RMA: what the layer's files share
 	"rma_xfer"			# RMA: client memory I/O and sends
 	"rma_target"			# RMA: lock granting and apply

@@ -35,7 +35,8 @@
 /*
  * A window as rmad_win_allocate makes it, or, with RMAD_T_FLAVOR=create
  * in the environment, a created window over zeroed heap memory (kept
- * until exit), so that a test runs unchanged on either flavor.
+ * until exit), or with RMAD_T_FLAVOR=shared (a job on one node) a
+ * shared one, so that a test runs unchanged on each flavor.
  */
 static void *t_kept[64];	/* reachable, for LeakSanitizer */
 static int t_nkept;
@@ -48,6 +49,9 @@ static inline int t_win_allocate(size_t size, int disp_unit,
 	void *m;
 	int e;
 
+	if (f && !strcmp(f, "shared"))	/* the job on one node only */
+		return rmad_win_allocate_shared(size, disp_unit, hints, group,
+						base_out, win);
 	if (!f || strcmp(f, "create"))
 		return rmad_win_allocate(size, disp_unit, hints, group,
 					 base_out, win);

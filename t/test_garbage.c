@@ -243,6 +243,27 @@ int main(int argc, char **argv)
 		   "and our socket is still open (the agent lives)");
 	}
 
+	/* attach and detach on a window that is not ours */
+	for (int k = 0; k < 2; k++) {
+		struct rmad_ctl_win_attach m = { 0 };
+		struct rmad_ctl_win_reply r;
+		long n;
+
+		m.h.magic = RMAD_CTL_MAGIC;
+		m.h.abi_version = RMAD_ABI_VERSION;
+		m.h.type = k ? RMAD_CTL_WIN_DETACH : RMAD_CTL_WIN_ATTACH;
+		m.key = 0x5eedull;
+		m.addr = 0x1000;
+		m.size = ~0ull;
+		memset(&r, 0, sizeof(r));
+		n = rmad_send_msg(sock, &m, sizeof(m), NULL, 0) < 0 ? -1 :
+		    rmad_recv_msg(sock, &r, sizeof(r), NULL, NULL);
+		ok(n == (long)sizeof(r) && r.h.type == RMAD_CTL_WIN_REPLY &&
+		   r.key == m.key && r.status == RMAD_ERR_ARG,
+		   "%s on no window of ours: RMAD_ERR_ARG (%d)",
+		   k ? "detach" : "attach", r.status);
+	}
+
 	/* window stats: a key of no window of ours, then a short message */
 	{
 		struct rmad_ctl_win_stats m = { 0 };
