@@ -32,6 +32,7 @@
 #include "am.h"
 #include "jobs.h"
 #include "mem.h"
+#include "winmem.h"
 #include "windows.h"
 #include "log.h"
 #include "rmad_abi.h"
@@ -599,7 +600,18 @@ static void send_peers(struct agent *a, struct agent_win *w,
 /* The table is complete here: take a block and answer the members. */
 static void win_ready(struct agent *a, struct agent_win *w)
 {
-	int b;
+	int b, st = 0;
+
+	/* a node found memory that cannot be reached in place: the window
+	 * is refused on every member, each node deciding alike */
+	for (int32_t i = 0; i < w->gsize && !st; i++)
+		st = w->meta[i].status;
+	if (st) {
+		for (int32_t i = 0; i < w->nhere; i++)
+			reply(a, w, &w->local[i], st < 0 ? st : RMAD_ERR_PERM);
+		w->failed = 1;
+		return;
+	}
 
 	w->uniform = 1;
 	w->usize = w->meta[0].size;
@@ -680,7 +692,6 @@ static void meta_add(struct agent *a, struct agent_win *w,
 	}
 }
 
-/* All local members arrived: report them to the root. */
 /*
  * rmad_win_allocate_shared: every member is here (or the window is
  * refused).  One memfd for them all: their control pages, in arrival
@@ -733,6 +744,7 @@ static int shared_layout(struct agent *a, struct agent_win *w)
 	return 0;
 }
 
+/* All local members arrived: report them to the root. */
 static void win_local_complete(struct agent *a, struct agent_win *w)
 {
 	struct rmad_am_win_member *m;
@@ -750,9 +762,11 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 			reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
 		return;
 	}
+	winmem_peers(a, w);
 	for (int32_t i = 0; i < w->nhere; i++) {
 		struct win_local *l = &w->local[i];
 
+		m[i].status = l->status;
 		m[i].grank = l->grank;
 		m[i].disp_unit = l->disp_unit;
 		m[i].size = l->size;
@@ -772,44 +786,6 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 	free(m);
 }
 
-/*
- * rmad_win_create: the window is c's own memory at m->addr, which we
- * reach in place, through its rmad_alloc_mem mapping or with
- * process_vm_readv/writev.  Refused (RMAD_ERR_PERM, with the cause in
- * the log) when neither can work, rather than at the first operation.
- */
-static int created_check(struct agent *a, uint32_t c,
-			 const struct rmad_ctl_win_create *m,
-			 const struct stat *st)
-{
-	struct agent_client *ac = &a->cl[c];
-	uint8_t b;
-	struct iovec lv = { &b, 1 }, rv = { (void *)(uintptr_t)m->addr, 1 };
-
-	if ((uint64_t)st->st_size < RMAD_WIN_CTL_SIZE ||
-	    (m->size && (!m->addr || m->addr + m->size < m->addr)))
-		return RMAD_ERR_ARG;
-	if (!m->size || agent_mem_lookup(a, c, m->addr, m->size))
-		return 0;
-	if (!a->p.cma || ac->staged) {
-		rmad_warn("client %u (rank %d): a window over its own memory "
-			  "needs process_vm_readv/writev, which %s; use "
-			  "rmad_alloc_mem memory", c, ac->rank,
-			  !a->p.cma ? "the cma setting turns off" :
-				      "its kernel refuses us");
-		return RMAD_ERR_PERM;
-	}
-	if (process_vm_readv(ac->pid, &lv, 1, &rv, 1, 0) != 1) {
-		int e = errno;
-
-		rmad_warn("client %u (rank %d): cannot read its window at "
-			  "%#llx: %s", c, ac->rank,
-			  (unsigned long long)m->addr, strerror(e));
-		return e == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;
-	}
-	return 0;
-}
-
 void agent_win_create(struct agent *a, uint32_t c,
 		      const struct rmad_ctl_win_create *m, size_t len, int fd)
 {
@@ -819,7 +795,7 @@ void agent_win_create(struct agent *a, uint32_t c,
 	struct win_local *l;
 	struct stat st;
 	int32_t n = (m->flags & RMAD_WINF_ALL) ? 0 : m->gsize;
-	int status = RMAD_ERR_ARG;
+	int status = RMAD_ERR_ARG, cstatus = 0;
 	struct agent_win tmp = { .key = m->key, .block = -1 };
 	struct win_local tl = { .client = c, .gen = ac->gen };
 
@@ -853,9 +829,12 @@ void agent_win_create(struct agent *a, uint32_t c,
 	     (uint64_t)st.st_size < RMAD_WIN_CTL_SIZE + RMAD_WIN_DYN_SIZE))
 		goto refuse;
 	if (m->flags & RMAD_WINF_CREATE) {
-		status = created_check(a, c, m, &st);
-		if (status)
+		/* unreachable memory is the whole window's answer (status,
+		 * through the root), so that no member waits for another */
+		status = winmem_check(a, c, m->addr, m->size, st.st_size);
+		if (status && status != RMAD_ERR_PERM)
 			goto refuse;
+		cstatus = status;
 		status = RMAD_ERR_ARG;
 	} else if (!(m->flags & RMAD_WINF_SHARED) &&
 		   (uint64_t)st.st_size < m->size + RMAD_WIN_CTL_SIZE) {
@@ -931,6 +910,7 @@ void agent_win_create(struct agent *a, uint32_t c,
 	l->gen = ac->gen;
 	l->waiting = 1;
 	l->lk = NULL;
+	l->status = cstatus;
 	l->created = !!(m->flags & RMAD_WINF_CREATE);
 	l->dynamic = !!(m->flags & RMAD_WINF_DYNAMIC);
 	l->addr = l->created && !l->dynamic ? m->addr : 0;

@@ -9,6 +9,25 @@
 
 #define BF_NOPRECEDE	1	/* b_fence bits */
 #define BF_NOSUCCEED	2
+
+/*
+ * Window flavors (-w): allocate (the default), create (over page-aligned
+ * heap memory), dynamic (the same memory attached; displacements are
+ * the targets' addresses, gathered at creation) and shared (one node).
+ * The created and dynamic windows' memory and address tables are kept
+ * by handle, for the displacements and for freeing.
+ */
+enum { BW_ALLOCATE, BW_CREATE, BW_DYNAMIC, BW_SHARED };
+static const char *const bw_names[] = { "allocate", "create", "dynamic",
+					"shared" };
+static int b_flavor;
+
+#define BW_MAX 4
+static struct bw_slot {
+	int used;
+	void *user;		/* create, dynamic: our memory */
+	uint64_t *tbase;	/* dynamic: every rank's address */
+} bw_slots[BW_MAX];
 /* ------------------------------------------------------------ backends */
 #ifdef BENCH_MPI
 #include <mpi.h>
@@ -52,30 +71,98 @@ static void b_free_mem(void *p)
 	MPI_Free_mem(p);
 }
 
+static bwin_t bw_wins[BW_MAX];
+
+static struct bw_slot *bw_of(bwin_t w)
+{
+	for (int i = 0; i < BW_MAX; i++)
+		if (bw_slots[i].used && bw_wins[i] == w)
+			return &bw_slots[i];
+	return NULL;
+}
+
+/* a displacement on target r of w: its address in a dynamic window */
+static MPI_Aint D(bwin_t w, int r, size_t d)
+{
+	struct bw_slot *s = b_flavor == BW_DYNAMIC ? bw_of(w) : NULL;
+
+	return (MPI_Aint)(s && s->tbase ? s->tbase[r] + d : d);
+}
+
 static int b_win_alloc(size_t size, void *base, bwin_t *w)
 {
-	return MPI_Win_allocate((MPI_Aint)size, 1, MPI_INFO_NULL,
-				MPI_COMM_WORLD, base, w);
+	struct bw_slot *s = NULL;
+	int nranks, rc;
+
+	if (b_flavor == BW_ALLOCATE)
+		return MPI_Win_allocate((MPI_Aint)size, 1, MPI_INFO_NULL,
+					MPI_COMM_WORLD, base, w);
+	if (b_flavor == BW_SHARED)
+		return MPI_Win_allocate_shared((MPI_Aint)size, 1,
+					       MPI_INFO_NULL, MPI_COMM_WORLD,
+					       base, w);
+	for (int i = 0; i < BW_MAX && !s; i++)
+		if (!bw_slots[i].used)
+			s = &bw_slots[i];
+	if (!s || posix_memalign(&s->user, 4096, size ? size : 1))
+		return -1;
+	memset(s->user, 0, size);
+	*(void **)base = s->user;
+	if (b_flavor == BW_CREATE) {
+		rc = MPI_Win_create(s->user, (MPI_Aint)size, 1, MPI_INFO_NULL,
+				    MPI_COMM_WORLD, w);
+	} else {
+		MPI_Aint a;
+		uint64_t mine;
+
+		MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+		s->tbase = calloc((size_t)nranks, sizeof(uint64_t));
+		rc = s->tbase ? MPI_Win_create_dynamic(MPI_INFO_NULL,
+						       MPI_COMM_WORLD, w) : -1;
+		rc = rc ? rc : MPI_Win_attach(*w, s->user, (MPI_Aint)size);
+		rc = rc ? rc : MPI_Get_address(s->user, &a);
+		mine = (uint64_t)a;
+		rc = rc ? rc : MPI_Allgather(&mine, 1, MPI_UINT64_T, s->tbase,
+					     1, MPI_UINT64_T, MPI_COMM_WORLD);
+	}
+	if (rc) {
+		free(s->user);
+		free(s->tbase);
+		memset(s, 0, sizeof(*s));
+		return rc;
+	}
+	s->used = 1;
+	bw_wins[s - bw_slots] = *w;
+	return 0;
 }
 
 static void b_win_free(bwin_t *w)
 {
+	struct bw_slot *s = bw_of(*w);
+
+	if (s && b_flavor == BW_DYNAMIC)
+		MPI_Win_detach(*w, s->user);
 	MPI_Win_free(w);
+	if (s) {
+		free(s->user);
+		free(s->tbase);
+		memset(s, 0, sizeof(*s));
+	}
 }
 
 static int b_put(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 {
-	return MPI_Put(b, n, t, r, (MPI_Aint)d, n, t, w);
+	return MPI_Put(b, n, t, r, D(w, r, d), n, t, w);
 }
 
 static int b_get(void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 {
-	return MPI_Get(b, n, t, r, (MPI_Aint)d, n, t, w);
+	return MPI_Get(b, n, t, r, D(w, r, d), n, t, w);
 }
 
 static int b_acc(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 {
-	return MPI_Accumulate(b, n, t, r, (MPI_Aint)d, n, t, MPI_SUM, w);
+	return MPI_Accumulate(b, n, t, r, D(w, r, d), n, t, MPI_SUM, w);
 }
 
 /* strided ops: n int64 blocks of 8 bytes at a stride of 16 (a vector
@@ -94,36 +181,37 @@ static void b_type_free(btype_t *t)
 
 static int b_vput(const void *b, int n, btype_t vt, int r, bwin_t w)
 {
-	return MPI_Put(b, n, MPI_INT64_T, r, 0, 1, vt, w);
+	return MPI_Put(b, n, MPI_INT64_T, r, D(w, r, 0), 1, vt, w);
 }
 
 static int b_vget(void *b, int n, btype_t vt, int r, bwin_t w)
 {
-	return MPI_Get(b, n, MPI_INT64_T, r, 0, 1, vt, w);
+	return MPI_Get(b, n, MPI_INT64_T, r, D(w, r, 0), 1, vt, w);
 }
 
 static int b_vacc(const void *b, int n, btype_t vt, int r, bwin_t w)
 {
-	return MPI_Accumulate(b, n, MPI_INT64_T, r, 0, 1, vt, MPI_SUM, w);
+	return MPI_Accumulate(b, n, MPI_INT64_T, r, D(w, r, 0), 1, vt,
+			      MPI_SUM, w);
 }
 
 static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,
 		  bwin_t w)
 {
-	return MPI_Get_accumulate(b, n, t, res, n, t, r, (MPI_Aint)d, n, t,
+	return MPI_Get_accumulate(b, n, t, res, n, t, r, D(w, r, d), n, t,
 				  MPI_SUM, w);
 }
 
 static int b_fop(const void *b, void *res, int r, size_t d, bwin_t w)
 {
-	return MPI_Fetch_and_op(b, res, MPI_INT64_T, r, (MPI_Aint)d, MPI_SUM,
+	return MPI_Fetch_and_op(b, res, MPI_INT64_T, r, D(w, r, d), MPI_SUM,
 				w);
 }
 
 static int b_cas(const void *b, const void *c, void *res, int r, size_t d,
 		 bwin_t w)
 {
-	return MPI_Compare_and_swap(b, c, res, MPI_INT64_T, r, (MPI_Aint)d, w);
+	return MPI_Compare_and_swap(b, c, res, MPI_INT64_T, r, D(w, r, d), w);
 }
 
 static int b_lock(int r, bwin_t w)
@@ -289,29 +377,122 @@ static void b_free_mem(void *p)
 	rmad_free_mem(p);
 }
 
+static bwin_t bw_wins[BW_MAX];
+
+static struct bw_slot *bw_of(bwin_t w)
+{
+	for (int i = 0; i < BW_MAX; i++)
+		if (bw_slots[i].used && bw_wins[i] == w)
+			return &bw_slots[i];
+	return NULL;
+}
+
+/* a displacement on target r of w: its address in a dynamic window */
+static size_t D(bwin_t w, int r, size_t d)
+{
+	struct bw_slot *s = b_flavor == BW_DYNAMIC ? bw_of(w) : NULL;
+
+	return s && s->tbase ? (size_t)s->tbase[r] + d : d;
+}
+
+/* every rank's address, through an allocated window */
+static int bw_gather_addr(uint64_t mine, uint64_t *all)
+{
+	uint64_t *b = NULL;
+	rmad_win_t t = RMAD_WIN_NULL;
+	int nranks, rc;
+
+	rmad_size(&nranks);
+	rc = rmad_win_allocate((size_t)nranks * 8, 8, NULL, RMAD_GROUP_ALL,
+			       &b, &t);
+	rc = rc ? rc : rmad_win_lock_all(0, t);
+	for (int r = 0; !rc && r < nranks; r++) {
+		int me;
+
+		rmad_rank(&me);
+		rc = rmad_put(&mine, 1, RMAD_UINT64, r, (size_t)me, 1,
+			      RMAD_UINT64, t);
+	}
+	rc = rc ? rc : rmad_win_unlock_all(t);
+	rc = rc ? rc : rmad_barrier();
+	if (!rc)
+		memcpy(all, b, (size_t)nranks * 8);
+	rc = rc ? rc : rmad_barrier();
+	if (t != RMAD_WIN_NULL)
+		rmad_win_free(&t);
+	return rc;
+}
+
 static int b_win_alloc(size_t size, void *base, bwin_t *w)
 {
-	return rmad_win_allocate(size, 1, NULL, RMAD_GROUP_ALL, base, w);
+	struct bw_slot *s = NULL;
+	int nranks, rc;
+
+	if (b_flavor == BW_ALLOCATE)
+		return rmad_win_allocate(size, 1, NULL, RMAD_GROUP_ALL, base,
+					 w);
+	if (b_flavor == BW_SHARED)
+		return rmad_win_allocate_shared(size, 1, NULL, RMAD_GROUP_ALL,
+						base, w);
+	for (int i = 0; i < BW_MAX && !s; i++)
+		if (!bw_slots[i].used)
+			s = &bw_slots[i];
+	if (!s || posix_memalign(&s->user, 4096, size ? size : 1))
+		return -1;
+	memset(s->user, 0, size);
+	*(void **)base = s->user;
+	if (b_flavor == BW_CREATE) {
+		rc = rmad_win_create(s->user, size, 1, NULL, RMAD_GROUP_ALL,
+				     w);
+	} else {
+		size_t a;
+
+		rmad_size(&nranks);
+		s->tbase = calloc((size_t)nranks, sizeof(uint64_t));
+		rc = s->tbase ? rmad_win_create_dynamic(NULL, RMAD_GROUP_ALL,
+							w) : -1;
+		rc = rc ? rc : rmad_win_attach(*w, s->user, size);
+		rc = rc ? rc : rmad_get_address(s->user, &a);
+		rc = rc ? rc : bw_gather_addr((uint64_t)a, s->tbase);
+	}
+	if (rc) {
+		free(s->user);
+		free(s->tbase);
+		memset(s, 0, sizeof(*s));
+		return rc;
+	}
+	s->used = 1;
+	bw_wins[s - bw_slots] = *w;
+	return 0;
 }
 
 static void b_win_free(bwin_t *w)
 {
+	struct bw_slot *s = bw_of(*w);
+
+	if (s && b_flavor == BW_DYNAMIC)
+		rmad_win_detach(*w, s->user);
 	rmad_win_free(w);
+	if (s) {
+		free(s->user);
+		free(s->tbase);
+		memset(s, 0, sizeof(*s));
+	}
 }
 
 static int b_put(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 {
-	return rmad_put(b, n, t, r, d, n, t, w);
+	return rmad_put(b, n, t, r, D(w, r, d), n, t, w);
 }
 
 static int b_get(void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 {
-	return rmad_get(b, n, t, r, d, n, t, w);
+	return rmad_get(b, n, t, r, D(w, r, d), n, t, w);
 }
 
 static int b_acc(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
 {
-	return rmad_accumulate(b, n, t, r, d, n, t, RMAD_SUM, w);
+	return rmad_accumulate(b, n, t, r, D(w, r, d), n, t, RMAD_SUM, w);
 }
 
 static int b_vtype(int n, btype_t *t)
@@ -328,35 +509,39 @@ static void b_type_free(btype_t *t)
 
 static int b_vput(const void *b, int n, btype_t vt, int r, bwin_t w)
 {
-	return rmad_put(b, n, RMAD_INT64, r, 0, 1, vt, w);
+	return rmad_put(b, n, RMAD_INT64, r, D(w, r, 0), 1, vt, w);
 }
 
 static int b_vget(void *b, int n, btype_t vt, int r, bwin_t w)
 {
-	return rmad_get(b, n, RMAD_INT64, r, 0, 1, vt, w);
+	return rmad_get(b, n, RMAD_INT64, r, D(w, r, 0), 1, vt, w);
 }
 
 static int b_vacc(const void *b, int n, btype_t vt, int r, bwin_t w)
 {
-	return rmad_accumulate(b, n, RMAD_INT64, r, 0, 1, vt, RMAD_SUM, w);
+	return rmad_accumulate(b, n, RMAD_INT64, r, D(w, r, 0), 1, vt,
+			       RMAD_SUM, w);
 }
 
 static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,
 		  bwin_t w)
 {
-	return rmad_get_accumulate(b, n, t, res, n, t, r, d, n, t, RMAD_SUM,
+	return rmad_get_accumulate(b, n, t, res, n, t, r, D(w, r, d), n, t,
+				   RMAD_SUM,
 				   w);
 }
 
 static int b_fop(const void *b, void *res, int r, size_t d, bwin_t w)
 {
-	return rmad_fetch_and_op(b, res, RMAD_INT64, r, d, RMAD_SUM, w);
+	return rmad_fetch_and_op(b, res, RMAD_INT64, r, D(w, r, d), RMAD_SUM,
+				 w);
 }
 
 static int b_cas(const void *b, const void *c, void *res, int r, size_t d,
 		 bwin_t w)
 {
-	return rmad_compare_and_swap(b, c, res, RMAD_INT64, r, d, w);
+	return rmad_compare_and_swap(b, c, res, RMAD_INT64, r, D(w, r, d),
+				     w);
 }
 
 static int b_lock(int r, bwin_t w)

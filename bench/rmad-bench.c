@@ -107,8 +107,11 @@ static void usage(FILE *f)
 "      --max-size N     largest size of the ladder (4M)\n"
 "  -T, --compute LIST   target compute times in us for async\n"
 "                       (0,100,1000,10000)\n"
+"  -w, --window FLAVOR  the window: allocate (default), create (over heap\n"
+"                       memory), dynamic (heap memory attached) or\n"
+"                       shared (every rank on one node)\n"
 "  -i, --iters N        timed iterations (1000; a tenth above 64 KiB)\n"
-"  -w, --warmup N       warm-up iterations (100; a tenth above 64 KiB)\n"
+"  -W, --warmup N       warm-up iterations (100; a tenth above 64 KiB)\n"
 "      --max-time S     stop a row's timed loop after S seconds (2)\n"
 "      --quick          few iterations and sizes: a smoke test\n"
 "      --csv, --json    machine-readable output (default: a table)\n"
@@ -248,8 +251,18 @@ static int parse_args(int argc, char **argv)
 			ts = (char *)v;
 		else if (!strcmp(a, "-i") || !strcmp(a, "--iters"))
 			iters = v ? atoi(v) : 0;
-		else if (!strcmp(a, "-w") || !strcmp(a, "--warmup"))
+		else if (!strcmp(a, "-W") || !strcmp(a, "--warmup"))
 			warmup = v ? atoi(v) : -1;
+		else if (!strcmp(a, "-w") || !strcmp(a, "--window")) {
+			int f = -1;
+
+			for (int k = 0; v && k < 4; k++)
+				if (!strcmp(v, bw_names[k]))
+					f = k;
+			if (f < 0)
+				return -1;
+			b_flavor = f;
+		}
 		else if (!strcmp(a, "--max-time"))
 			opt.max_time = v ? atof(v) : 0;
 		else if (!strcmp(a, "--timeout"))
@@ -973,15 +986,18 @@ int main(int argc, char **argv)
 	if (rank == 0) {
 		if (opt.fmt == FMT_JSON)
 			printf("{\"label\": \"%s\", \"impl\": \"%s\", "
+			       "\"window\": \"%s\", "
 			       "\"ranks\": %d, \"nodes\": %d, \"provider\": "
 			       "\"%s\", \"origin\": %d, \"target\": %d, "
 			       "\"date\": \"%s\", \"rows\": [\n", opt.label,
-			       IMPL_NAME, nranks, info.nodes, info.provider,
-			       origin, target, date);
+			       IMPL_NAME, bw_names[b_flavor], nranks,
+			       info.nodes, info.provider, origin, target,
+			       date);
 		else if (opt.fmt == FMT_TABLE)
 			printf("# " PROG_NAME " " PACKAGE_VERSION ": %s (%s), "
-			       "%d ranks on %d nodes, provider %s, rank %d -> "
-			       "rank %d, %s\n", opt.label, IMPL_NAME, nranks,
+			       "%s window, %d ranks on %d nodes, provider %s, "
+			       "rank %d -> rank %d, %s\n", opt.label,
+			       IMPL_NAME, bw_names[b_flavor], nranks,
 			       info.nodes, info.provider, origin, target,
 			       date);
 		fflush(stdout);

@@ -210,9 +210,7 @@ int rmad_stage_probe(struct rmad_client *c);
 int rmad_mem_shared(const void *p, size_t len);
 /* One request to the agent and its WIN_REPLY for key (win.c). */
 int rmad_ctl_request(const void *m, size_t len, uint64_t key);
-/* Why same-node members could not reach each other's memory in place,
- * or NULL (win.c). */
-const char *rmad_cma_refused(void);
+
 /* attach.c: one op through the staging area, waited for: in (inlen
  * bytes) is copied to offset 0, the op's result (outlen bytes at offset
  * off) back to out. */

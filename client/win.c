@@ -591,78 +591,38 @@ int rmad_win_allocate_shared(size_t size, int disp_unit, const char *hints,
 	return err;
 }
 
-/*
- * Can the window's same-node members reach each other's memory with
- * process_vm_readv/writev?  Yama's ptrace_scope 1 or more refuses it
- * between siblings unless we hold CAP_SYS_PTRACE.
- */
-const char *rmad_cma_refused(void)
-{
-	char line[256];
-	unsigned long long cap = 0;
-	int scope = 0;
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-
-	if (f) {
-		if (fscanf(f, "%d", &scope) != 1)
-			scope = 0;
-		fclose(f);
-	}
-	if (scope < 1)
-		return NULL;
-	f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &cap) == 1)
-			break;
-	if (f)
-		fclose(f);
-	if (scope < 3 && (cap & (1ull << 19)))	/* CAP_SYS_PTRACE */
-		return NULL;
-	return "kernel.yama.ptrace_scope keeps same-node ranks from reading "
-	       "and writing each other's memory (process_vm_readv/writev)";
-}
-
 int rmad_win_create(void *base, size_t size, int disp_unit, const char *hints,
 		    rmad_group_t group, rmad_win_t *win)
 {
-	struct rmad_client *c = &rmad_cl;
-	const char *why;
+	int err;
 
 	if (!win || disp_unit < 1 || size > (1ull << 40) || (size && !base))
 		return RMAD_ERR_ARG;
-	if (!c->initialized)
-		return RMAD_ERR_SYNC;
-	/* refused here, the same way on every member, rather than at the
-	 * first operation */
-	why = size && c->staged && !rmad_mem_shared(base, size) ?
-	      "the agent cannot reach this process's memory in place "
-	      "(the cma setting, or the kernel)" : rmad_cma_refused();
-	if (why) {
-		rmad_err("rmad_win_create: %s; use rmad_alloc_mem memory or "
-			 "rmad_win_allocate", why);
-		return RMAD_ERR_PERM;
-	}
-	return win_make(size, disp_unit, hints, group, base,
-			RMAD_WIN_FLAVOR_CREATE, NULL, win);
+	/* refused at creation, on every member alike, when a member's
+	 * memory cannot be reached in place (agent/winmem.c) */
+	err = win_make(size, disp_unit, hints, group, base,
+		       RMAD_WIN_FLAVOR_CREATE, NULL, win);
+	if (err == RMAD_ERR_PERM)
+		rmad_err("rmad_win_create: a member's memory cannot be reached "
+			 "in place (the agents' logs say which and why); use "
+			 "rmad_alloc_mem memory or rmad_win_allocate");
+	return err;
 }
 
 int rmad_win_create_dynamic(const char *hints, rmad_group_t group,
 			    rmad_win_t *win)
 {
-	struct rmad_client *c = &rmad_cl;
-	const char *why;
+	int err;
 
 	if (!win)
 		return RMAD_ERR_ARG;
-	if (!c->initialized)
-		return RMAD_ERR_SYNC;
-	why = rmad_cma_refused();
-	if (why) {
-		rmad_err("rmad_win_create_dynamic: %s", why);
-		return RMAD_ERR_PERM;
-	}
-	return win_make(0, 1, hints, group, NULL, RMAD_WIN_FLAVOR_DYNAMIC,
-			NULL, win);
+	err = win_make(0, 1, hints, group, NULL, RMAD_WIN_FLAVOR_DYNAMIC,
+		       NULL, win);
+	if (err == RMAD_ERR_PERM)
+		rmad_err("rmad_win_create_dynamic: same-node members cannot "
+			 "reach each other's memory in place (the agents' "
+			 "logs say why)");
+	return err;
 }
 
 int rmad_ctl_request(const void *m, size_t len, uint64_t key)

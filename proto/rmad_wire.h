@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 7
+#define RMAD_WIRE_VERSION 8
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -167,7 +167,10 @@ struct rmad_am_win_member {
 	uint64_t mr_key;
 	uint64_t mr_addr;
 	int32_t has_mr;
-	int32_t pad;
+	/* 0, or why the member's node refuses the window (RMAD_ERR_PERM:
+	 * a created window's memory cannot be reached in place); any
+	 * nonzero status fails the window on every member */
+	int32_t status;
 };
 static_assert(sizeof(struct rmad_am_win) == 8, "am win");
 static_assert(sizeof(struct rmad_am_win_member) == 40, "am win member");

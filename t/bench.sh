@@ -6,7 +6,7 @@
 # checked for shape.  No number is judged here: benchmarks never fail
 # on a number.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 11
+plan 15
 rb="$top_builddir/rmad-bench"
 # rows of a --quick run: 4 sizes x 2 modes x 4 ops, fop and cas x 2
 # modes, 2 bandwidth tests x 2 sizes, mr_1, mr_all, post, 2 T x 2 modes
@@ -61,6 +61,24 @@ n=$(echo "$out" | grep -cE '^v(put|get|acc) .* ok$')
 ok $? "-t strided, tcp;ofi_rxm, 2 vnodes: $n of 6 rows checked their data"
 [ "$n" -eq 6 ] || diag "$out"
 
+# -w: created and dynamic windows across 2 vnodes, shared on one node
+# (8 B put, get, acc, fop and cas under lock and flush, a strided put)
+for f in create dynamic shared; do
+	if [ "$f" = shared ]; then
+		vn=()
+	else
+		vn=(--vnodes 2 --provider 'tcp;ofi_rxm')
+	fi
+	out=$(run_bounded 90 "$RMAD_RUN" -q --timeout 80 "${vn[@]}" -np 2 \
+		"$rb" --quick -w "$f" -t put,get,acc,fop,cas,vput -s 8 \
+		--timeout 75 2>&1)
+	n=$(echo "$out" | grep -cE '^[a-z]+ +(lock|flush) .* ok$')
+	[ "$n" -eq 11 ] && ! echo "$out" | grep -q FAIL &&
+		echo "$out" | grep -q "$f window"
+	ok $? "-w $f: $n of 11 rows checked their data"
+	[ "$n" -eq 11 ] || diag "$out"
+done
+
 # with -t mem (P9): a row per measure, KiB of growth, P in the ranks
 # column; in the same run, so that the pass takes no longer
 out=$(run_bounded 60 "$RMAD_RUN" -q --timeout 50 -np 2 "$rb" --quick \
@@ -98,7 +116,16 @@ if "$cc" -showme:version >/dev/null 2>&1; then
 	[ "$n" -eq 19 ] && ! echo "$out" | grep -q FAIL
 	ok $? "mpi-bench under Open MPI: $n of 19 rows checked their data"
 	[ "$n" -eq 19 ] || diag "$out"
+	# (Open MPI's osc/sm has no dynamic windows: pt2pt)
+	out=$(run_bounded 60 mpirun -np 2 --mca osc pt2pt "$T_TMP/mpi-bench" \
+		--quick -w dynamic \
+		-t put,fop -s 8 --timeout 45 2>&1)
+	n=$(echo "$out" | grep -c ' ok$')
+	[ "$n" -eq 4 ] && ! echo "$out" | grep -q FAIL
+	ok $? "mpi-bench -w dynamic under Open MPI: $n of 4 rows"
+	[ "$n" -eq 4 ] || diag "$out"
 else
+	ok 0 "# SKIP no Open MPI mpicc"
 	ok 0 "# SKIP no Open MPI mpicc"
 fi
 done_testing

@@ -23,6 +23,7 @@ layers=(
 	"completion"			# op elements, lending, counters, wakeups
 	"jobs"				# jobs, rank->node map, barrier, ping
 	"mem"				# alloc_mem regions
+	"winmem"			# can a created window be reached
 	"windows"			# windows across agents
 	"dynwin"			# dynamic windows' attached regions
 	"rma_internal"			# RMA: what the layer's files share

@@ -13,14 +13,18 @@
  * A compare_and_swap round, a zero-size member, an access past the end
  * (RMAD_ERR_DISP), the window queries, and bad arguments.
  *
- * usage: prog_wincreate [compute_ms | perm]
+ * usage: prog_wincreate [compute_ms | perm | refused]
  *
  * With compute_ms, rank 0 then computes that long without calling rmad
  * while the others lock, put, get and unlock on its created window: they
  * must finish within half of it ("completes while the target computes").
  * With perm (an agent run with cma=false, which cannot reach ordinary
  * memory in place), rmad_win_create over heap memory must return
- * RMAD_ERR_PERM at once, and over rmad_alloc_mem memory must work.
+ * RMAD_ERR_PERM at once, on every member even when only one member's
+ * memory is out of reach, and over rmad_alloc_mem memory must work.
+ * With refused (ranks the kernel keeps out of each other's memory: Yama
+ * ptrace_scope 1 or more and no CAP_SYS_PTRACE, or different users),
+ * rmad_win_create must return RMAD_ERR_PERM on every rank.
  * Each rank prints "rank R: ok" or "rank R: FAIL ..." lines.
  */
 #include <stdint.h>
@@ -294,7 +298,18 @@ int main(int argc, char **argv)
 		printf("rank %d: FAIL at most %d ranks\n", rank, SLOTS - 2);
 		return 1;
 	}
-	if (argc > 1 && !strcmp(argv[1], "perm")) {
+	if (argc > 1 && !strcmp(argv[1], "refused")) {
+		/* the kernel keeps the ranks out of each other's memory */
+		rmad_win_t w = RMAD_WIN_NULL;
+		int e;
+
+		heap_mem = malloc(SLOTS * sizeof(int64_t));
+		e = rmad_win_create(heap_mem, SLOTS * sizeof(int64_t), 8, NULL,
+				    RMAD_GROUP_ALL, &w);
+		CHECK(e == RMAD_ERR_PERM, "created window the kernel "
+		      "forbids: %s", rmad_strerror(e));
+		free(heap_mem);
+	} else if (argc > 1 && !strcmp(argv[1], "perm")) {
 		rmad_win_t w = RMAD_WIN_NULL;
 		int e;
 
@@ -303,8 +318,15 @@ int main(int argc, char **argv)
 				    RMAD_GROUP_ALL, &w);
 		CHECK(e == RMAD_ERR_PERM, "heap window without cma: %s",
 		      rmad_strerror(e));
-		free(heap_mem);
 		OK(rmad_alloc_mem(SLOTS * sizeof(int64_t), (void **)&rm));
+		/* only rank 1's memory is out of reach: every member is
+		 * refused all the same, and none waits for another */
+		e = rmad_win_create(rank == 1 ? (void *)heap_mem : (void *)rm,
+				    SLOTS * sizeof(int64_t), 8, NULL,
+				    RMAD_GROUP_ALL, &w);
+		CHECK(e == RMAD_ERR_PERM, "rank 1's heap window: %s here",
+		      rmad_strerror(e));
+		free(heap_mem);
 		if (rm)
 			one("rmad_alloc_mem (no cma)", rm);
 		rmad_free_mem(rm);
