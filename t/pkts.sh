@@ -13,7 +13,7 @@
 # defaults; and a channel taken as unordered, where every op is
 # answered and ordered accumulates wait for each other.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 4
+plan 5
 pr="$top_builddir/t/prog_pkts"
 # run WHAT NP MODE RMAD-RUN-OPTIONS...
 run() {
@@ -33,9 +33,12 @@ run "tcp;ofi_rxm, 2 vnodes, defaults" 2 0 --vnodes 2 \
 	--provider 'tcp;ofi_rxm'
 run "shm, 2 vnodes, unordered (am_ordering=false)" 2 2 --vnodes 2 \
 	--provider shm --set am_ordering=false
-# the same counts on windows made by rmad_win_create
+# the same counts on windows made by rmad_win_create and on dynamic ones
 export RMAD_T_FLAVOR=create
 run "created windows, shm, 3 vnodes, exact counts" 3 1 --vnodes 3 \
+	--provider shm --set piggyback_threshold=1000
+export RMAD_T_FLAVOR=dynamic	# heap memory attached, addresses as displacements
+run "dynamic windows, shm, 3 vnodes, exact counts" 3 1 --vnodes 3 \
 	--provider shm --set piggyback_threshold=1000
 unset RMAD_T_FLAVOR
 done_testing

@@ -8,6 +8,7 @@
 #ifndef RMAD_T_PROG_H
 #define RMAD_T_PROG_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,54 @@
 /*
  * A window as rmad_win_allocate makes it, or, with RMAD_T_FLAVOR=create
  * in the environment, a created window over zeroed heap memory (kept
- * until exit), or with RMAD_T_FLAVOR=shared (a job on one node) a
- * shared one, so that a test runs unchanged on each flavor.
+ * until exit), or with RMAD_T_FLAVOR=dynamic that memory attached to a
+ * dynamic window (every displacement must then go through T_D), or with
+ * RMAD_T_FLAVOR=shared (a job on one node) a shared one, so that a test
+ * runs unchanged on each flavor.
  */
 static void *t_kept[64];	/* reachable, for LeakSanitizer */
 static int t_nkept;
+/* dynamic windows: each one's handle, unit and every rank's address */
+static struct {
+	rmad_win_t w;
+	size_t du;
+	uint64_t *addr;
+} t_dyn[64];
+static int t_ndyn;
+
+/* The displacement d (in the window's units) on target t of w: the
+ * address of that place for a dynamic window made by t_win_allocate. */
+static inline size_t T_D(rmad_win_t w, int t, size_t d)
+{
+	for (int i = t_ndyn - 1; i >= 0; i--)
+		if (t_dyn[i].w == w)
+			return (size_t)t_dyn[i].addr[t] + d * t_dyn[i].du;
+	return d;
+}
+
+/* every rank's address of m, through an allocated window */
+static inline int t_gather(void *m, uint64_t *all)
+{
+	uint64_t *b = NULL, mine = (uint64_t)(uintptr_t)m;
+	rmad_win_t g = RMAD_WIN_NULL;
+	int me, n, e;
+
+	rmad_rank(&me);
+	rmad_size(&n);
+	e = rmad_win_allocate((size_t)n * 8, 8, NULL, RMAD_GROUP_ALL, &b, &g);
+	e = e ? e : rmad_win_lock_all(0, g);
+	for (int r = 0; !e && r < n; r++)
+		e = rmad_put(&mine, 1, RMAD_UINT64, r, (size_t)me, 1,
+			     RMAD_UINT64, g);
+	e = e ? e : rmad_win_unlock_all(g);
+	e = e ? e : rmad_barrier();
+	if (!e)
+		memcpy(all, b, (size_t)n * 8);
+	e = e ? e : rmad_barrier();
+	if (g != RMAD_WIN_NULL)
+		rmad_win_free(&g);
+	return e;
+}
 
 static inline int t_win_allocate(size_t size, int disp_unit,
 				 const char *hints, rmad_group_t group,
@@ -52,13 +96,34 @@ static inline int t_win_allocate(size_t size, int disp_unit,
 	if (f && !strcmp(f, "shared"))	/* the job on one node only */
 		return rmad_win_allocate_shared(size, disp_unit, hints, group,
 						base_out, win);
-	if (!f || strcmp(f, "create"))
+	if (!f || (strcmp(f, "create") && strcmp(f, "dynamic")))
 		return rmad_win_allocate(size, disp_unit, hints, group,
 					 base_out, win);
 	m = calloc(1, size ? size : 1);
 	if (!m)
 		return RMAD_ERR_NOMEM;
-	e = rmad_win_create(m, size, disp_unit, hints, group, win);
+	if (!strcmp(f, "dynamic")) {
+		/* over the whole job only: the addresses go round it */
+		int n;
+
+		rmad_size(&n);
+		if (group != RMAD_GROUP_ALL || t_ndyn == 64) {
+			free(m);
+			return RMAD_ERR_ARG;
+		}
+		t_dyn[t_ndyn].addr = calloc((size_t)n, 8);
+		e = t_dyn[t_ndyn].addr ? 0 : RMAD_ERR_NOMEM;
+		e = e ? e : rmad_win_create_dynamic(hints, group, win);
+		e = e ? e : rmad_win_attach(*win, m, size ? size : 1);
+		e = e ? e : t_gather(m, t_dyn[t_ndyn].addr);
+		if (!e) {
+			t_dyn[t_ndyn].w = *win;
+			t_dyn[t_ndyn].du = (size_t)disp_unit;
+			t_ndyn++;
+		}
+	} else {
+		e = rmad_win_create(m, size, disp_unit, hints, group, win);
+	}
 	if (e)
 		free(m);
 	else

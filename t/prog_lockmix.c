@@ -58,10 +58,10 @@ int main(int argc, char **argv)
 						 RMAD_LOCK_EXCLUSIVE :
 						 RMAD_LOCK_SHARED, t, 0, w));
 			for (int t = size - 1; t >= 0; t--) {
-				OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0,
+				OK(rmad_accumulate(&one, 1, RMAD_INT64, t, T_D(w, t, 0),
 						   1, RMAD_INT64, RMAD_SUM,
 						   w));
-				OK(rmad_get(&junk, 1, RMAD_INT64, t, 1, 1,
+				OK(rmad_get(&junk, 1, RMAD_INT64, t, T_D(w, t, 1), 1,
 					    RMAD_INT64, w));
 			}
 			for (int k = 0; k < size; k++)
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 		} else if (rank % 2 == 0) {
 			OK(rmad_win_lock_all(0, w));
 			for (int t = 0; t < size; t++)
-				OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0,
+				OK(rmad_accumulate(&one, 1, RMAD_INT64, t, T_D(w, t, 0),
 						   1, RMAD_INT64, RMAD_SUM,
 						   w));
 			OK(rmad_win_unlock_all(w));
@@ -77,9 +77,9 @@ int main(int argc, char **argv)
 			int t = (i + rank) % size;
 
 			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, t, 0, w));
-			OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0, 1,
+			OK(rmad_accumulate(&one, 1, RMAD_INT64, t, T_D(w, t, 0), 1,
 					   RMAD_INT64, RMAD_SUM, w));
-			OK(rmad_accumulate(&one, 1, RMAD_INT64, t, 0, 1,
+			OK(rmad_accumulate(&one, 1, RMAD_INT64, t, T_D(w, t, 0), 1,
 					   RMAD_INT64, RMAD_SUM, w));
 			OK(rmad_win_unlock(t, w));
 		}

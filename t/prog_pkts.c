@@ -91,7 +91,7 @@ static void fences(int64_t *base)
 		rmad_barrier();
 		OK(rmad_win_fence(RMAD_MODE_NOPRECEDE, w));
 		if (rank == 0 && !empty)
-			OK(rmad_put(&v, 1, RMAD_INT64, 1, 500, 1, RMAD_INT64,
+			OK(rmad_put(&v, 1, RMAD_INT64, 1, T_D(w, 1, 500), 1, RMAD_INT64,
 				    w));
 		OK(rmad_win_fence(RMAD_MODE_NOSUCCEED, w));
 		delta(&s, &r, 0, NULL);
@@ -145,7 +145,7 @@ static void pscw(int64_t *base)
 		CHECK(base[460] == 11, "J: put missing");
 	} else if (rank == 0) {
 		OK(rmad_win_start(g, 0, w));
-		OK(rmad_put(&v, 1, RMAD_INT64, 1, 460, 1, RMAD_INT64, w));
+		OK(rmad_put(&v, 1, RMAD_INT64, 1, T_D(w, 1, 460), 1, RMAD_INT64, w));
 		OK(rmad_win_complete(w));
 	}
 	delta(&s, &r, 0, NULL);
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 		/* A. single short op */
 		mark();
 		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1, 0, w));
-		OK(rmad_accumulate(&one, 1, RMAD_INT64, 1, 0, 1, RMAD_INT64,
+		OK(rmad_accumulate(&one, 1, RMAD_INT64, 1, T_D(w, 1, 0), 1, RMAD_INT64,
 				   RMAD_SUM, w));
 		OK(rmad_win_unlock(1, w));
 		delta(&s, &r, RMAD_PKT_LOCK, &n);
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 100; k++) {
 			int64_t x = k;
 
-			OK(rmad_put(&x, 1, RMAD_INT64, 1, 8 + (size_t)k, 1,
+			OK(rmad_put(&x, 1, RMAD_INT64, 1, T_D(w, 1, 8 + (size_t)k), 1,
 				    RMAD_INT64, w));
 		}
 		OK(rmad_win_unlock(1, w));
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 		/* C. lock_all: only used targets hear of it */
 		mark();
 		OK(rmad_win_lock_all(0, w));
-		OK(rmad_put(&one, 1, RMAD_INT64, 1, 200, 1, RMAD_INT64, w));
+		OK(rmad_put(&one, 1, RMAD_INT64, 1, T_D(w, 1, 200), 1, RMAD_INT64, w));
 		OK(rmad_win_unlock_all(w));
 		delta(&s, &r, RMAD_PKT_LOCK, &n);
 		report("C lock_all+put (1 target)+unlock_all", s, r);
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
 		mark();
 		OK(rmad_win_lock_all(0, w));
 		for (int t = 1; t < size; t++)
-			OK(rmad_put(&one, 1, RMAD_INT64, t, 201, 1, RMAD_INT64,
+			OK(rmad_put(&one, 1, RMAD_INT64, t, T_D(w, t, 201), 1, RMAD_INT64,
 				    w));
 		OK(rmad_win_unlock_all(w));
 		delta(&s, &r, RMAD_PKT_LOCK, &n);
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 
 		/* D. a flush with nothing new sends nothing */
 		OK(rmad_win_lock_all(0, w));
-		OK(rmad_put(&one, 1, RMAD_INT64, 1, 202, 1, RMAD_INT64, w));
+		OK(rmad_put(&one, 1, RMAD_INT64, 1, T_D(w, 1, 202), 1, RMAD_INT64, w));
 		OK(rmad_win_flush(1, w));
 		mark();
 		OK(rmad_win_flush(1, w));
@@ -265,7 +265,7 @@ int main(int argc, char **argv)
 		CHECK(s == 0 && r == 0, "D: %llu sent, %llu received",
 		      (unsigned long long)s, (unsigned long long)r);
 		mark();
-		OK(rmad_put(&one, 1, RMAD_INT64, 1, 203, 1, RMAD_INT64, w));
+		OK(rmad_put(&one, 1, RMAD_INT64, 1, T_D(w, 1, 203), 1, RMAD_INT64, w));
 		OK(rmad_win_flush(1, w));
 		delta(&s, &r, 0, NULL);
 		report("D put+flush in a granted epoch", s, r);
@@ -280,13 +280,13 @@ int main(int argc, char **argv)
 		if (exact) {
 			mark();
 			OK(rmad_win_lock(RMAD_LOCK_SHARED, 1, 0, w));
-			OK(rmad_put(&one, 1, RMAD_INT64, 1, 300, 1,
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, T_D(w, 1, 300), 1,
 				    RMAD_INT64, w));
-			OK(rmad_put(&one, 1, RMAD_INT64, 1, 301, 1,
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, T_D(w, 1, 301), 1,
 				    RMAD_INT64, w));
-			OK(rmad_get(&v, 1, RMAD_INT64, 1, 8 + 42, 1,
+			OK(rmad_get(&v, 1, RMAD_INT64, 1, T_D(w, 1, 8 + 42), 1,
 				    RMAD_INT64, w));
-			OK(rmad_put(&one, 1, RMAD_INT64, 1, 302, 1,
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, T_D(w, 1, 302), 1,
 				    RMAD_INT64, w));
 			OK(rmad_win_unlock(1, w));
 			delta(&s, &r, 0, NULL);
@@ -303,10 +303,10 @@ int main(int argc, char **argv)
 			OK(rmad_win_stats(w, &a0));
 			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1,
 					 RMAD_MODE_NOCHECK, w));
-			OK(rmad_put(&one, 1, RMAD_INT64, 1, 450, 1,
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, T_D(w, 1, 450), 1,
 				    RMAD_INT64, w));
 			OK(rmad_win_flush(1, w));
-			OK(rmad_put(&one, 1, RMAD_INT64, 1, 451, 1,
+			OK(rmad_put(&one, 1, RMAD_INT64, 1, T_D(w, 1, 451), 1,
 				    RMAD_INT64, w));
 			OK(rmad_win_unlock(1, w));
 			OK(rmad_win_stats(w, &a1));
@@ -338,11 +338,11 @@ int main(int argc, char **argv)
 						 ww));
 				for (int64_t k = 1; k <= 20; k++)
 					OK(rmad_accumulate(&k, 1, RMAD_INT64,
-							   1, pass ? 0 : 500,
+							   1, T_D(ww, 1, pass ? 0 : 500),
 							   1, RMAD_INT64,
 							   RMAD_REPLACE, ww));
 				OK(rmad_get(&v, 1, RMAD_INT64, 1,
-					    pass ? 0 : 500, 1, RMAD_INT64,
+					    T_D(ww, 1, pass ? 0 : 500), 1, RMAD_INT64,
 					    ww));
 				OK(rmad_win_unlock(1, ww));
 				OK(rmad_win_stats(ww, &st));
@@ -371,7 +371,7 @@ int main(int argc, char **argv)
 		 * op waits there with its lock request */
 		mark();
 		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1, 0, w));
-		OK(rmad_accumulate(&one, 1, RMAD_INT64, 1, 400, 1,
+		OK(rmad_accumulate(&one, 1, RMAD_INT64, 1, T_D(w, 1, 400), 1,
 				   RMAD_INT64, RMAD_SUM, w));
 		OK(rmad_win_unlock(1, w));
 		delta(&s, &r, 0, NULL);

@@ -58,11 +58,11 @@ static void round_on(rmad_win_t w, int s)
 	for (int t = 0; t < size; t++)
 		OK(rmad_win_lock(RMAD_LOCK_SHARED, t, 0, w));
 	for (int t = 0; t < size; t++) {
-		OK(rmad_accumulate(&one, 1, RMAD_INT64, t, (size_t)s, 1,
+		OK(rmad_accumulate(&one, 1, RMAD_INT64, t, T_D(w, t, (size_t)s), 1,
 				   RMAD_INT64, RMAD_SUM, w));
-		OK(rmad_put(&one, 1, RMAD_INT64, t, 8 + (size_t)rank, 1,
+		OK(rmad_put(&one, 1, RMAD_INT64, t, T_D(w, t, 8 + (size_t)rank), 1,
 			    RMAD_INT64, w));
-		OK(rmad_get(&junk, 1, RMAD_INT64, t, 8 + (size_t)rank, 1,
+		OK(rmad_get(&junk, 1, RMAD_INT64, t, T_D(w, t, 8 + (size_t)rank), 1,
 			    RMAD_INT64, w));
 	}
 	for (int t = size - 1; t >= 0; t--)
@@ -70,7 +70,7 @@ static void round_on(rmad_win_t w, int s)
 	/* one target at a time: the single short op */
 	for (int t = 0; t < size; t++) {
 		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, t, 0, w));
-		OK(rmad_fetch_and_op(&one, &old, RMAD_INT64, t, (size_t)s,
+		OK(rmad_fetch_and_op(&one, &old, RMAD_INT64, t, T_D(w, t, (size_t)s),
 				     RMAD_SUM, w));
 		OK(rmad_win_unlock(t, w));
 	}
@@ -78,19 +78,19 @@ static void round_on(rmad_win_t w, int s)
 	OK(rmad_win_lock_all(0, w));
 	for (int k = 0; k < 4; k++) {
 		for (int t = 0; t < size; t++)
-			OK(rmad_accumulate(&one, 1, RMAD_INT64, t, (size_t)s,
+			OK(rmad_accumulate(&one, 1, RMAD_INT64, t, T_D(w, t, (size_t)s),
 					   1, RMAD_INT64, RMAD_SUM, w));
 		if (k % 2)
 			OK(rmad_win_flush_all(w));
 		else
 			OK(rmad_win_flush_local_all(w));
 	}
-	OK(rmad_compare_and_swap(&one, &zero, &got, RMAD_INT64, 0, 63, w));
+	OK(rmad_compare_and_swap(&one, &zero, &got, RMAD_INT64, 0, T_D(w, 0, 63), w));
 	OK(rmad_win_unlock_all(w));
 	/* NOCHECK epochs */
 	OK(rmad_win_lock_all(RMAD_MODE_NOCHECK, w));
 	for (int t = 0; t < size; t++)
-		OK(rmad_accumulate(&one, 1, RMAD_INT64, t, (size_t)s, 1,
+		OK(rmad_accumulate(&one, 1, RMAD_INT64, t, T_D(w, t, (size_t)s), 1,
 				   RMAD_INT64, RMAD_SUM, w));
 	OK(rmad_win_unlock_all(w));
 }
@@ -117,7 +117,7 @@ static int64_t decide(rmad_win_t ctl, int64_t *cbase, double t0, double secs,
 		d = el >= secs ? 2 : el >= secs / 2 && r >= 1000 ? 1 : 0;
 		for (int r = 0; r < size; r++) {
 			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, r, 0, ctl));
-			OK(rmad_put(&d, 1, RMAD_INT64, r, 0, 1, RMAD_INT64,
+			OK(rmad_put(&d, 1, RMAD_INT64, r, T_D(ctl, r, 0), 1, RMAD_INT64,
 				    ctl));
 			OK(rmad_win_unlock(r, ctl));
 		}

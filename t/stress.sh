@@ -13,7 +13,7 @@
 # RMAD_TEST_SCALE=N (make check-long: 10) runs N times the rounds, with
 # N times the time bound.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 8
+plan 10
 scale=${RMAD_TEST_SCALE:-1}
 pr="$top_builddir/t/prog_stress"
 tiny=(--set op_pool=2 --set client_op_pool=1 --set target_pool=1
@@ -36,12 +36,17 @@ run "tcp;ofi_rxm, 2 vnodes, 3 ranks" 3 "${tiny[@]}" --vnodes 2 \
 export RMAD_T_FLAVOR=create	# windows by rmad_win_create
 run "created windows, shm, 3 vnodes, 4 ranks" 4 "${tiny[@]}" --vnodes 3 \
 	--provider shm
+export RMAD_T_FLAVOR=dynamic	# heap memory attached to dynamic windows
+run "dynamic windows, tcp;ofi_rxm, 3 vnodes, 4 ranks" 4 "${tiny[@]}" \
+	--vnodes 3 --provider 'tcp;ofi_rxm'
 unset RMAD_T_FLAVOR
 pr="$top_builddir/t/prog_lockmix"
 args="mix $((300 * scale))"
 run "lock_all vs exclusive, shm, 4 vnodes" 4 --vnodes 4 --provider shm
 run "lock_all vs exclusive, tcp;ofi_rxm, 4 vnodes" 4 --vnodes 4 \
 	--provider 'tcp;ofi_rxm'
+RMAD_T_FLAVOR=dynamic run "lock_all vs exclusive, dynamic windows, shm, 4 vnodes" \
+	4 --vnodes 4 --provider shm
 args="order $((150 * scale))"
 run "exclusive locks on every target, in order, shm, 3 vnodes" 4 \
 	--vnodes 3 --provider shm
