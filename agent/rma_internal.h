@@ -231,6 +231,10 @@ void orecv(struct rma_origin *o, const struct rmad_am_hdr *h);
 /* Read or write len bytes of client c's memory at addr, in place. */
 int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 	      size_t len, int write);
+/* The member's accumulate lock (acc_lock in its control page): for
+ * created windows, and for types wider than 8 bytes on every flavor. */
+int acc_lock(struct agent *a, struct win_local *l);
+void acc_unlock(struct win_local *l);
 /* Apply a checked op to a created window (l->created); 0 or RMAD_ERR_*. */
 int created_apply(struct agent *a, struct win_local *l,
 		  const struct rmad_am_hdr *h, const uint8_t *pl,

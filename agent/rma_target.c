@@ -402,6 +402,7 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 			   h->type == RMAD_AM_RMA_ACC ?
 			   RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP;
 	uint8_t *dst;
+	int wide;
 
 	if (!l || (!l->created && !l->data)) {
 		st = RMAD_ERR_RANK;
@@ -452,6 +453,11 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		goto out;
 	}
 	dst = (uint8_t *)l->data + h->disp;
+	/* no CPU atomic covers a wide type: under the accumulate lock */
+	wide = (h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC) &&
+	       rmad_dtype_wide(h->dtype);
+	if (wide && (st = acc_lock(a, l)) != 0)
+		goto out;
 	switch (h->type) {
 	case RMAD_AM_RMA_PUT:
 		memcpy(dst, pl, len);
@@ -470,6 +476,8 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		rmad_cas_apply(dst, pl, pl + es, res, h->dtype);
 		break;
 	}
+	if (wide)
+		acc_unlock(l);
 	/* release: the window update is visible before the answer (and
 	 * before an unlock lets the next holder in) */
 	cmm_smp_mb();

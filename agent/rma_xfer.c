@@ -94,15 +94,16 @@ int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
 }
 
 /*
- * A created window's accumulate lock (acc_lock in the member's control
- * page): the agent holds it for one operation's read, combine and
- * write back.  A client holds it as briefly; one that died holding it
+ * A member's accumulate lock (acc_lock in its control page), for the
+ * accumulates of a created window and those on types wider than 8 bytes
+ * on any window: the agent holds it for one operation's read, combine
+ * and write back.  A client holds it as briefly; one that died holding it
  * is passed over, and one that keeps it for ACC_LOCK_NS fails the op
  * rather than stall the agent.
  */
 #define ACC_LOCK_NS	(1000ull * 1000 * 1000)
 
-static int acc_lock(struct agent *a, struct win_local *l)
+int acc_lock(struct agent *a, struct win_local *l)
 {
 	struct rmad_win_ctl *ctl = l->base;
 	uint64_t t0 = 0;
@@ -136,12 +137,18 @@ static int acc_lock(struct agent *a, struct win_local *l)
 	}
 }
 
+void acc_unlock(struct win_local *l)
+{
+	struct rmad_win_ctl *ctl = l->base;
+
+	__atomic_store_n(&ctl->acc_lock, 0, __ATOMIC_RELEASE);
+}
+
 int created_apply(struct agent *a, struct win_local *l,
 		  const struct rmad_am_hdr *h, const uint8_t *pl,
 		  uint8_t *res, uint64_t len)
 {
 	static uint8_t cur[RMAD_AM_MAX_PAYLOAD];
-	struct rmad_win_ctl *ctl = l->base;
 	uint64_t addr = l->addr + h->disp;
 	size_t es = rmad_dtype_size(h->dtype);
 	int st, wb = 1;
@@ -177,6 +184,6 @@ int created_apply(struct agent *a, struct win_local *l,
 		if (wb)
 			st = client_io(a, l->client, addr, cur, len, 1);
 	}
-	__atomic_store_n(&ctl->acc_lock, 0, __ATOMIC_RELEASE);
+	acc_unlock(l);
 	return st;
 }

@@ -17,6 +17,9 @@
  * released by the agent; one that keeps the lock ACC_WAIT_NS fails the
  * waiting op with RMAD_ERR_SYNC.
  *
+ * Accumulates on types wider than 8 bytes, which no CPU atomic covers,
+ * take the same lock on every flavor (rmad_dtype_wide).
+ *
  * A dynamic window is a created one whose displacements are addresses:
  * each access is checked against the regions the member attached, as
  * its agent publishes them, while our busy byte there tells a detaching
@@ -189,7 +192,7 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 	uint8_t cur[ACC_CHUNK];
 	int err;
 
-	if (!p->created) {
+	if (!p->created && !rmad_dtype_wide(dt)) {
 		rmad_acc_apply((char *)p->base + off, origin, result, dt, op,
 			       count);
 		return 0;

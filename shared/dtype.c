@@ -190,6 +190,99 @@ DEFINE_APPLY_LOOP(fltint, uint64_t, 1)
 DEFINE_APPLY_LOOP(twoint, uint64_t, 1)
 DEFINE_APPLY_LOOP(shortint, uint64_t, 1)
 
+/*
+ * Types wider than 8 bytes: no lock-free atomic covers them, so their
+ * apply is a plain read, combine and write, element by element; every
+ * caller holds the target member's accumulate lock (rmad_dtype_wide).
+ */
+#define DEFINE_WIDE(NAME, T)						\
+static void NAME##_apply(void *dst, const void *src, void *res,	\
+			 uint32_t op, uint64_t n)			\
+{									\
+	for (uint64_t i = 0; i < n; i++) {				\
+		T o, v;							\
+									\
+		memcpy(&o, (char *)dst + i * sizeof(T), sizeof(T));	\
+		if (res)						\
+			memcpy((char *)res + i * sizeof(T), &o,		\
+			       sizeof(T));				\
+		if (op == RMAD_NO_OP)					\
+			continue;					\
+		memcpy(&v, (const char *)src + i * sizeof(T),		\
+		       sizeof(T));					\
+		o = NAME##_comb(o, v, op);				\
+		memcpy((char *)dst + i * sizeof(T), &o, sizeof(T));	\
+	}								\
+}
+
+static long double ldbl_comb(long double o, long double s, uint32_t op)
+{
+	switch (op) {
+	case RMAD_SUM:
+		return o + s;
+	case RMAD_PROD:
+		return o * s;
+	case RMAD_MIN:
+		return s < o ? s : o;
+	case RMAD_MAX:
+		return s > o ? s : o;
+	case RMAD_REPLACE:
+		return s;
+	default:
+		return o;
+	}
+}
+
+#define DEFINE_CPLX_COMB(NAME, T)					\
+static T NAME##_comb(T o, T s, uint32_t op)				\
+{									\
+	switch (op) {							\
+	case RMAD_SUM:							\
+		return o + s;						\
+	case RMAD_PROD:							\
+		return o * s;						\
+	case RMAD_REPLACE:						\
+		return s;						\
+	default:							\
+		return o;						\
+	}								\
+}
+
+DEFINE_CPLX_COMB(cdbl, double _Complex)
+DEFINE_CPLX_COMB(cldbl, long double _Complex)
+
+/* the wide pairs { value; int index }, MINLOC and MAXLOC as above */
+#define DEFINE_WIDE_PAIR(NAME, VT)					\
+struct NAME##_pair { VT v; int i; };					\
+static struct NAME##_pair NAME##_comb(struct NAME##_pair a,		\
+				      struct NAME##_pair b, uint32_t op) \
+{									\
+	switch (op) {							\
+	case RMAD_MINLOC:						\
+		return b.v < a.v || (b.v == a.v && b.i < a.i) ? b : a;	\
+	case RMAD_MAXLOC:						\
+		return b.v > a.v || (b.v == a.v && b.i < a.i) ? b : a;	\
+	case RMAD_REPLACE:						\
+		return b;						\
+	default:							\
+		return a;						\
+	}								\
+}
+
+DEFINE_WIDE_PAIR(dblint, double)
+DEFINE_WIDE_PAIR(longint, long)
+DEFINE_WIDE_PAIR(ldblint, long double)
+_Static_assert(sizeof(struct dblint_pair) == 16 &&
+	       sizeof(struct longint_pair) == 16 &&
+	       sizeof(struct ldblint_pair) == 32, "wide pair sizes");
+
+DEFINE_WIDE(ldbl, long double)
+DEFINE_WIDE(cdbl, double _Complex)
+DEFINE_WIDE(cldbl, long double _Complex)
+DEFINE_WIDE(dblint, struct dblint_pair)
+DEFINE_WIDE(longint, struct longint_pair)
+DEFINE_WIDE(ldblint, struct ldblint_pair)
+
 DEFINE_APPLY(u8, uint8_t, uint8_t, 0)
 DEFINE_APPLY(u16, uint16_t, uint16_t, 0)
 DEFINE_APPLY(u32, uint32_t, uint32_t, 0)
@@ -251,19 +344,21 @@ static const struct dtype {
 				      u64_apply },
 	[RMAD_WCHAR]  = { sizeof(int32_t), OPS_ANY, 0, u32_apply },
 	[RMAD_C_BOOL] = { sizeof(_Bool), OPS_LOGIC | OPS_ANY, 1, u8_apply },
-	/* wider than any lock-free atomic: put and get only */
-	[RMAD_LONG_DOUBLE] = { sizeof(long double), 0, 0, NULL },
+	/* wider than any lock-free atomic: under the accumulate lock */
+	[RMAD_LONG_DOUBLE] = { sizeof(long double), OPS_FLOAT, 0,
+			       ldbl_apply },
 	[RMAD_C_FLOAT_COMPLEX] = { sizeof(float _Complex), OPS_COMPLEX, 0,
 				   cflt_apply },
-	[RMAD_C_DOUBLE_COMPLEX] = { sizeof(double _Complex), 0, 0, NULL },
-	[RMAD_C_LONG_DOUBLE_COMPLEX] = { sizeof(long double _Complex), 0, 0,
-					 NULL },
+	[RMAD_C_DOUBLE_COMPLEX] = { sizeof(double _Complex), OPS_COMPLEX, 0,
+				    cdbl_apply },
+	[RMAD_C_LONG_DOUBLE_COMPLEX] = { sizeof(long double _Complex),
+					 OPS_COMPLEX, 0, cldbl_apply },
 	[RMAD_FLOAT_INT] = { 8, OPS_PAIR, 0, fltint_apply },
-	[RMAD_DOUBLE_INT] = { 16, 0, 0, NULL },
-	[RMAD_LONG_INT] = { 16, 0, 0, NULL },
+	[RMAD_DOUBLE_INT] = { 16, OPS_PAIR, 0, dblint_apply },
+	[RMAD_LONG_INT] = { 16, OPS_PAIR, 0, longint_apply },
 	[RMAD_2INT]   = { 8, OPS_PAIR, 0, twoint_apply },
 	[RMAD_SHORT_INT] = { 8, OPS_PAIR, 0, shortint_apply },
-	[RMAD_LONG_DOUBLE_INT] = { 32, 0, 0, NULL },
+	[RMAD_LONG_DOUBLE_INT] = { 32, OPS_PAIR, 0, ldblint_apply },
 };
 _Static_assert(sizeof(wchar_t) == 4 && sizeof(long double) == 16 &&
 	       sizeof(long) == 8, "the sizes the table assumes (LP64)");
@@ -290,6 +385,11 @@ int rmad_op_check(uint32_t dtype, uint32_t op)
 	if (op < 1 || op > OP_MAX || !(t->ops & OP(op)))
 		return RMAD_ERR_OP;
 	return 0;
+}
+
+int rmad_dtype_wide(uint32_t dtype)
+{
+	return rmad_dtype_size(dtype) > 8;
 }
 
 int rmad_cas_check(uint32_t dtype)

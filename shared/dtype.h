@@ -18,13 +18,17 @@
  * takes LAND, LOR, LXOR and compare_and_swap; C_FLOAT_COMPLEX SUM and
  * PROD; the pair types FLOAT_INT, 2INT and SHORT_INT MINLOC and MAXLOC.
  *
- * Types wider than 8 bytes (LONG_DOUBLE, the double and long double
- * complex types, DOUBLE_INT, LONG_INT, LONG_DOUBLE_INT) move by put and
- * get, but no accumulate takes them yet (RMAD_ERR_OP, even REPLACE):
- * there is no lock-free atomic of their width to keep an element whole
- * against concurrent updaters in other processes.
+ * LONG_DOUBLE takes the FLOAT ops, C_DOUBLE_COMPLEX and
+ * C_LONG_DOUBLE_COMPLEX SUM and PROD, DOUBLE_INT, LONG_INT and
+ * LONG_DOUBLE_INT MINLOC and MAXLOC.  These types are wider than 8 bytes
+ * (rmad_dtype_wide): no lock-free atomic of their width exists, so
+ * rmad_acc_apply updates them with plain loads and stores, and every
+ * caller holds the target member's accumulate lock (acc_lock in its
+ * control page) around it: same-node origins, the member itself and the
+ * agent alike.
  *
- * Synchronization table (same element, any processes sharing the memory):
+ * Synchronization table (same element, any processes sharing the memory;
+ * wide types only under the accumulate lock):
  *   acc_apply || acc_apply : safe, atomic per element (dst aligned)
  *   acc_apply || cas_apply : safe, atomic per element (dst aligned)
  *   cas_apply || cas_apply : safe, atomic (dst aligned)
@@ -49,6 +53,10 @@ size_t rmad_dtype_size(uint32_t dtype);
  * fetch_and_op; RMAD_ERR_TYPE for a bad type id; RMAD_ERR_OP for a bad op
  * id or a forbidden combination. */
 int rmad_op_check(uint32_t dtype, uint32_t op);
+
+/* 1 if an accumulate on dtype must hold the member's accumulate lock
+ * (wider than 8 bytes: rmad_acc_apply is plain, not atomic, for it). */
+int rmad_dtype_wide(uint32_t dtype);
 
 /* 0 if compare_and_swap is allowed on dtype, RMAD_ERR_TYPE otherwise. */
 int rmad_cas_check(uint32_t dtype);

@@ -7,9 +7,14 @@
  * put into a 2-D subarray, a get_accumulate into a strided result, a
  * struct of mixed types, a request-based put with a derived type; and
  * the errors (signature mismatch, uncommitted and freed types, a
- * footprint outside the window), which change nothing.  Each rank
- * prints "rank R: ok" or FAIL lines.
+ * footprint outside the window), which change nothing.  Then the
+ * types wider than 8 bytes, accumulated by every rank into every rank at
+ * once (LONG_DOUBLE and C_DOUBLE_COMPLEX SUM, DOUBLE_INT MINLOC,
+ * LONG_DOUBLE_INT MAXLOC, with atomic reads by get_accumulate NO_OP):
+ * exact totals, so each element stayed whole.  Each rank prints
+ * "rank R: ok" or FAIL lines.
  */
+#include <complex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +27,81 @@
 static int rank, size, fails;
 
 #define SLOTS 256
+
+#define NWIDE	60
+
+/* wide types: bytes 0 LONG_DOUBLE, 16 C_DOUBLE_COMPLEX, 32 DOUBLE_INT,
+ * 64 LONG_DOUBLE_INT of every rank's window */
+static void wide(void)
+{
+	struct { double v; int i; } di = { 100.0 - rank, rank }, dr;
+	struct { long double v; int i; } li = { rank % 2, rank };
+	long double one = 0.5L * (rank + 1), got;
+	double _Complex c = 1.0 + rank * I;
+	unsigned char *b = NULL;
+	rmad_win_t w = RMAD_WIN_NULL;
+	long double want = 0;
+
+	OK(t_win_allocate(128, 1, NULL, RMAD_GROUP_ALL, &b, &w));
+	memset(b, 0, 128);
+	{
+		struct { double v; int i; } d0 = { 1e9, -1 };
+		struct { long double v; int i; } l0 = { -1, -1 };
+
+		memcpy(b + 32, &d0, sizeof(d0));
+		memcpy(b + 64, &l0, sizeof(l0));
+	}
+	OK(rmad_barrier());
+	OK(rmad_win_lock_all(0, w));
+	for (int k = 0; k < NWIDE; k++) {
+		for (int r = 0; r < size; r++) {
+			OK(rmad_accumulate(&one, 1, RMAD_LONG_DOUBLE, r,
+					   T_D(w, r, 0), 1, RMAD_LONG_DOUBLE,
+					   RMAD_SUM, w));
+			OK(rmad_accumulate(&c, 1, RMAD_C_DOUBLE_COMPLEX, r,
+					   T_D(w, r, 16), 1,
+					   RMAD_C_DOUBLE_COMPLEX, RMAD_SUM,
+					   w));
+			OK(rmad_accumulate(&di, 1, RMAD_DOUBLE_INT, r,
+					   T_D(w, r, 32), 1, RMAD_DOUBLE_INT,
+					   RMAD_MINLOC, w));
+			OK(rmad_accumulate(&li, 1, RMAD_LONG_DOUBLE_INT, r,
+					   T_D(w, r, 64), 1,
+					   RMAD_LONG_DOUBLE_INT, RMAD_MAXLOC,
+					   w));
+		}
+		/* an atomic read of a wide element mid-way */
+		OK(rmad_get_accumulate(NULL, 0, RMAD_DOUBLE_INT, &dr, 1,
+				       RMAD_DOUBLE_INT, (rank + 1) % size,
+				       T_D(w, (rank + 1) % size, 32), 1,
+				       RMAD_DOUBLE_INT, RMAD_NO_OP, w));
+		if (k % 10 == 9)
+			OK(rmad_win_flush_all(w));
+	}
+	OK(rmad_win_unlock_all(w));
+	OK(rmad_barrier());
+	for (int r = 0; r < size; r++)
+		want += 0.5L * (r + 1) * NWIDE;
+	memcpy(&got, b, sizeof(got));
+	CHECK(got == want, "LONG_DOUBLE SUM: %Lg, not %Lg", got, want);
+	{
+		double _Complex z;
+		double im = 0;
+
+		for (int r = 0; r < size; r++)
+			im += (double)r * NWIDE;
+		memcpy(&z, b + 16, sizeof(z));
+		CHECK(creal(z) == (double)size * NWIDE && cimag(z) == im,
+		      "C_DOUBLE_COMPLEX SUM: %g%+gi", creal(z), cimag(z));
+	}
+	memcpy(&dr, b + 32, sizeof(dr));
+	CHECK(dr.v == 100.0 - (size - 1) && dr.i == size - 1,
+	      "DOUBLE_INT MINLOC: (%g, %d)", dr.v, dr.i);
+	memcpy(&li, b + 64, sizeof(li));
+	CHECK(li.v == (size > 1 ? 1 : 0) && li.i == (size > 1 ? 1 : 0),
+	      "LONG_DOUBLE_INT MAXLOC: (%Lg, %d)", li.v, li.i);
+	OK(rmad_win_free(&w));
+}
 
 int main(int argc, char **argv)
 {
@@ -235,6 +315,7 @@ int main(int argc, char **argv)
 	rmad_barrier();
 	OK(rmad_win_free(&w));
 out:
+	wide();
 	OK(rmad_finalize());
 	if (!fails)
 		printf("rank %d: ok\n", rank);

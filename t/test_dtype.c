@@ -59,7 +59,7 @@ static int is_float(uint32_t t)
 	return t == RMAD_FLOAT || t == RMAD_DOUBLE;
 }
 
-/* wider than 8 bytes: no accumulate yet (no lock-free atomic) */
+/* wider than 8 bytes: applied under the member's accumulate lock */
 static int is_wide(uint32_t t)
 {
 	return t == RMAD_LONG_DOUBLE || t == RMAD_C_DOUBLE_COMPLEX ||
@@ -67,29 +67,36 @@ static int is_wide(uint32_t t)
 	       t == RMAD_LONG_INT || t == RMAD_LONG_DOUBLE_INT;
 }
 
-static int is_pair8(uint32_t t)
+static int is_pair(uint32_t t)
 {
-	return t == RMAD_FLOAT_INT || t == RMAD_2INT || t == RMAD_SHORT_INT;
+	return t == RMAD_FLOAT_INT || t == RMAD_2INT || t == RMAD_SHORT_INT ||
+	       t == RMAD_DOUBLE_INT || t == RMAD_LONG_INT ||
+	       t == RMAD_LONG_DOUBLE_INT;
+}
+
+static int is_complex(uint32_t t)
+{
+	return t == RMAD_C_FLOAT_COMPLEX || t == RMAD_C_DOUBLE_COMPLEX ||
+	       t == RMAD_C_LONG_DOUBLE_COMPLEX;
 }
 
 static int want_op(uint32_t t, uint32_t op)
 {
 	if (t < 1 || t > 34)
 		return RMAD_ERR_TYPE;
-	if (is_wide(t))
-		return RMAD_ERR_OP;
 	switch (op) {
 	case RMAD_SUM: case RMAD_PROD:
-		return is_cint(t) || is_float(t) ||
-		       t == RMAD_C_FLOAT_COMPLEX ? 0 : RMAD_ERR_OP;
+		return is_cint(t) || is_float(t) || is_complex(t) ||
+		       t == RMAD_LONG_DOUBLE ? 0 : RMAD_ERR_OP;
 	case RMAD_MIN: case RMAD_MAX:
-		return is_cint(t) || is_float(t) ? 0 : RMAD_ERR_OP;
+		return is_cint(t) || is_float(t) ||
+		       t == RMAD_LONG_DOUBLE ? 0 : RMAD_ERR_OP;
 	case RMAD_BAND: case RMAD_BOR: case RMAD_BXOR:
 		return is_cint(t) || t == RMAD_BYTE ? 0 : RMAD_ERR_OP;
 	case RMAD_LAND: case RMAD_LOR: case RMAD_LXOR:
 		return is_cint(t) || t == RMAD_C_BOOL ? 0 : RMAD_ERR_OP;
 	case RMAD_MINLOC: case RMAD_MAXLOC:
-		return is_pair8(t) ? 0 : RMAD_ERR_OP;
+		return is_pair(t) ? 0 : RMAD_ERR_OP;
 	case RMAD_REPLACE: case RMAD_NO_OP:
 		return 0;
 	default:
@@ -376,6 +383,53 @@ static void check_spots(void)
 		ok(d.v == 2.5f && d.i == 7 && e.v == 7 && e.i == 0,
 		   "FLOAT_INT and SHORT_INT MAXLOC");
 	}
+	/* the wide types (plain, under the caller's accumulate lock) */
+	{
+		int agree = 1;
+
+		for (uint32_t t = 0; t <= 35; t++)
+			agree &= rmad_dtype_wide(t) == is_wide(t);
+		ok(agree, "rmad_dtype_wide: exactly the types over 8 bytes");
+	}
+	{
+		long double a[2] = { 1.5L, -2.0L }, b[2] = { 0.25L, 3.0L },
+			    r[2] = { 0, 0 };
+
+		rmad_acc_apply(a, b, r, RMAD_LONG_DOUBLE, RMAD_SUM, 2);
+		ok(a[0] == 1.75L && a[1] == 1.0L && r[0] == 1.5L &&
+		   r[1] == -2.0L, "LONG_DOUBLE SUM, old values fetched");
+		rmad_acc_apply(a, b, NULL, RMAD_LONG_DOUBLE, RMAD_MAX, 2);
+		ok(a[0] == 1.75L && a[1] == 3.0L, "LONG_DOUBLE MAX");
+	}
+	{
+		double _Complex a = 1.0 + 2.0 * I, b = 3.0 - 1.0 * I;
+		long double _Complex c = 2.0L + 1.0L * I, d = 2.0L - 1.0L * I;
+
+		rmad_acc_apply(&a, &b, NULL, RMAD_C_DOUBLE_COMPLEX, RMAD_PROD,
+			       1);
+		rmad_acc_apply(&c, &d, NULL, RMAD_C_LONG_DOUBLE_COMPLEX,
+			       RMAD_SUM, 1);
+		ok(creal(a) == 5.0 && cimag(a) == 5.0 && creall(c) == 4.0L &&
+		   cimagl(c) == 0.0L,
+		   "C_DOUBLE_COMPLEX PROD, C_LONG_DOUBLE_COMPLEX SUM");
+	}
+	{
+		struct { double v; int i; } d[2] = { { 5, 2 }, { 5, 2 } },
+			s[2] = { { 4, 9 }, { 5, 1 } };
+		struct { long v; int i; } e = { 7, 3 }, t = { 9, 4 };
+		struct { long double v; int i; } f = { 1, 5 }, u = { 1, 2 },
+			fr = { 0, 0 };
+
+		rmad_acc_apply(d, s, NULL, RMAD_DOUBLE_INT, RMAD_MINLOC, 2);
+		rmad_acc_apply(&e, &t, NULL, RMAD_LONG_INT, RMAD_MAXLOC, 1);
+		rmad_acc_apply(&f, &u, &fr, RMAD_LONG_DOUBLE_INT, RMAD_MINLOC,
+			       1);
+		ok(d[0].v == 4 && d[0].i == 9 && d[1].v == 5 && d[1].i == 1 &&
+		   e.v == 9 && e.i == 4 && f.v == 1 && f.i == 2 &&
+		   fr.v == 1 && fr.i == 5,
+		   "DOUBLE_INT MINLOC, LONG_INT MAXLOC, LONG_DOUBLE_INT "
+		   "MINLOC on a tie, with the old value fetched");
+	}
 }
 
 /* Calls the precondition forbids must change nothing and not crash. */
@@ -390,7 +444,7 @@ static void check_refused(void)
 	rmad_acc_apply(d, s, r, RMAD_INT32, 15, 2);
 	rmad_acc_apply(d, s, r, 0, RMAD_SUM, 2);
 	rmad_acc_apply(d, s, r, 35, RMAD_SUM, 2);
-	rmad_acc_apply(d, s, r, RMAD_DOUBLE_INT, RMAD_REPLACE, 1);
+	rmad_acc_apply(d, s, r, RMAD_DOUBLE_INT, RMAD_SUM, 1);
 	rmad_acc_apply(d, s, r, 99, RMAD_REPLACE, 2);
 	rmad_acc_apply(d, NULL, r, RMAD_INT32, RMAD_SUM, 2);
 	rmad_acc_apply(&c, &cs, &cr, RMAD_CHAR, RMAD_SUM, 1);
