@@ -39,6 +39,8 @@ typedef MPI_Datatype btype_t;
 #define B_BYTE MPI_BYTE
 #define B_UINT8 MPI_UINT8_T
 #define B_INT64 MPI_INT64_T
+#define B_DOUBLE MPI_DOUBLE
+typedef MPI_Request breq_t;
 
 static int b_init(int *argc, char ***argv)
 {
@@ -195,6 +197,34 @@ static int b_vacc(const void *b, int n, btype_t vt, int r, bwin_t w)
 			      MPI_SUM, w);
 }
 
+/* halo and overlap rows: a put with two types, an (n+2)^2 grid's column
+ * col of rows 1..n, a request-based get and its wait */
+static int b_xput(const void *b, int oc, btype_t ot, int r, size_t d,
+		  int tc, btype_t tt, bwin_t w)
+{
+	return MPI_Put(b, oc, ot, r, D(w, r, d), tc, tt, w);
+}
+
+static int b_column(int n, int col, btype_t *t)
+{
+	int sizes[2] = { n + 2, n + 2 }, sub[2] = { n, 1 }, st[2] = { 1, col };
+	int rc = MPI_Type_create_subarray(2, sizes, sub, st, MPI_ORDER_C,
+					  MPI_DOUBLE, t);
+
+	return rc ? rc : MPI_Type_commit(t);
+}
+
+static int b_rget(void *b, int n, btype_t t, int r, size_t d, bwin_t w,
+		  breq_t *q)
+{
+	return MPI_Rget(b, n, t, r, D(w, r, d), n, t, w, q);
+}
+
+static int b_req_wait(breq_t *q)
+{
+	return MPI_Wait(q, MPI_STATUS_IGNORE);
+}
+
 static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,
 		  bwin_t w)
 {
@@ -345,6 +375,8 @@ typedef rmad_datatype_t btype_t;
 #define B_BYTE RMAD_BYTE
 #define B_UINT8 RMAD_UINT8
 #define B_INT64 RMAD_INT64
+#define B_DOUBLE RMAD_DOUBLE
+typedef rmad_request_t breq_t;
 
 static int b_init(int *argc, char ***argv)
 {
@@ -521,6 +553,34 @@ static int b_vacc(const void *b, int n, btype_t vt, int r, bwin_t w)
 {
 	return rmad_accumulate(b, n, RMAD_INT64, r, D(w, r, 0), 1, vt,
 			       RMAD_SUM, w);
+}
+
+/* halo and overlap rows: a put with two types, an (n+2)^2 grid's column
+ * col of rows 1..n, a request-based get and its wait */
+static int b_xput(const void *b, int oc, btype_t ot, int r, size_t d,
+		  int tc, btype_t tt, bwin_t w)
+{
+	return rmad_put(b, oc, ot, r, D(w, r, d), tc, tt, w);
+}
+
+static int b_column(int n, int col, btype_t *t)
+{
+	int sizes[2] = { n + 2, n + 2 }, sub[2] = { n, 1 }, st[2] = { 1, col };
+	int rc = rmad_type_create_subarray(2, sizes, sub, st, RMAD_ORDER_C,
+					   RMAD_DOUBLE, t);
+
+	return rc ? rc : rmad_type_commit(t);
+}
+
+static int b_rget(void *b, int n, btype_t t, int r, size_t d, bwin_t w,
+		  breq_t *q)
+{
+	return rmad_rget(b, n, t, r, D(w, r, d), n, t, w, q);
+}
+
+static int b_req_wait(breq_t *q)
+{
+	return rmad_wait(q);
 }
 
 static int b_gacc(const void *b, void *res, int n, btype_t t, int r, size_t d,

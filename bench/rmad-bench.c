@@ -43,11 +43,13 @@
 #define MAX_TS 16
 
 enum { T_PUT, T_GET, T_ACC, T_GACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_MR_1,
-	T_MR_ALL, T_POST, T_ASYNC, T_VPUT, T_VGET, T_VACC, T_MEM, T_NTESTS };
+	T_MR_ALL, T_POST, T_ASYNC, T_VPUT, T_VGET, T_VACC, T_HALO, T_OVERLAP,
+	T_MEM, T_NTESTS };
 
 static const char *const test_names[T_NTESTS] = {
 	"put", "get", "acc", "gacc", "fop", "cas", "put_bw", "get_bw", "mr_1",
-	"mr_all", "post", "async", "vput", "vget", "vacc", "mem"
+	"mr_all", "post", "async", "vput", "vget", "vacc", "halo", "overlap",
+	"mem"
 };
 
 #define MEM_WIN_SIZE 4096	/* bytes per rank of the mem test's window */
@@ -74,6 +76,7 @@ static int rank, nranks, origin, target;
 static struct binfo info;
 static bwin_t win;
 static unsigned char *wbase;	/* window: data region, then acc region */
+static size_t win_bytes;	/* its size */
 static unsigned char *sbuf, *rbuf, *cbuf;	/* origin buffers */
 static double *samples;
 static int nfail;
@@ -94,9 +97,10 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: " PROG_NAME " [options]   (run with 2 or more ranks)\n"
 "  -t, --tests LIST     comma list of put,get,acc,gacc,fop,cas,put_bw,\n"
-"                       get_bw,mr_1,mr_all,post,async,vput,vget,vacc,mem\n"
-"                       or the groups lat,bw,mr,strided (vput,vget,vacc),\n"
-"                       all (default; all leaves out strided and mem)\n"
+"                       get_bw,mr_1,mr_all,post,async,vput,vget,vacc,halo,\n"
+"                       overlap,mem or the groups lat,bw,mr,strided (vput,\n"
+"                       vget,vacc), apps (halo,overlap), all (default;\n"
+"                       all leaves out strided, apps and mem)\n"
 "  -m, --mode LIST      sync modes: lock (an epoch per op), flush (op +\n"
 "                       flush in one lock_all), fence (op + fence, every\n"
 "                       rank fencing), pscw (target: post + wait, origin:\n"
@@ -150,7 +154,7 @@ static int set_test(const char *name)
 	} groups[] = {
 		{ "lat", T_PUT, T_CAS }, { "bw", T_PUT_BW, T_GET_BW },
 		{ "mr", T_MR_1, T_MR_ALL }, { "all", 0, T_ASYNC },
-		{ "strided", T_VPUT, T_VACC },
+		{ "strided", T_VPUT, T_VACC }, { "apps", T_HALO, T_OVERLAP },
 	};
 
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
@@ -691,6 +695,7 @@ static int window_origin(int t, size_t size, struct row *r)
 }
 
 #include "bench_async.h"
+#include "bench_halo.h"
 
 /* ------------------------------------------------------------ memory */
 
@@ -901,6 +906,21 @@ static int run_all(void)
 		for (int s = 0; opt.tests[t] && s < opt.nsizes && !rc; s++)
 			if (opt.sizes[s] >= 8)
 				rc = origin_row(t, "flush", opt.sizes[s]);
+	for (int s = 0; opt.tests[T_HALO] && s < opt.nsizes && !rc; s++) {
+		struct row r = { .test = "halo", .mode = "fence",
+				 .size = opt.sizes[s], .t_us = -1, .ok = 1 };
+		struct meter m;
+
+		if (opt.sizes[s] < 8 || (opt.sizes[s] / 8 + 2) *
+		    (opt.sizes[s] / 8 + 2) * 8 > win_bytes)
+			continue;	/* the grid must fit the window */
+		rc = row_begin(&m);
+		if (!rc)
+			halo_row(opt.sizes[s], &r);	/* every rank */
+		rc = rc ? rc : row_end(&m, &r);
+	}
+	for (int s = 0; opt.tests[T_OVERLAP] && s < opt.nsizes && !rc; s++)
+		rc = overlap_rows(opt.sizes[s]);
 	for (int k = 0; opt.tests[T_ASYNC] && k < opt.nts && !rc; k++)
 		for (int m = 0; m < NMODES && !rc; m++) {
 			struct row r = { .test = "async", .mode = mode_names[m],
@@ -974,6 +994,7 @@ int main(int argc, char **argv)
 	rc = !samples ? -1 : b_info(&info);
 	rc = rc ? rc : b_ctl_init();
 	rc = rc ? rc : b_win_alloc(wsize, &wbase, &win);
+	win_bytes = wsize;
 	rc = rc ? rc : b_alloc_mem(bsize, &sbuf);
 	rc = rc ? rc : b_alloc_mem(bsize, &rbuf);
 	rc = rc ? rc : b_alloc_mem(bsize, &cbuf);

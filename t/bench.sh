@@ -6,7 +6,7 @@
 # checked for shape.  No number is judged here: benchmarks never fail
 # on a number.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 15
+plan 16
 rb="$top_builddir/rmad-bench"
 # rows of a --quick run: 4 sizes x 2 modes x 4 ops, fop and cas x 2
 # modes, 2 bandwidth tests x 2 sizes, mr_1, mr_all, post, 2 T x 2 modes
@@ -59,6 +59,17 @@ out=$(run_bounded 90 "$RMAD_RUN" -q --timeout 80 --vnodes 2 \
 n=$(echo "$out" | grep -cE '^v(put|get|acc) .* ok$')
 [ "$n" -eq 6 ] && ! echo "$out" | grep -q FAIL
 ok $? "-t strided, tcp;ofi_rxm, 2 vnodes: $n of 6 rows checked their data"
+[ "$n" -eq 6 ] || diag "$out"
+
+# -t apps: the halo exchange (every rank fences) and the rget overlap
+# rows, 3 ranks over tcp;ofi_rxm (2 halo rows, 2 x 2 overlap rows)
+out=$(run_bounded 90 "$RMAD_RUN" -q --timeout 80 --vnodes 2 \
+	--provider 'tcp;ofi_rxm' -np 3 "$rb" --quick -t apps -s 8,512 \
+	--timeout 75 2>&1)
+n=$(echo "$out" | grep -cE '^(halo|overlap) .* ok$')
+[ "$n" -eq 6 ] && ! echo "$out" | grep -q FAIL &&
+	[ "$(echo "$out" | grep -c '^# overlap .* hidden$')" -eq 2 ]
+ok $? "-t apps, tcp;ofi_rxm, 2 vnodes, 3 ranks: $n of 6 rows checked their data"
 [ "$n" -eq 6 ] || diag "$out"
 
 # -w: created and dynamic windows across 2 vnodes, shared on one node
