@@ -14,14 +14,12 @@
  * with the regions attached, up to RMAD_DYN_MAX per member, never with
  * the origins.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "agent.h"
-#include "mem.h"
 #include "windows.h"
+#include "winmem.h"
 #include "dynwin.h"
 #include "log.h"
 #include "rmad_abi.h"
@@ -72,22 +70,6 @@ static void publish(struct win_local *l)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-static int reachable(struct agent *a, uint32_t c, uint64_t addr,
-		     uint64_t size)
-{
-	struct agent_client *ac = &a->cl[c];
-	uint8_t b;
-	struct iovec lv = { &b, 1 }, rv = { (void *)(uintptr_t)addr, 1 };
-
-	if (agent_mem_lookup(a, c, addr, size))
-		return 0;
-	if (!a->p.cma || ac->staged)
-		return RMAD_ERR_PERM;
-	if (process_vm_readv(ac->pid, &lv, 1, &rv, 1, 0) == 1)
-		return 0;
-	return errno == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;
-}
-
 static int attach(struct agent *a, uint32_t c, struct win_local *l,
 		  uint64_t addr, uint64_t size)
 {
@@ -102,14 +84,9 @@ static int attach(struct agent *a, uint32_t c, struct win_local *l,
 	i = lower(l, addr);
 	if (i < l->nreg && l->reg[i].addr < addr + size)
 		return RMAD_ERR_ARG;	/* overlaps an attached region */
-	err = reachable(a, c, addr, size);
-	if (err) {
-		rmad_warn("client %u (rank %d): cannot attach %#llx: %s", c,
-			  l->rank, (unsigned long long)addr,
-			  err == RMAD_ERR_PERM ? "its memory cannot be "
-			  "reached in place" : "not readable");
-		return err;
-	}
+	err = winmem_check(a, c, addr, size, RMAD_WIN_CTL_SIZE);
+	if (err)
+		return err;	/* (logged) */
 	r = realloc(l->reg, sizeof(*r) * (l->nreg + 1));
 	if (!r)
 		return RMAD_ERR_NOMEM;

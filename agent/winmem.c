@@ -44,17 +44,18 @@ int winmem_check(struct agent *a, uint32_t c, uint64_t addr, uint64_t size,
 	if (!size || agent_mem_lookup(a, c, addr, size))
 		return 0;
 	if (!a->p.cma || ac->staged) {
-		rmad_warn("client %u (rank %d): a window over its own memory "
-			  "needs process_vm_readv/writev, which %s; the "
-			  "window is refused (use rmad_alloc_mem memory)", c,
-			  ac->rank, !a->p.cma ? "the cma setting turns off" :
+		rmad_warn("client %u (rank %d): its memory at %#llx needs "
+			  "process_vm_readv/writev, which %s; refused (use "
+			  "rmad_alloc_mem memory)", c, ac->rank,
+			  (unsigned long long)addr,
+			  !a->p.cma ? "the cma setting turns off" :
 			  "its kernel refuses us");
 		return RMAD_ERR_PERM;
 	}
 	if (process_vm_readv(ac->pid, &lv, 1, &rv, 1, 0) != 1) {
 		int e = errno;
 
-		rmad_warn("client %u (rank %d): cannot read its window at "
+		rmad_warn("client %u (rank %d): cannot read its memory at "
 			  "%#llx: %s", c, ac->rank,
 			  (unsigned long long)addr, strerror(e));
 		return e == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;

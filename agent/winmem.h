@@ -11,9 +11,10 @@
 #include "agent.h"
 
 /*
- * Client c's window memory [addr, addr + size), its control memfd of
- * ctl_size bytes: 0; RMAD_ERR_PERM (logged) when we cannot reach it in
- * place; RMAD_ERR_ARG for a bad request.
+ * Client c's window memory [addr, addr + size) (a created window's, with
+ * its control memfd of ctl_size bytes, or a region it attaches): 0;
+ * RMAD_ERR_PERM (logged) when we cannot reach it in place; RMAD_ERR_ARG
+ * for a bad request or unreadable memory.
  */
 int winmem_check(struct agent *a, uint32_t c, uint64_t addr, uint64_t size,
 		 int64_t ctl_size);

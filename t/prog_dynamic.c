@@ -43,25 +43,6 @@ static void spin_ms(double ms)
 		;
 }
 
-/* every rank's value of *mine, in all[] (through an allocated window) */
-static void allgather(uint64_t mine, uint64_t *all)
-{
-	uint64_t *b = NULL;
-	rmad_win_t w = RMAD_WIN_NULL;
-
-	OK(rmad_win_allocate((size_t)size * 8, 8, NULL, RMAD_GROUP_ALL, &b,
-			     &w));
-	OK(rmad_win_lock_all(0, w));
-	for (int t = 0; t < size; t++)
-		OK(rmad_put(&mine, 1, RMAD_UINT64, t, (size_t)rank, 1,
-			    RMAD_UINT64, w));
-	OK(rmad_win_unlock_all(w));
-	OK(rmad_barrier());
-	memcpy(all, b, (size_t)size * 8);
-	OK(rmad_barrier());
-	OK(rmad_win_free(&w));
-}
-
 /* an op that must fail with RMAD_ERR_DISP, at the call or the unlock */
 static int put_fails(rmad_win_t w, int t, uint64_t addr)
 {
@@ -100,7 +81,7 @@ static void basics(void)
 	CHECK(a == (size_t)(uintptr_t)mem, "rmad_get_address");
 	for (int i = 0; i < SLOTS; i++)
 		mem[i] = -1;
-	allgather(a, addr);
+	OK(t_gather((void *)(uintptr_t)a, addr));
 
 	/* put to every rank, get back */
 	v = 1000 * (rank + 1);
@@ -180,7 +161,7 @@ static void basics(void)
 		OK(rmad_win_attach(w, small[i], 8));
 	}
 	OK(rmad_get_address(small[NSMALL / 2], &a));
-	allgather(a, saddr);
+	OK(t_gather((void *)(uintptr_t)a, saddr));
 	OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, right, 0, w));
 	v = 77 + rank;
 	OK(rmad_put(&v, 1, RMAD_INT64, right, saddr[right], 1, RMAD_INT64,
@@ -193,7 +174,7 @@ static void basics(void)
 	/* past the end of a region; a detached region */
 	OK(rmad_get_address(detached, &a));
 	OK(rmad_win_attach(w, detached, 8 * sizeof(int64_t)));
-	allgather(a, daddr);
+	OK(t_gather((void *)(uintptr_t)a, daddr));
 	for (int i = 0; i < 8; i++)
 		detached[i] = 5;
 	OK(rmad_win_detach(w, detached));
@@ -254,7 +235,7 @@ static void async(double ms)
 	OK(rmad_win_create_dynamic(NULL, RMAD_GROUP_ALL, &w));
 	OK(rmad_win_attach(w, mem, SLOTS * sizeof(int64_t)));
 	OK(rmad_get_address(mem, &a));
-	allgather(a, addr);
+	OK(t_gather((void *)(uintptr_t)a, addr));
 	OK(rmad_barrier());
 	if (rank == 0) {
 		spin_ms(ms);
