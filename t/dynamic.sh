@@ -29,9 +29,5 @@ for prov in shm 'tcp;ofi_rxm'; do
 		-np 4 "$pd" 3000 2>&1)
 	ranks_ok "$prov, 2 vnodes, target computes 3 s" 4 "$out" $?
 done
-# (the embedded agents exit idle_exit_ms after their last client)
-wait_for '[ -z "$(leftovers)" ]' 10
-left=$(leftovers)
-[ -z "$left" ]
-ok $? "nothing of rmad's left: no process, run directory or shm region ($left)"
+ok_clean
 done_testing

@@ -38,9 +38,5 @@ dead "shm, 2 vnodes, rank 1 killed (same node as rank 0)" 4 "$out"
 out=$(run_bounded 90 "$RMAD_RUN" -q --vnodes 2 --provider 'tcp;ofi_rxm' \
 	-np 4 "$pf" die 2 2>&1)
 dead "tcp;ofi_rxm, 2 vnodes, rank 2 killed (other vnode)" 4 "$out"
-# (the embedded agents exit idle_exit_ms after their last client)
-wait_for '[ -z "$(leftovers)" ]' 10
-left=$(leftovers)
-[ -z "$left" ]
-ok $? "nothing of rmad's left: no process, run directory or shm region ($left)"
+ok_clean
 done_testing

@@ -96,6 +96,16 @@ ranks_ok() {
 	[ "$n" -eq "$np" ] || diag "$out"
 }
 
+# ok_clean: one point, passed when nothing of rmad's is left (the
+# embedded agents get 10 s to exit idle_exit_ms after their last client)
+ok_clean() {
+	local left
+	wait_for '[ -z "$(leftovers)" ]' 10
+	left=$(leftovers)
+	[ -z "$left" ]
+	ok $? "nothing of rmad's left: no process, run directory or shm region ($left)"
+}
+
 leftovers() {
 	local f p out="" d
 	for f in /proc/[0-9]*/environ; do

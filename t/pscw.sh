@@ -40,8 +40,5 @@ dead "1 node, rank 1 killed" "$out"
 out=$(run_bounded 90 "$RMAD_RUN" -q --vnodes 2 --provider 'tcp;ofi_rxm' \
 	-np 4 "$pp" die 2 2>&1)
 dead "tcp;ofi_rxm, 2 vnodes, rank 2 killed (other vnode)" "$out"
-wait_for '[ -z "$(leftovers)" ]' 10
-left=$(leftovers)
-[ -z "$left" ]
-ok $? "nothing of rmad's left: no process, run directory or shm region ($left)"
+ok_clean
 done_testing

@@ -18,8 +18,5 @@ for prov in shm 'tcp;ofi_rxm'; do
 		-np 5 "$ps" 2>&1)
 	ranks_ok "$prov, 2 vnodes, 5 ranks" 5 "$out" $? ": ok ("
 done
-wait_for '[ -z "$(leftovers)" ]' 10
-left=$(leftovers)
-[ -z "$left" ]
-ok $? "nothing of rmad's left: no process, run directory or shm region ($left)"
+ok_clean
 done_testing

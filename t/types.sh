@@ -19,8 +19,5 @@ done
 out=$(RMAD_T_FLAVOR=create run_bounded 120 "$RMAD_RUN" -q --vnodes 2 \
 	--provider 'tcp;ofi_rxm' -np 4 "$pt" 2>&1)
 ranks_ok "created windows, tcp;ofi_rxm, 2 vnodes, 4 ranks" 4 "$out" $?
-wait_for '[ -z "$(leftovers)" ]' 10
-left=$(leftovers)
-[ -z "$left" ]
-ok $? "nothing of rmad's left: no process, run directory or shm region ($left)"
+ok_clean
 done_testing
