@@ -282,6 +282,8 @@ struct win_local {
 					 * created */
 	void *data;			/* the window there, unless created */
 	size_t map_len;
+	int acc_stuck;			/* its acc_lock was held too long
+					 * (rma_xfer.c acc_lock) */
 	int status;			/* 0, or why it cannot take part
 					 * (winmem.c): the window fails */
 	int created;			/* rmad_win_create: the window is the

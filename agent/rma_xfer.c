@@ -98,10 +98,12 @@ int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
  * accumulates of a created window and those on types wider than 8 bytes
  * on any window: the agent holds it for one operation's read, combine
  * and write back.  A client holds it as briefly; one that died holding it
- * is passed over, and one that keeps it for ACC_LOCK_NS fails the op
- * rather than stall the agent.
+ * is passed over.  One that keeps it for ACC_LOCK_NS fails the op rather
+ * than stall the agent, and the member is marked (acc_stuck): its next
+ * ops fail at once while the word stays held, so a client that keeps the
+ * word costs the node's agent ACC_LOCK_NS once, not per op.
  */
-#define ACC_LOCK_NS	(1000ull * 1000 * 1000)
+#define ACC_LOCK_NS	(10ull * 1000 * 1000)
 
 int acc_lock(struct agent *a, struct win_local *l)
 {
@@ -114,8 +116,14 @@ int acc_lock(struct agent *a, struct win_local *l)
 		if (__atomic_compare_exchange_n(&ctl->acc_lock, &v,
 						RMAD_ACC_AGENT, 0,
 						__ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
+						__ATOMIC_RELAXED)) {
+			l->acc_stuck = 0;
 			return 0;
+		}
+		if (l->acc_stuck && v != RMAD_ACC_AGENT &&
+		    !(v - 1 < (uint32_t)a->p.max_clients &&
+		      !a->cl[v - 1].registered))
+			return RMAD_ERR_SYNC;	/* still held: no wait */
 		if (v != RMAD_ACC_AGENT && v - 1 < (uint32_t)a->p.max_clients &&
 		    !a->cl[v - 1].registered) {
 			/* its holder is gone */
@@ -129,8 +137,10 @@ int acc_lock(struct agent *a, struct win_local *l)
 		else if (n > 64 && !(n & 63) &&
 			 rmad_now_ns() - t0 > ACC_LOCK_NS) {
 			rmad_warn("rank %d's window: its accumulate lock is "
-				  "held by %#x for over a second; op refused",
-				  l->rank, v);
+				  "held by %#x for over %llu ms; ops refused "
+				  "while it stays held", l->rank, v,
+				  ACC_LOCK_NS / 1000000);
+			l->acc_stuck = 1;
 			return RMAD_ERR_SYNC;
 		}
 		sched_yield();
