@@ -103,7 +103,7 @@ int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
  * ops fail at once while the word stays held, so a client that keeps the
  * word costs the node's agent ACC_LOCK_NS once, not per op.
  */
-#define ACC_LOCK_NS	(10ull * 1000 * 1000)
+#define ACC_LOCK_NS	(100ull * 1000 * 1000)
 
 int acc_lock(struct agent *a, struct win_local *l)
 {
