@@ -31,17 +31,11 @@
 
 static int rank, size, fails;
 
+#include "prog_async.h"
+
 #define SLOTS	64
 #define NFETCH	200
 #define NSMALL	64
-
-static void spin_ms(double ms)
-{
-	double t0 = rmad_wtime();
-
-	while ((rmad_wtime() - t0) * 1e3 < ms)
-		;
-}
 
 /* an op that must fail with RMAD_ERR_DISP, at the call or the unlock */
 static int put_fails(rmad_win_t w, int t, uint64_t addr)
@@ -226,45 +220,16 @@ static void basics(void)
 
 static void async(double ms)
 {
-	int64_t *mem = calloc(SLOTS, sizeof(int64_t)), v = rank, got = -1;
+	int64_t *mem = calloc(SLOTS, sizeof(int64_t));
 	uint64_t *addr = calloc((size_t)size, 8);
 	rmad_win_t w = RMAD_WIN_NULL;
 	size_t a;
-	double t0, dt;
 
 	OK(rmad_win_create_dynamic(NULL, RMAD_GROUP_ALL, &w));
 	OK(rmad_win_attach(w, mem, SLOTS * sizeof(int64_t)));
 	OK(rmad_get_address(mem, &a));
 	OK(t_gather((void *)(uintptr_t)a, addr));
-	OK(rmad_barrier());
-	if (rank == 0) {
-		spin_ms(ms);
-	} else {
-		t0 = rmad_wtime();
-		for (int i = 0; i < 20; i++) {
-			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 0, 0, w));
-			OK(rmad_put(&v, 1, RMAD_INT64, 0, addr[0] + 8u * rank,
-				    1, RMAD_INT64, w));
-			OK(rmad_get(&got, 1, RMAD_INT64, 0,
-				    addr[0] + 8u * rank, 1, RMAD_INT64, w));
-			OK(rmad_win_unlock(0, w));
-		}
-		dt = (rmad_wtime() - t0) * 1e3;
-		CHECK(got == rank, "got %lld back", (long long)got);
-		CHECK(dt < ms / 2, "20 epochs on a computing target took "
-		      "%.1f ms of its %.0f", dt, ms);
-		if (!fails)
-			printf("rank %d: ok: 20 epochs in %.1f ms while the "
-			       "target computed %.0f ms\n", rank, dt, ms);
-	}
-	OK(rmad_barrier());
-	if (rank == 0) {
-		for (int r = 1; r < size; r++)
-			CHECK(mem[r] == r, "slot %d: %lld", r,
-			      (long long)mem[r]);
-		if (!fails)
-			printf("rank 0: ok: computed %.0f ms\n", ms);
-	}
+	t_async_epochs(w, mem, ms, addr[0], 8);
 	OK(rmad_win_detach(w, mem));
 	OK(rmad_win_free(&w));
 	free(mem);

@@ -38,18 +38,12 @@
 
 static int rank, size, fails;
 
+#include "prog_async.h"
+
 #define SLOTS	64
 #define NFETCH	300
 
 static int64_t static_mem[SLOTS];
-
-static void spin_ms(double ms)
-{
-	double t0 = rmad_wtime();
-
-	while ((rmad_wtime() - t0) * 1e3 < ms)
-		;
-}
 
 /* put and get under lock_all, a fence ring and a PSCW round on win */
 static void exercise(const char *kind, int64_t *mem, rmad_win_t w)
@@ -245,41 +239,12 @@ static void edges(void)
 /* rank 0 computes; the others' epochs on its window finish meanwhile */
 static void async(double ms)
 {
-	int64_t *mem = calloc(SLOTS, sizeof(int64_t)), v = rank, got = -1;
+	int64_t *mem = calloc(SLOTS, sizeof(int64_t));
 	rmad_win_t w = RMAD_WIN_NULL;
-	double t0, dt;
 
 	OK(rmad_win_create(mem, SLOTS * sizeof(int64_t), sizeof(int64_t),
 			   NULL, RMAD_GROUP_ALL, &w));
-	OK(rmad_barrier());
-	if (rank == 0) {
-		spin_ms(ms);
-	} else {
-		t0 = rmad_wtime();
-		for (int i = 0; i < 20; i++) {
-			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 0, 0, w));
-			OK(rmad_put(&v, 1, RMAD_INT64, 0, (size_t)rank, 1,
-				    RMAD_INT64, w));
-			OK(rmad_get(&got, 1, RMAD_INT64, 0, (size_t)rank, 1,
-				    RMAD_INT64, w));
-			OK(rmad_win_unlock(0, w));
-		}
-		dt = (rmad_wtime() - t0) * 1e3;
-		CHECK(got == rank, "got %lld back", (long long)got);
-		CHECK(dt < ms / 2, "20 epochs on a computing target took "
-		      "%.1f ms of its %.0f", dt, ms);
-		if (!fails)
-			printf("rank %d: ok: 20 epochs in %.1f ms while the "
-			       "target computed %.0f ms\n", rank, dt, ms);
-	}
-	OK(rmad_barrier());
-	if (rank == 0) {
-		for (int r = 1; r < size; r++)
-			CHECK(mem[r] == r, "slot %d: %lld", r,
-			      (long long)mem[r]);
-		if (!fails)
-			printf("rank 0: ok: computed %.0f ms\n", ms);
-	}
+	t_async_epochs(w, mem, ms, 0, 1);
 	OK(rmad_win_free(&w));
 	free(mem);
 }
