@@ -22,13 +22,7 @@ static const char *const bw_names[] = { "allocate", "create", "dynamic",
 					"shared" };
 static int b_flavor;
 
-#define BW_MAX 4
-static struct bw_slot {
-	int used;
-	void *user;		/* create, dynamic: our memory */
-	uint64_t *tbase;	/* dynamic: every rank's address */
-} bw_slots[BW_MAX];
-/* ------------------------------------------------------------ backends */
+/* ------------------------------------------------------------ types */
 #ifdef BENCH_MPI
 #include <mpi.h>
 
@@ -41,6 +35,77 @@ typedef MPI_Datatype btype_t;
 #define B_INT64 MPI_INT64_T
 #define B_DOUBLE MPI_DOUBLE
 typedef MPI_Request breq_t;
+#else /* librmad */
+#include <rmad.h>
+
+#define IMPL_NAME "rmad"
+#define PROG_NAME "rmad-bench"
+typedef rmad_win_t bwin_t;
+typedef rmad_datatype_t btype_t;
+#define B_BYTE RMAD_BYTE
+#define B_UINT8 RMAD_UINT8
+#define B_INT64 RMAD_INT64
+#define B_DOUBLE RMAD_DOUBLE
+typedef rmad_request_t breq_t;
+#endif
+
+#define BW_MAX 4
+static struct bw_slot {
+	int used;
+	bwin_t w;
+	void *user;		/* create, dynamic: our memory */
+	uint64_t *tbase;	/* dynamic: every rank's address */
+} bw_slots[BW_MAX];
+
+static struct bw_slot *bw_of(bwin_t w)
+{
+	for (int i = 0; i < BW_MAX; i++)
+		if (bw_slots[i].used && bw_slots[i].w == w)
+			return &bw_slots[i];
+	return NULL;
+}
+
+/* a displacement on target r of w: its address in a dynamic window */
+static uint64_t bw_disp(bwin_t w, int r, size_t d)
+{
+	struct bw_slot *s = b_flavor == BW_DYNAMIC ? bw_of(w) : NULL;
+
+	return s && s->tbase ? s->tbase[r] + d : d;
+}
+
+/* a free slot holding size zeroed page-aligned bytes (and, dynamic, an
+ * address table of nranks entries), or NULL */
+static struct bw_slot *bw_take(size_t size, int nranks)
+{
+	struct bw_slot *s = NULL;
+
+	for (int i = 0; i < BW_MAX && !s; i++)
+		if (!bw_slots[i].used)
+			s = &bw_slots[i];
+	if (!s || posix_memalign(&s->user, 4096, size ? size : 1))
+		return NULL;
+	memset(s->user, 0, size);
+	s->tbase = b_flavor == BW_DYNAMIC ?
+		   calloc((size_t)nranks, sizeof(uint64_t)) : NULL;
+	if (b_flavor == BW_DYNAMIC && !s->tbase) {
+		free(s->user);
+		s->user = NULL;
+		return NULL;
+	}
+	return s;
+}
+
+/* the window is made (used) or failed; or it is freed: drop the slot */
+static void bw_drop(struct bw_slot *s)
+{
+	if (!s)
+		return;
+	free(s->user);
+	free(s->tbase);
+	memset(s, 0, sizeof(*s));
+}
+/* ------------------------------------------------------------ backends */
+#ifdef BENCH_MPI
 
 static int b_init(int *argc, char ***argv)
 {
@@ -73,27 +138,14 @@ static void b_free_mem(void *p)
 	MPI_Free_mem(p);
 }
 
-static bwin_t bw_wins[BW_MAX];
-
-static struct bw_slot *bw_of(bwin_t w)
-{
-	for (int i = 0; i < BW_MAX; i++)
-		if (bw_slots[i].used && bw_wins[i] == w)
-			return &bw_slots[i];
-	return NULL;
-}
-
-/* a displacement on target r of w: its address in a dynamic window */
 static MPI_Aint D(bwin_t w, int r, size_t d)
 {
-	struct bw_slot *s = b_flavor == BW_DYNAMIC ? bw_of(w) : NULL;
-
-	return (MPI_Aint)(s && s->tbase ? s->tbase[r] + d : d);
+	return (MPI_Aint)bw_disp(w, r, d);
 }
 
 static int b_win_alloc(size_t size, void *base, bwin_t *w)
 {
-	struct bw_slot *s = NULL;
+	struct bw_slot *s;
 	int nranks, rc;
 
 	if (b_flavor == BW_ALLOCATE)
@@ -103,12 +155,10 @@ static int b_win_alloc(size_t size, void *base, bwin_t *w)
 		return MPI_Win_allocate_shared((MPI_Aint)size, 1,
 					       MPI_INFO_NULL, MPI_COMM_WORLD,
 					       base, w);
-	for (int i = 0; i < BW_MAX && !s; i++)
-		if (!bw_slots[i].used)
-			s = &bw_slots[i];
-	if (!s || posix_memalign(&s->user, 4096, size ? size : 1))
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	s = bw_take(size, nranks);
+	if (!s)
 		return -1;
-	memset(s->user, 0, size);
 	*(void **)base = s->user;
 	if (b_flavor == BW_CREATE) {
 		rc = MPI_Win_create(s->user, (MPI_Aint)size, 1, MPI_INFO_NULL,
@@ -117,10 +167,7 @@ static int b_win_alloc(size_t size, void *base, bwin_t *w)
 		MPI_Aint a;
 		uint64_t mine;
 
-		MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-		s->tbase = calloc((size_t)nranks, sizeof(uint64_t));
-		rc = s->tbase ? MPI_Win_create_dynamic(MPI_INFO_NULL,
-						       MPI_COMM_WORLD, w) : -1;
+		rc = MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, w);
 		rc = rc ? rc : MPI_Win_attach(*w, s->user, (MPI_Aint)size);
 		rc = rc ? rc : MPI_Get_address(s->user, &a);
 		mine = (uint64_t)a;
@@ -128,13 +175,11 @@ static int b_win_alloc(size_t size, void *base, bwin_t *w)
 					     1, MPI_UINT64_T, MPI_COMM_WORLD);
 	}
 	if (rc) {
-		free(s->user);
-		free(s->tbase);
-		memset(s, 0, sizeof(*s));
+		bw_drop(s);
 		return rc;
 	}
 	s->used = 1;
-	bw_wins[s - bw_slots] = *w;
+	s->w = *w;
 	return 0;
 }
 
@@ -145,11 +190,7 @@ static void b_win_free(bwin_t *w)
 	if (s && b_flavor == BW_DYNAMIC)
 		MPI_Win_detach(*w, s->user);
 	MPI_Win_free(w);
-	if (s) {
-		free(s->user);
-		free(s->tbase);
-		memset(s, 0, sizeof(*s));
-	}
+	bw_drop(s);
 }
 
 static int b_put(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
@@ -366,17 +407,6 @@ static void b_ctl_fini(void)
 }
 
 #else /* librmad */
-#include <rmad.h>
-
-#define IMPL_NAME "rmad"
-#define PROG_NAME "rmad-bench"
-typedef rmad_win_t bwin_t;
-typedef rmad_datatype_t btype_t;
-#define B_BYTE RMAD_BYTE
-#define B_UINT8 RMAD_UINT8
-#define B_INT64 RMAD_INT64
-#define B_DOUBLE RMAD_DOUBLE
-typedef rmad_request_t breq_t;
 
 static int b_init(int *argc, char ***argv)
 {
@@ -409,22 +439,9 @@ static void b_free_mem(void *p)
 	rmad_free_mem(p);
 }
 
-static bwin_t bw_wins[BW_MAX];
-
-static struct bw_slot *bw_of(bwin_t w)
-{
-	for (int i = 0; i < BW_MAX; i++)
-		if (bw_slots[i].used && bw_wins[i] == w)
-			return &bw_slots[i];
-	return NULL;
-}
-
-/* a displacement on target r of w: its address in a dynamic window */
 static size_t D(bwin_t w, int r, size_t d)
 {
-	struct bw_slot *s = b_flavor == BW_DYNAMIC ? bw_of(w) : NULL;
-
-	return s && s->tbase ? (size_t)s->tbase[r] + d : d;
+	return (size_t)bw_disp(w, r, d);
 }
 
 /* every rank's address, through an allocated window */
@@ -457,7 +474,7 @@ static int bw_gather_addr(uint64_t mine, uint64_t *all)
 
 static int b_win_alloc(size_t size, void *base, bwin_t *w)
 {
-	struct bw_slot *s = NULL;
+	struct bw_slot *s;
 	int nranks, rc;
 
 	if (b_flavor == BW_ALLOCATE)
@@ -466,12 +483,10 @@ static int b_win_alloc(size_t size, void *base, bwin_t *w)
 	if (b_flavor == BW_SHARED)
 		return rmad_win_allocate_shared(size, 1, NULL, RMAD_GROUP_ALL,
 						base, w);
-	for (int i = 0; i < BW_MAX && !s; i++)
-		if (!bw_slots[i].used)
-			s = &bw_slots[i];
-	if (!s || posix_memalign(&s->user, 4096, size ? size : 1))
+	rmad_size(&nranks);
+	s = bw_take(size, nranks);
+	if (!s)
 		return -1;
-	memset(s->user, 0, size);
 	*(void **)base = s->user;
 	if (b_flavor == BW_CREATE) {
 		rc = rmad_win_create(s->user, size, 1, NULL, RMAD_GROUP_ALL,
@@ -479,22 +494,17 @@ static int b_win_alloc(size_t size, void *base, bwin_t *w)
 	} else {
 		size_t a;
 
-		rmad_size(&nranks);
-		s->tbase = calloc((size_t)nranks, sizeof(uint64_t));
-		rc = s->tbase ? rmad_win_create_dynamic(NULL, RMAD_GROUP_ALL,
-							w) : -1;
+		rc = rmad_win_create_dynamic(NULL, RMAD_GROUP_ALL, w);
 		rc = rc ? rc : rmad_win_attach(*w, s->user, size);
 		rc = rc ? rc : rmad_get_address(s->user, &a);
 		rc = rc ? rc : bw_gather_addr((uint64_t)a, s->tbase);
 	}
 	if (rc) {
-		free(s->user);
-		free(s->tbase);
-		memset(s, 0, sizeof(*s));
+		bw_drop(s);
 		return rc;
 	}
 	s->used = 1;
-	bw_wins[s - bw_slots] = *w;
+	s->w = *w;
 	return 0;
 }
 
@@ -505,11 +515,7 @@ static void b_win_free(bwin_t *w)
 	if (s && b_flavor == BW_DYNAMIC)
 		rmad_win_detach(*w, s->user);
 	rmad_win_free(w);
-	if (s) {
-		free(s->user);
-		free(s->tbase);
-		memset(s, 0, sizeof(*s));
-	}
+	bw_drop(s);
 }
 
 static int b_put(const void *b, int n, btype_t t, int r, size_t d, bwin_t w)
