@@ -21,6 +21,32 @@ static void compute(long us)
 }
 
 /*
+ * The async rows' start, on every rank: the iteration count (from T
+ * alone, so every rank agrees), the row's T and size, the row's meter
+ * begun, and the origin's 8-byte counter at the target zeroed (its
+ * status in *rc).  -1 if the row cannot begin.
+ */
+static int async_begin(long tus, struct row *r, struct meter *m, int *n,
+		       int *rc)
+{
+	*n = (int)(opt.max_time * 1e6 / (tus + 200));
+	if (*n > opt.iters)
+		*n = opt.iters;
+	if (*n < 3)
+		*n = 3;
+	r->t_us = tus;
+	r->size = 8;
+	if (row_begin(m))
+		return -1;
+	*rc = 0;
+	if (rank == origin) {
+		memset(rbuf, 0, 8);
+		*rc = put_sync(rbuf, 8, acc_off());
+	}
+	return 0;
+}
+
+/*
  * Asynchronous progress: every iteration starts at a barrier; the target
  * then computes for T us with no library call while the origin times one
  * lock/acc/unlock (mode lock) or put+flush inside lock_all (mode flush).
@@ -33,23 +59,12 @@ static void compute(long us)
  */
 static int async_fence_row(long tus, struct row *r)
 {
-	int n = (int)(opt.max_time * 1e6 / (tus + 200));
-	int warm = 2, done = 0, rc = 0, rc2;
+	int n, warm = 2, done = 0, rc = 0, rc2;
 	int64_t one = 1;
 	struct meter m;
 
-	if (n > opt.iters)
-		n = opt.iters;
-	if (n < 3)
-		n = 3;
-	r->t_us = tus;
-	r->size = 8;
-	if (row_begin(&m))
+	if (async_begin(tus, r, &m, &n, &rc))
 		return -1;
-	if (rank == origin) {
-		memset(rbuf, 0, 8);
-		rc = put_sync(rbuf, 8, acc_off());
-	}
 	rc2 = b_barrier();
 	if (rc2)
 		return rc2;
@@ -88,24 +103,13 @@ static int async_fence_row(long tus, struct row *r)
  */
 static int async_pscw_row(long tus, struct row *r)
 {
-	int n = (int)(opt.max_time * 1e6 / (tus + 200));
-	int warm = 2, done = 0, rc = 0, rc2;
+	int n, warm = 2, done = 0, rc = 0, rc2;
 	int64_t one = 1;
 	bgroup_t peer;
 	struct meter m;
 
-	if (n > opt.iters)
-		n = opt.iters;
-	if (n < 3)
-		n = 3;
-	r->t_us = tus;
-	r->size = 8;
-	if (row_begin(&m))
+	if (async_begin(tus, r, &m, &n, &rc))
 		return -1;
-	if (rank == origin) {
-		memset(rbuf, 0, 8);
-		rc = put_sync(rbuf, 8, acc_off());
-	}
 	if ((rank == origin || rank == target) &&
 	    b_group1(rank == origin ? target : origin, &peer))
 		rc = -1;
@@ -151,25 +155,14 @@ static int async_pscw_row(long tus, struct row *r)
 
 static int async_row(long tus, int lock_mode, struct row *r)
 {
-	int n = (int)(opt.max_time * 1e6 / (tus + 200));
-	int warm = 2, done = 0, rc = 0, rc2;
+	int n, warm = 2, done = 0, rc = 0, rc2;
 	int64_t one = 1;
 	struct meter m;
 
-	if (n > opt.iters)
-		n = opt.iters;
-	if (n < 3)
-		n = 3;
-	r->t_us = tus;
-	r->size = 8;
-	if (row_begin(&m))
+	if (async_begin(tus, r, &m, &n, &rc))
 		return -1;
-	if (rank == origin) {
-		memset(rbuf, 0, 8);
-		rc = put_sync(rbuf, 8, acc_off());
-		if (!lock_mode && !rc)
-			rc = b_lock_all(win);
-	}
+	if (rank == origin && !lock_mode && !rc)
+		rc = b_lock_all(win);
 	for (int k = -warm; k < n; k++) {
 		rc2 = b_barrier();
 		if (rc2)
