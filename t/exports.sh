@@ -3,11 +3,13 @@
 # exports.sh - librmad exports exactly its documented functions: the
 # dynamic symbols of the built library and the man/*.3 pages (aliases
 # included) name the same set, and every name starts with rmad_.
+# librmad-mpi, when built, exports MPI functions only, each of them
+# named in rmad-mpi(7).
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 lib="$top_builddir/.libs/librmad.so"
 [ -e "$lib" ] || skip_all "no shared librmad built"
 command -v nm >/dev/null || skip_all "no nm"
-plan 3
+plan 5
 nm -D --defined-only "$lib" | awk '$2 ~ /^[TWDBRVi]$/ {print $3}' |
 	sed 's/@.*//' | sort -u >"$T_TMP/exported"
 for m in "$top_srcdir"/man/*.3; do
@@ -22,4 +24,22 @@ ok "$([ -z "$missing" ]; echo $?)" "every man(3) page names an exported function
 bad=$(grep -v '^rmad_' "$T_TMP/exported" | tr '\n' ' ')
 ok "$([ -z "$bad" ]; echo $?)" "every exported name starts with rmad_"
 [ -z "$bad" ] || diag "outside the rmad_ namespace: $bad"
+mlib="$top_builddir/.libs/librmad-mpi.so"
+if [ -e "$mlib" ]; then
+	nm -D --defined-only "$mlib" | awk '$2 ~ /^[TWDBRVi]$/ {print $3}' |
+		sed 's/@.*//' | sort -u >"$T_TMP/mexported"
+	bad=$(grep -v '^MPI_' "$T_TMP/mexported" | tr '\n' ' ')
+	ok "$([ -z "$bad" ]; echo $?)" "librmad-mpi exports MPI functions only"
+	[ -z "$bad" ] || diag "librmad-mpi also exports: $bad"
+	bad=""
+	while read -r f; do
+		grep -q "^\.B $f\b\|\b$f\b" "$top_srcdir/man/rmad-mpi.7" ||
+			bad="$bad $f"
+	done <"$T_TMP/mexported"
+	ok "$([ -z "$bad" ]; echo $?)" "rmad-mpi(7) names every function librmad-mpi intercepts"
+	[ -z "$bad" ] || diag "not in rmad-mpi(7):$bad"
+else
+	ok 0 "# SKIP librmad-mpi not built"
+	ok 0 "# SKIP librmad-mpi not built"
+fi
 done_testing

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma.c - MPI's communication calls on rmad: put, get, accumulate,
+ * get_accumulate, fetch_and_op, compare_and_swap and the request forms.
+ * Each translates its window, ranks, datatypes and op (map.c) and calls
+ * the rmad function of the same meaning; an error is raised on the
+ * window's error handler with its MPI class.
+ */
+#include "rmpi.h"
+
+/* The op's types (and op) in rmad's terms, or the error. */
+/* MPI's own argument checks, with MPI's classes (as its bindings do) */
+static int counts(struct mwin *m, int a, int b)
+{
+	if (a >= 0 && b >= 0)
+		return MPI_SUCCESS;
+	PMPI_Win_call_errhandler(m->handle, MPI_ERR_COUNT);
+	return MPI_ERR_COUNT;
+}
+
+static inline __attribute__((always_inline)) int
+types2(MPI_Datatype a, rmad_datatype_t *ra, MPI_Datatype b,
+		  rmad_datatype_t *rb)
+{
+	int err = rmpi_type(a, ra);
+
+	return err ? err : rmpi_type(b, rb);
+}
+
+/* the report's op count (RMAD_MPI_REPORT=1 only): no locked instruction
+ * on the op path (threads racing on one window may lose a count) */
+#define COUNT_OP(m)							\
+	do {								\
+		if (__builtin_expect(rmpi.report, 0))			\
+			__atomic_store_n(&(m)->ops,			\
+					 __atomic_load_n(&(m)->ops,	\
+							 __ATOMIC_RELAXED) + 1, \
+					 __ATOMIC_RELAXED);		\
+	} while (0)
+
+int MPI_Put(const void *origin, int ocount, MPI_Datatype otype, int trank,
+	    MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t ot, tt;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Put(origin, ocount, otype, trank, tdisp, tcount,
+				ttype, win);
+	COUNT_OP(m);
+	if (counts(m, ocount, tcount))
+		return MPI_ERR_COUNT;
+	err = types2(otype, &ot, ttype, &tt);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_put(origin, ocount, ot, rmpi_target(m, trank),
+			       (size_t)tdisp, tcount, tt, m->rw);
+	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+}
+
+int MPI_Get(void *origin, int ocount, MPI_Datatype otype, int trank,
+	    MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t ot, tt;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Get(origin, ocount, otype, trank, tdisp, tcount,
+				ttype, win);
+	COUNT_OP(m);
+	if (counts(m, ocount, tcount))
+		return MPI_ERR_COUNT;
+	err = types2(otype, &ot, ttype, &tt);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_get(origin, ocount, ot, rmpi_target(m, trank),
+			       (size_t)tdisp, tcount, tt, m->rw);
+	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+}
+
+int MPI_Accumulate(const void *origin, int ocount, MPI_Datatype otype,
+		   int trank, MPI_Aint tdisp, int tcount, MPI_Datatype ttype,
+		   MPI_Op op, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t ot, tt;
+	rmad_op_t rop;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Accumulate(origin, ocount, otype, trank, tdisp,
+				       tcount, ttype, op, win);
+	COUNT_OP(m);
+	if (counts(m, ocount, tcount))
+		return MPI_ERR_COUNT;
+	err = types2(otype, &ot, ttype, &tt);
+	if (!err)
+		err = rmpi_op(op, &rop);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_accumulate(origin, ocount, ot, rmpi_target(m, trank),
+				      (size_t)tdisp, tcount, tt, rop, m->rw);
+	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+}
+
+int MPI_Get_accumulate(const void *origin, int ocount, MPI_Datatype otype,
+		       void *result, int rcount, MPI_Datatype rtype,
+		       int trank, MPI_Aint tdisp, int tcount,
+		       MPI_Datatype ttype, MPI_Op op, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t ot = RMAD_BYTE, rt, tt;
+	rmad_op_t rop;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Get_accumulate(origin, ocount, otype, result,
+					   rcount, rtype, trank, tdisp, tcount,
+					   ttype, op, win);
+	COUNT_OP(m);
+	if (counts(m, rcount, tcount))
+		return MPI_ERR_COUNT;
+	err = rmpi_op(op, &rop);
+	/* with NO_OP the origin arguments are ignored (MPI-3.1 11.3.4) */
+	if (!err && rop != RMAD_NO_OP)
+		err = rmpi_type(otype, &ot);
+	if (!err)
+		err = types2(rtype, &rt, ttype, &tt);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_get_accumulate(rop == RMAD_NO_OP ? NULL : origin,
+					  rop == RMAD_NO_OP ? 0 : ocount, ot,
+					  result, rcount, rt,
+					  rmpi_target(m, trank), (size_t)tdisp,
+					  tcount, tt, rop, m->rw);
+	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+}
+
+int MPI_Fetch_and_op(const void *origin, void *result, MPI_Datatype type,
+		     int trank, MPI_Aint tdisp, MPI_Op op, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t t;
+	rmad_op_t rop;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Fetch_and_op(origin, result, type, trank, tdisp,
+					 op, win);
+	COUNT_OP(m);
+	err = rmpi_type(type, &t);
+	if (!err)
+		err = rmpi_op(op, &rop);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_fetch_and_op(origin, result, t,
+					rmpi_target(m, trank), (size_t)tdisp,
+					rop, m->rw);
+	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+}
+
+int MPI_Compare_and_swap(const void *origin, const void *compare,
+			 void *result, MPI_Datatype type, int trank,
+			 MPI_Aint tdisp, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t t;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Compare_and_swap(origin, compare, result, type,
+					     trank, tdisp, win);
+	COUNT_OP(m);
+	err = rmpi_type(type, &t);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_compare_and_swap(origin, compare, result, t,
+					    rmpi_target(m, trank),
+					    (size_t)tdisp, m->rw);
+	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------- requests */
+
+/* The rmad request of a request op, now an MPI_Request. */
+static int req_out(struct mwin *m, int err, rmad_request_t rr,
+		   MPI_Request *req)
+{
+	if (!err)
+		err = rmpi_req_new(m, rr, req);
+	if (err) {
+		*req = MPI_REQUEST_NULL;
+		return rmpi_win_err(m, err);
+	}
+	return MPI_SUCCESS;
+}
+
+int MPI_Rput(const void *origin, int ocount, MPI_Datatype otype, int trank,
+	     MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win,
+	     MPI_Request *req)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t ot, tt;
+	rmad_request_t rr = RMAD_REQUEST_NULL;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Rput(origin, ocount, otype, trank, tdisp, tcount,
+				 ttype, win, req);
+	COUNT_OP(m);
+	if (counts(m, ocount, tcount)) {
+		*req = MPI_REQUEST_NULL;
+		return MPI_ERR_COUNT;
+	}
+	err = types2(otype, &ot, ttype, &tt);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_rput(origin, ocount, ot, rmpi_target(m, trank),
+				(size_t)tdisp, tcount, tt, m->rw, &rr);
+	return req_out(m, err, rr, req);
+}
+
+int MPI_Rget(void *origin, int ocount, MPI_Datatype otype, int trank,
+	     MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win,
+	     MPI_Request *req)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t ot, tt;
+	rmad_request_t rr = RMAD_REQUEST_NULL;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Rget(origin, ocount, otype, trank, tdisp, tcount,
+				 ttype, win, req);
+	COUNT_OP(m);
+	if (counts(m, ocount, tcount)) {
+		*req = MPI_REQUEST_NULL;
+		return MPI_ERR_COUNT;
+	}
+	err = types2(otype, &ot, ttype, &tt);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_rget(origin, ocount, ot, rmpi_target(m, trank),
+				(size_t)tdisp, tcount, tt, m->rw, &rr);
+	return req_out(m, err, rr, req);
+}
+
+int MPI_Raccumulate(const void *origin, int ocount, MPI_Datatype otype,
+		    int trank, MPI_Aint tdisp, int tcount, MPI_Datatype ttype,
+		    MPI_Op op, MPI_Win win, MPI_Request *req)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t ot, tt;
+	rmad_request_t rr = RMAD_REQUEST_NULL;
+	rmad_op_t rop;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Raccumulate(origin, ocount, otype, trank, tdisp,
+					tcount, ttype, op, win, req);
+	COUNT_OP(m);
+	if (counts(m, ocount, tcount)) {
+		*req = MPI_REQUEST_NULL;
+		return MPI_ERR_COUNT;
+	}
+	err = types2(otype, &ot, ttype, &tt);
+	if (!err)
+		err = rmpi_op(op, &rop);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_raccumulate(origin, ocount, ot,
+				       rmpi_target(m, trank), (size_t)tdisp,
+				       tcount, tt, rop, m->rw, &rr);
+	return req_out(m, err, rr, req);
+}
+
+int MPI_Rget_accumulate(const void *origin, int ocount, MPI_Datatype otype,
+			void *result, int rcount, MPI_Datatype rtype,
+			int trank, MPI_Aint tdisp, int tcount,
+			MPI_Datatype ttype, MPI_Op op, MPI_Win win,
+			MPI_Request *req)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_datatype_t ot = RMAD_BYTE, rt, tt;
+	rmad_request_t rr = RMAD_REQUEST_NULL;
+	rmad_op_t rop;
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Rget_accumulate(origin, ocount, otype, result,
+					    rcount, rtype, trank, tdisp,
+					    tcount, ttype, op, win, req);
+	COUNT_OP(m);
+	if (counts(m, rcount, tcount)) {
+		*req = MPI_REQUEST_NULL;
+		return MPI_ERR_COUNT;
+	}
+	err = rmpi_op(op, &rop);
+	if (!err && rop != RMAD_NO_OP)
+		err = rmpi_type(otype, &ot);
+	if (!err)
+		err = types2(rtype, &rt, ttype, &tt);
+	if (!err && tdisp < 0)
+		err = RMAD_ERR_DISP;
+	if (!err)
+		err = rmad_rget_accumulate(rop == RMAD_NO_OP ? NULL : origin,
+					   rop == RMAD_NO_OP ? 0 : ocount, ot,
+					   result, rcount, rt,
+					   rmpi_target(m, trank),
+					   (size_t)tdisp, tcount, tt, rop,
+					   m->rw, &rr);
+	return req_out(m, err, rr, req);
+}

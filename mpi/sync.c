@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sync.c - MPI's synchronization calls on rmad: fence, post/start/
+ * complete/wait/test, lock/unlock, lock_all/unlock_all, the flushes and
+ * sync.  Ranks and groups become job ranks; asserts and lock types are
+ * translated bit by bit (map.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmpi.h"
+
+int MPI_Win_fence(int assert, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	int a;
+
+	if (!m || !m->rw)
+		return PMPI_Win_fence(assert, win);
+	a = rmpi_assert(assert);
+	if (a < 0)
+		return rmpi_win_err(m, RMAD_ERR_ARG);
+	return rmpi_win_err(m, rmad_win_fence(a, m->rw));
+}
+
+/*
+ * The rmad group of a PSCW group: the last one is kept (by handle and
+ * members) so that an epoch repeated with the same group allocates
+ * nothing.
+ */
+static int pscw_group(MPI_Group g, MPI_Group *kg, rmad_group_t *krg,
+		      int **kranks, int *kn, rmad_group_t *out)
+{
+	int *w = NULL, n = 0, err;
+
+	err = rmpi_group_world_ranks(g, &w, &n);
+	if (err)
+		return err;
+	if (*krg && *kg == g && *kn == n &&
+	    !memcmp(*kranks, w, sizeof(int) * (size_t)n)) {
+		free(w);
+		*out = *krg;
+		return 0;
+	}
+	if (*krg)
+		rmad_group_free(krg);
+	free(*kranks);
+	*kranks = NULL;
+	*kn = 0;
+	err = rmad_group_incl(w, n, krg);
+	if (err) {
+		free(w);
+		return err;
+	}
+	*kg = g;
+	*kranks = w;
+	*kn = n;
+	*out = *krg;
+	return 0;
+}
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_group_t g;
+	int a, err;
+
+	if (!m || !m->rw)
+		return PMPI_Win_post(group, assert, win);
+	a = rmpi_assert(assert);
+	if (a < 0)
+		return rmpi_win_err(m, RMAD_ERR_ARG);
+	err = pscw_group(group, &m->pgrp, &m->prg, &m->pranks, &m->pn, &g);
+	if (!err)
+		err = rmad_win_post(g, a, m->rw);
+	return rmpi_win_err(m, err);
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	rmad_group_t g;
+	int a, err;
+
+	if (!m || !m->rw)
+		return PMPI_Win_start(group, assert, win);
+	a = rmpi_assert(assert);
+	if (a < 0)
+		return rmpi_win_err(m, RMAD_ERR_ARG);
+	err = pscw_group(group, &m->sgrp, &m->srg, &m->sranks, &m->sn, &g);
+	if (!err)
+		err = rmad_win_start(g, a, m->rw);
+	return rmpi_win_err(m, err);
+}
+
+int MPI_Win_complete(MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_complete(win);
+	return rmpi_win_err(m, rmad_win_complete(m->rw));
+}
+
+int MPI_Win_wait(MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_wait(win);
+	return rmpi_win_err(m, rmad_win_wait(m->rw));
+}
+
+int MPI_Win_test(MPI_Win win, int *flag)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_test(win, flag);
+	return rmpi_win_err(m, rmad_win_test(m->rw, flag));
+}
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	int lt, a, err;
+
+	if (!m || !m->rw)
+		return PMPI_Win_lock(lock_type, rank, assert, win);
+	a = rmpi_assert(assert);
+	err = a < 0 ? RMAD_ERR_ARG : rmpi_lock_type(lock_type, &lt);
+	if (!err)
+		err = rmad_win_lock(lt, rmpi_target(m, rank), a, m->rw);
+	return rmpi_win_err(m, err);
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_unlock(rank, win);
+	return rmpi_win_err(m, rmad_win_unlock(rmpi_target(m, rank), m->rw));
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+	int a;
+
+	if (!m || !m->rw)
+		return PMPI_Win_lock_all(assert, win);
+	a = rmpi_assert(assert);
+	if (a < 0)
+		return rmpi_win_err(m, RMAD_ERR_ARG);
+	return rmpi_win_err(m, rmad_win_lock_all(a, m->rw));
+}
+
+int MPI_Win_unlock_all(MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_unlock_all(win);
+	return rmpi_win_err(m, rmad_win_unlock_all(m->rw));
+}
+
+int MPI_Win_flush(int rank, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_flush(rank, win);
+	return rmpi_win_err(m, rmad_win_flush(rmpi_target(m, rank), m->rw));
+}
+
+int MPI_Win_flush_all(MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_flush_all(win);
+	return rmpi_win_err(m, rmad_win_flush_all(m->rw));
+}
+
+int MPI_Win_flush_local(int rank, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_flush_local(rank, win);
+	return rmpi_win_err(m, rmad_win_flush_local(rmpi_target(m, rank),
+						    m->rw));
+}
+
+int MPI_Win_flush_local_all(MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_flush_local_all(win);
+	return rmpi_win_err(m, rmad_win_flush_local_all(m->rw));
+}
+
+int MPI_Win_sync(MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_sync(win);
+	return rmpi_win_err(m, rmad_win_sync(m->rw));
+}

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * win.c - MPI windows on rmad windows.
+ *
+ * The user's MPI_Win is a real MPI window: for a window rmad serves it
+ * is a window of no memory over the same communicator, never accessed,
+ * so that names, error handlers, attributes and
+ * MPI_Win_get_group, which this library does not intercept, work as
+ * MPI says.  rmad's state hangs off it in a table keyed by the handle,
+ * read without a lock on every op (open addressing, entries written
+ * under a mutex at creation and free).  A window rmad cannot serve is
+ * created by MPI as asked, and every call on it goes to MPI.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmpi.h"
+
+#define WTAB 1024
+struct wslot {
+	MPI_Win key;
+	struct mwin *w;			/* NULL: freed (a tombstone) */
+};
+static struct wslot wtab[WTAB];
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static struct mwin *wlist[WTAB];	/* every window, for the report */
+static int nw;
+static int serials;			/* windows made by this process */
+
+static unsigned int whash(MPI_Win w)
+{
+	uintptr_t v = (uintptr_t)w;
+
+	return (unsigned int)((v >> 4) ^ (v >> 14)) & (WTAB - 1);
+}
+
+struct mwin *rmpi_last_win;		/* rmpi_win's one-entry cache */
+
+struct mwin *rmpi_win_slow(MPI_Win w)
+{
+	unsigned int h = whash(w);
+
+	for (unsigned int i = 0; i < WTAB; i++) {
+		struct wslot *s = &wtab[(h + i) & (WTAB - 1)];
+		MPI_Win k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		struct mwin *m;
+
+		if (k == (MPI_Win)0)
+			return NULL;
+		if (k != w)
+			continue;
+		m = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE);
+		if (m)
+			__atomic_store_n(&rmpi_last_win, m, __ATOMIC_RELEASE);
+		return m;
+	}
+	return NULL;
+}
+
+static int win_insert(struct mwin *m)
+{
+	unsigned int h = whash(m->handle);
+	int err = RMAD_ERR_NOMEM;
+
+	pthread_mutex_lock(&wlock);
+	for (unsigned int i = 0; i < WTAB; i++) {
+		struct wslot *s = &wtab[(h + i) & (WTAB - 1)];
+
+		if (s->key == m->handle || s->key == (MPI_Win)0) {
+			__atomic_store_n(&s->w, m, __ATOMIC_RELEASE);
+			__atomic_store_n(&s->key, m->handle, __ATOMIC_RELEASE);
+			err = 0;
+			break;
+		}
+	}
+	if (!err)
+		m->serial = ++serials;
+	if (!err && rmpi.report && nw < WTAB)
+		wlist[nw++] = m;
+	pthread_mutex_unlock(&wlock);
+	return err;
+}
+
+static void win_remove(struct mwin *m)
+{
+	unsigned int h = whash(m->handle);
+
+	pthread_mutex_lock(&wlock);
+	__atomic_store_n(&rmpi_last_win, NULL, __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < WTAB; i++) {
+		struct wslot *s = &wtab[(h + i) & (WTAB - 1)];
+
+		if (s->key == m->handle) {
+			__atomic_store_n(&s->w, NULL, __ATOMIC_RELEASE);
+			break;
+		}
+		if (s->key == (MPI_Win)0)
+			break;
+	}
+	for (int i = 0; i < nw; i++)
+		if (wlist[i] == m)
+			wlist[i] = NULL;
+	pthread_mutex_unlock(&wlock);
+}
+
+/* The end-of-job report (RMAD_MPI_REPORT=1): who served each window. */
+void rmpi_win_report(void)
+{
+	pthread_mutex_lock(&wlock);
+	for (int i = 0; i < nw; i++)
+		if (wlist[i])
+			fprintf(stderr, "rmad-mpi: rank %d: window %d (flavor "
+				"%d): %s, %llu ops (not freed)\n", rmpi.rank,
+				wlist[i]->serial, wlist[i]->flavor,
+				wlist[i]->rw ? "rmad" : "MPI",
+				(unsigned long long)wlist[i]->ops);
+	pthread_mutex_unlock(&wlock);
+}
+
+static void report_free(const struct mwin *m)
+{
+	char name[MPI_MAX_OBJECT_NAME] = "";
+	int len = 0;
+
+	if (!rmpi.report)
+		return;
+	PMPI_Win_get_name(m->handle, name, &len);
+	fprintf(stderr, "rmad-mpi: rank %d: window %d '%s' (flavor %d): "
+		"served by %s, %llu ops\n", rmpi.rank, m->serial, name, m->flavor,
+		m->rw ? "rmad" : "MPI", (unsigned long long)m->ops);
+}
+
+/* Raise an rmad error on the window's error handler. */
+int rmpi_win_raise(struct mwin *m, int err)
+{
+	int cls = rmpi_errclass(err);
+
+	PMPI_Win_call_errhandler(m->handle, cls);
+	return cls;
+}
+
+static int comm_err(MPI_Comm comm, int err)
+{
+	int cls = rmpi_errclass(err);
+
+	PMPI_Comm_call_errhandler(comm, cls);
+	return cls;
+}
+
+static void mwin_free(struct mwin *m)
+{
+	if (!m)
+		return;
+	if (m->prg)
+		rmad_group_free(&m->prg);
+	if (m->srg)
+		rmad_group_free(&m->srg);
+	free(m->pranks);
+	free(m->sranks);
+	free(m->world);
+	free(m);
+}
+
+/*
+ * Begin a window: its state, the communicator's ranks as a group, and
+ * the hints.  *g is the rmad group of comm.  Returns 0, or an error for
+ * which MPI serves the window (said once, fatal when strict).
+ */
+static int begin(MPI_Comm comm, MPI_Info info, int flavor, struct mwin **out,
+		 rmad_group_t *g, char *hints, size_t hlen)
+{
+	struct mwin *m;
+	int err;
+
+	*out = NULL;
+	*g = RMAD_GROUP_NULL;
+	if (!rmpi.on)
+		return RMAD_ERR_AGENT;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return RMAD_ERR_NOMEM;
+	m->flavor = flavor;
+	m->model = MPI_WIN_UNIFIED;
+	err = rmpi_comm_world_ranks(comm, &m->world, &m->gsize);
+	if (!err)
+		err = rmpi_info_hints(info, hints, hlen);
+	if (!err && m->world)
+		err = rmad_group_incl(m->world, m->gsize, g);
+	else if (!err)
+		*g = m->gsize == rmpi.size ? RMAD_GROUP_ALL : RMAD_GROUP_NULL;
+	if (!err && *g == RMAD_GROUP_NULL) {
+		int *ids = malloc(sizeof(int) * (size_t)m->gsize);
+
+		err = RMAD_ERR_NOMEM;
+		if (ids) {
+			for (int i = 0; i < m->gsize; i++)
+				ids[i] = i;
+			err = rmad_group_incl(ids, m->gsize, g);
+			free(ids);
+		}
+	}
+	if (err) {
+		mwin_free(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+static void end_group(rmad_group_t *g)
+{
+	if (*g != RMAD_GROUP_NULL && *g != RMAD_GROUP_ALL)
+		rmad_group_free(g);
+}
+
+/* After rmad made the window (or failed to): agreement, and the MPI
+ * handle.  m may be NULL (begin failed). */
+static int finish(struct mwin *m, MPI_Comm comm, int err, MPI_Win *win)
+{
+	int rc, bad = err != 0, any = 0;
+
+	/* rmad's window creation fails on every member or on none; a
+	 * window made on some members only can be neither used nor freed
+	 * (its free is collective), so that is fatal, said plainly */
+	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, comm);
+	if (any && !bad) {
+		fprintf(stderr, "rmad-mpi: rank %d: an rmad window was made "
+			"on some ranks only; aborting\n", rmpi.rank);
+		PMPI_Abort(comm, MPI_ERR_INTERN);
+	}
+	if (err) {
+		mwin_free(m);
+		return err;
+	}
+	/* the handle: a window of no memory.  Allocated, because Open MPI
+	 * 4.1 cannot create or create_dynamic on a one-rank communicator */
+	rc = PMPI_Win_allocate(0, 1, MPI_INFO_NULL, comm, &m->dummy, win);
+	if (rc != MPI_SUCCESS) {
+		fprintf(stderr, "rmad-mpi: rank %d: MPI cannot make the "
+			"window's handle; aborting\n", rmpi.rank);
+		PMPI_Abort(comm, rc);
+	}
+	m->handle = *win;
+	if (win_insert(m)) {
+		fprintf(stderr, "rmad-mpi: rank %d: more than %d windows; "
+			"aborting\n", rmpi.rank, WTAB);
+		PMPI_Abort(comm, MPI_ERR_INTERN);
+	}
+	return 0;
+}
+
+/* MPI serves the window; it is still in the table, for the report. */
+static void served_by_mpi(MPI_Win win, int flavor, int why)
+{
+	struct mwin *m;
+
+	if (!rmpi.disabled)
+		rmpi_unmapped("window of flavor %d: %s; MPI serves it", flavor,
+			      rmad_strerror(why));
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return;
+	m->handle = win;
+	m->flavor = flavor;
+	if (win_insert(m))
+		free(m);
+}
+
+struct mk {
+	int flavor;
+	MPI_Aint size;
+	int disp_unit;
+	void *base;			/* create */
+	void *baseptr;			/* allocate, shared: a void ** */
+	MPI_Info info;
+	MPI_Comm comm;
+};
+
+static int make_rmad(const struct mk *a, struct mwin *m, rmad_group_t g,
+		     const char *hints)
+{
+	if (a->size < 0 || a->disp_unit <= 0)
+		return RMAD_ERR_ARG;
+	m->size = a->size;
+	m->disp_unit = a->disp_unit;
+	switch (a->flavor) {
+	case MPI_WIN_FLAVOR_ALLOCATE:
+		return rmad_win_allocate((size_t)a->size, a->disp_unit, hints,
+					 g, a->baseptr, &m->rw);
+	case MPI_WIN_FLAVOR_SHARED:
+		return rmad_win_allocate_shared((size_t)a->size, a->disp_unit,
+						hints, g, a->baseptr, &m->rw);
+	case MPI_WIN_FLAVOR_CREATE:
+		m->base = a->base;
+		return rmad_win_create(a->size ? a->base : NULL,
+				       (size_t)a->size, a->disp_unit, hints, g,
+				       &m->rw);
+	default:
+		m->base = MPI_BOTTOM;
+		m->size = 0;
+		m->disp_unit = 1;
+		return rmad_win_create_dynamic(hints, g, &m->rw);
+	}
+}
+
+static int make_mpi(const struct mk *a, MPI_Win *win)
+{
+	switch (a->flavor) {
+	case MPI_WIN_FLAVOR_ALLOCATE:
+		return PMPI_Win_allocate(a->size, a->disp_unit, a->info,
+					 a->comm, a->baseptr, win);
+	case MPI_WIN_FLAVOR_SHARED:
+		return PMPI_Win_allocate_shared(a->size, a->disp_unit, a->info,
+						a->comm, a->baseptr, win);
+	case MPI_WIN_FLAVOR_CREATE:
+		return PMPI_Win_create(a->base, a->size, a->disp_unit, a->info,
+				       a->comm, win);
+	default:
+		return PMPI_Win_create_dynamic(a->info, a->comm, win);
+	}
+}
+
+/* Every flavor's creation: rmad's window, else MPI's (said once). */
+static int make(const struct mk *a, MPI_Win *win)
+{
+	char hints[512];
+	struct mwin *m;
+	rmad_group_t g;
+	int err, rc;
+
+	err = begin(a->comm, a->info, a->flavor, &m, &g, hints, sizeof(hints));
+	if (!err) {
+		err = make_rmad(a, m, g, hints[0] ? hints : NULL);
+		end_group(&g);
+		if (!err && a->baseptr)
+			m->base = *(void **)a->baseptr;
+	}
+	err = finish(m, a->comm, err, win);
+	if (!err)
+		return MPI_SUCCESS;
+	if (err == RMAD_ERR_ARG || err == RMAD_ERR_HINT) {
+		*win = MPI_WIN_NULL;
+		return comm_err(a->comm, err);
+	}
+	rc = make_mpi(a, win);
+	if (rc == MPI_SUCCESS)
+		served_by_mpi(*win, a->flavor, err);
+	return rc;
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
+		     MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	struct mk a = { MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, NULL,
+			baseptr, info, comm };
+
+	return make(&a, win);
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+			    MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	struct mk a = { MPI_WIN_FLAVOR_SHARED, size, disp_unit, NULL,
+			baseptr, info, comm };
+
+	return make(&a, win);
+}
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+		   MPI_Comm comm, MPI_Win *win)
+{
+	struct mk a = { MPI_WIN_FLAVOR_CREATE, size, disp_unit, base, NULL,
+			info, comm };
+
+	return make(&a, win);
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	struct mk a = { MPI_WIN_FLAVOR_DYNAMIC, 0, 1, NULL, NULL, info, comm };
+
+	return make(&a, win);
+}
+
+int MPI_Win_free(MPI_Win *win)
+{
+	struct mwin *m = win ? rmpi_win(*win) : NULL;
+	int err;
+
+	if (!m)
+		return PMPI_Win_free(win);
+	report_free(m);
+	if (!m->rw) {
+		win_remove(m);
+		free(m);
+		return PMPI_Win_free(win);
+	}
+	err = rmad_win_free(&m->rw);
+	if (err)
+		return rmpi_win_err(m, err);
+	win_remove(m);
+	mwin_free(m);
+	return PMPI_Win_free(win);
+}
+
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_attach(win, base, size);
+	if (size < 0)
+		return rmpi_win_err(m, RMAD_ERR_ARG);
+	return rmpi_win_err(m, rmad_win_attach(m->rw, base, (size_t)size));
+}
+
+int MPI_Win_detach(MPI_Win win, const void *base)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_detach(win, base);
+	return rmpi_win_err(m, rmad_win_detach(m->rw, base));
+}
+
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size,
+			 int *disp_unit, void *baseptr)
+{
+	struct mwin *m = rmpi_win(win);
+	size_t sz = 0;
+	int t, err;
+
+	if (!m || !m->rw)
+		return PMPI_Win_shared_query(win, rank, size, disp_unit,
+					     baseptr);
+	if (m->flavor != MPI_WIN_FLAVOR_SHARED) {
+		PMPI_Win_call_errhandler(win, MPI_ERR_RMA_FLAVOR);
+		return MPI_ERR_RMA_FLAVOR;
+	}
+	t = rmpi_target(m, rank);
+	err = rmad_win_shared_query(m->rw, t, &sz, disp_unit, baseptr);
+	if (!err)
+		*size = (MPI_Aint)sz;
+	return rmpi_win_err(m, err);
+}
+
+int MPI_Win_get_attr(MPI_Win win, int key, void *val, int *flag)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Win_get_attr(win, key, val, flag);
+	*flag = 1;
+	if (key == MPI_WIN_BASE)
+		*(void **)val = m->base;
+	else if (key == MPI_WIN_SIZE)
+		*(MPI_Aint **)val = &m->size;
+	else if (key == MPI_WIN_DISP_UNIT)
+		*(int **)val = &m->disp_unit;
+	else if (key == MPI_WIN_CREATE_FLAVOR)
+		*(int **)val = &m->flavor;
+	else if (key == MPI_WIN_MODEL)
+		*(int **)val = &m->model;
+	else
+		return PMPI_Win_get_attr(win, key, val, flag);
+	return MPI_SUCCESS;
+}
+
+int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+	struct mwin *m = rmpi_win(win);
+	char hints[512];
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Win_set_info(win, info);
+	err = rmpi_info_hints(info, hints, sizeof(hints));
+	if (!err && hints[0])
+		err = rmad_win_set_info(m->rw, hints);
+	return rmpi_win_err(m, err);
+}
+
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info)
+{
+	struct mwin *m = rmpi_win(win);
+	char hints[RMAD_MAX_INFO_LEN];
+	int err;
+
+	if (!m || !m->rw)
+		return PMPI_Win_get_info(win, info);
+	err = rmad_win_get_info(m->rw, hints, sizeof(hints));
+	if (!err)
+		err = rmpi_hints_info(hints, info);
+	return rmpi_win_err(m, err);
+}
+
+int MPI_Win_set_name(MPI_Win win, const char *name)
+{
+	struct mwin *m = rmpi_win(win);
+
+	/* rmadctl shows the name too */
+	if (m && m->rw && name)
+		rmad_win_set_name(m->rw, name);
+	return PMPI_Win_set_name(win, name);
+}
+
+/*
+ * A shared-memory communicator is the ranks of one rmad node: on real
+ * nodes that is the host, and with virtual nodes it is the vnode, which
+ * rmad treats as a node of its own (a shared window cannot span two).
+ */
+int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info,
+			MPI_Comm *out)
+{
+	struct rmad_info ri;
+
+	if (!rmpi.on || type != MPI_COMM_TYPE_SHARED || rmad_get_info(&ri))
+		return PMPI_Comm_split_type(comm, type, key, info, out);
+	return PMPI_Comm_split(comm, ri.node, key, out);
+}
+
+/* ---------------------------------------------------------- memory */
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+	int err;
+
+	if (!rmpi.on)
+		return PMPI_Alloc_mem(size, info, baseptr);
+	if (size < 0) {
+		PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_SIZE);
+		return MPI_ERR_SIZE;
+	}
+	err = rmad_alloc_mem((size_t)size, baseptr);
+	if (err) {
+		PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+		return MPI_ERR_NO_MEM;
+	}
+	return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void *base)
+{
+	if (!rmpi.on || !base)
+		return PMPI_Free_mem(base);
+	if (rmad_free_mem(base) == 0)
+		return MPI_SUCCESS;
+	return PMPI_Free_mem(base);	/* MPI's, from before rmad */
+}

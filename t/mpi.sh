@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# mpi.sh - librmad-mpi: MPI programs that know nothing of rmad (t/mpi/)
+# run under plain Open MPI and under the interposition library, on one
+# node and across virtual nodes over shm and tcp;ofi_rxm, strict mode
+# on (anything rmad could not serve would abort the job):
+#   mpi_rma       every window flavor and operation, request ops in the
+#                 MPI_Wait family mixed with point-to-point, fence, PSCW,
+#                 derived types, attributes, misuse's error classes;
+#   mpi_patterns  a distributed counter, a halo exchange under fence, a
+#                 work-stealing queue on fetch_and_op;
+#   mpi_async     the target computes 2 s in a plain loop: the origins'
+#                 passive and PSCW epochs end while it computes under
+#                 rmad; plain Open MPI (tcp, osc pt2pt) shows the stall;
+#   mpi-bench     bench/mpi/mpi-bench unchanged under the library;
+#   unmapped      a datatype rmad cannot map: MPI_ERR_TYPE and one line
+#                 on stderr, or, strict, an abort that names it.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+
+lib="$top_builddir/.libs/librmad-mpi.so"
+mr="$top_builddir/t/mpi/mpi_rma"
+mp="$top_builddir/t/mpi/mpi_patterns"
+ma="$top_builddir/t/mpi/mpi_async"
+mb="$top_builddir/bench/mpi/mpi-bench-ompi"
+[ -r "$lib" ] && [ -x "$mr" ] ||
+	skip_all "librmad-mpi not built (configure found no Open MPI)"
+export RMAD_MPI_LIB="$lib"
+export LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+plan 16
+
+# plain Open MPI: osc sm on one host, pt2pt for created and dynamic
+# windows (osc rdma cannot make them over btl tcp)
+plain=(mpirun --mca osc sm,pt2pt)
+
+# tap_ok WHAT OUT RC: one point, passed when the program's TAP has no
+# "not ok", a plan, and it exited 0
+tap_ok() {
+	local what=$1 out=$2 rc=$3 n bad
+	n=$(echo "$out" | grep -c '^ok ')
+	bad=$(echo "$out" | grep -c '^not ok ')
+	[ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$n" -gt 0 ] &&
+		echo "$out" | grep -q "^1\.\.$n\$"
+	ok $? "$what: $n checks passed, $bad failed (rc $rc)"
+	[ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] || say "$out"
+}
+
+# say TEXT: every line of it as a diagnostic (a program's own "ok"
+# lines must not pass for this test's)
+say() { echo "$1" | sed 's/^/# /'; }
+
+out=$(run_bounded 120 "${plain[@]}" -np 3 "$mr" 2>&1)
+tap_ok "mpi_rma, plain Open MPI, 3 ranks" "$out" $?
+out=$(RMAD_IDLE_EXIT_MS=200 RMAD_MPI_STRICT=1 run_bounded 120 mpirun -np 3 \
+	-x LD_PRELOAD="$lib" -x LD_LIBRARY_PATH -x RMAD_IDLE_EXIT_MS \
+	-x RMAD_MPI_STRICT -x RMAD_RUNDIR -x RMAD_AGENT_PATH "$mr" 2>&1)
+tap_ok "mpi_rma, plain mpirun with the library preloaded (embedded agent)" \
+	"$out" $?
+echo "$out" | grep -q "librmad-mpi serving"
+ok $? "the preloaded run was served by the library"
+export RMAD_MPI_STRICT=1
+out=$(run_bounded 120 "$RMAD_RUN" -q --mpi -np 4 "$mr" 2>&1)
+tap_ok "mpi_rma, rmad-run --mpi, 1 node, 4 ranks, strict" "$out" $?
+out=$(run_bounded 150 "$RMAD_RUN" -q --mpi --vnodes 2 --provider shm \
+	-np 3 "$mr" 2>&1)
+tap_ok "mpi_rma, rmad-run --mpi, 2 vnodes over shm, strict" "$out" $?
+out=$(run_bounded 150 "$RMAD_RUN" -q --mpi --vnodes 3 \
+	--provider 'tcp;ofi_rxm' -np 3 "$mr" 2>&1)
+tap_ok "mpi_rma, rmad-run --mpi, 3 vnodes over tcp;ofi_rxm, strict" \
+	"$out" $?
+
+out=$(run_bounded 90 "${plain[@]}" -np 3 "$mp" 2>&1)
+tap_ok "mpi_patterns, plain Open MPI" "$out" $?
+out=$(run_bounded 90 "$RMAD_RUN" -q --mpi -np 3 "$mp" 2>&1)
+tap_ok "mpi_patterns, rmad-run --mpi, 1 node, strict" "$out" $?
+out=$(run_bounded 120 "$RMAD_RUN" -q --mpi --vnodes 2 \
+	--provider 'tcp;ofi_rxm' -np 4 "$mp" 2>&1)
+tap_ok "mpi_patterns, rmad-run --mpi, 2 vnodes over tcp;ofi_rxm, strict" \
+	"$out" $?
+
+# the async comparison: both times go to the log
+out=$(run_bounded 90 mpirun --mca btl self,tcp --mca osc pt2pt -np 3 "$ma" \
+	--seconds 2 2>&1)
+rc=$?
+say "plain Open MPI (tcp, osc pt2pt): $out"
+[ "$rc" -eq 0 ]
+ok $? "mpi_async runs under plain Open MPI (rc $rc)"
+out=$(run_bounded 90 "$RMAD_RUN" -q --mpi --vnodes 2 \
+	--provider 'tcp;ofi_rxm' -np 3 "$ma" --seconds 2 --expect-async 2>&1)
+rc=$?
+say "rmad, 2 vnodes tcp: $out"
+[ "$rc" -eq 0 ]
+ok $? "mpi_async under rmad: both epochs end while the target computes (rc $rc)"
+
+# rmad-bench's MPI twin, unchanged, under the library
+out=$(run_bounded 120 "$RMAD_RUN" -q --mpi --vnodes 2 --provider shm -np 2 \
+	"$mb" --quick -t lat 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] && echo "$out" | grep -q "put"
+ok $? "bench/mpi/mpi-bench runs unchanged under the library (rc $rc)"
+[ "$rc" -eq 0 ] || say "$out"
+
+# what cannot be mapped: said, and an error; or, strict, an abort
+out=$(RMAD_MPI_STRICT=0 run_bounded 60 "$RMAD_RUN" -q --mpi -np 2 "$mr" \
+	--unmapped 2>&1)
+rc=$?
+n=$(echo "$out" | grep -c "darray put: class 3 ")
+[ "$rc" -eq 0 ] && [ "$n" -eq 2 ] &&
+	echo "$out" | grep -q "cannot map datatype combiner DARRAY"
+ok $? "an unmappable datatype: MPI_ERR_TYPE on both ranks and a notice"
+[ "$n" -eq 2 ] || say "$out"
+out=$(run_bounded 60 "$RMAD_RUN" -q --mpi -np 2 "$mr" --unmapped 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$out" | grep -q "cannot map datatype combiner DARRAY (RMAD_MPI_STRICT=1): aborting"
+ok $? "strict mode aborts the job and names what it could not map (rc $rc)"
+
+# RMAD_MPI_DISABLE: the library stays out of the way
+out=$(RMAD_MPI_DISABLE=1 run_bounded 120 "$RMAD_RUN" -q --mpi -np 3 \
+	--mca-arg --mca --mca-arg osc --mca-arg sm,pt2pt "$mr" 2>&1)
+tap_ok "RMAD_MPI_DISABLE=1: MPI serves everything" "$out" $?
+ok_clean
+done_testing
