@@ -281,7 +281,7 @@ int rmad_post_piece(rmad_win_t w, uint16_t opc, int target, uint64_t toff,
 int rmad_covered(rmad_win_t w, int rank, struct win_peer *p);
 /* count an op: local 1 (in place), 0 (to the agent), -1 (moved nothing) */
 int rmad_counted(rmad_win_t w, int local);
-int rmad_flush_local_win(rmad_win_t w, int target);
+int rmad_post_marker(rmad_win_t w, int target, struct rmad_request_s *rq);
 
 /* group.c: the order of ints (ranks), for qsort and bsearch */
 int rmad_cmp_int(const void *a, const void *b);

@@ -411,6 +411,47 @@ int rmad_post_piece(rmad_win_t w, uint16_t opc, int target, uint64_t toff,
 		    NULL, result, NULL);
 }
 
+/*
+ * For rma_derived.c: the completion of a request whose op went to the
+ * agent as many pieces.  A flush_local of the target, posted without
+ * waiting, completes once every piece before it is complete at the
+ * origin; the request keeps its element, as it keeps a data op's, and
+ * rmad_wait and rmad_test reap it like any other.
+ */
+int rmad_post_marker(rmad_win_t w, int target, struct rmad_request_s *rq)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_op_elem *e;
+	uint32_t idx;
+	int err;
+
+	if (c->dead)
+		return RMAD_ERR_AGENT;
+	err = rmad_req_room(c);
+	if (!err)
+		err = rmad_op_alloc(c, w, &idx);
+	if (err)
+		return err;
+	e = rmad_shm_op_at(c->seg, c->hdr, idx);
+	memset(&e->opcode, 0, sizeof(*e) - offsetof(struct rmad_op_elem,
+						     opcode));
+	e->opcode = RMAD_OPC_FLUSH_LOCAL;
+	e->flags = RMAD_OPF_KEEP;
+	e->owner = c->slot;
+	e->owner_gen = c->reg.gen;
+	e->win = w->block;
+	e->target = target;
+	e->ticket = w->key;
+	e->status = RMAD_REQ_PENDING;
+	err = rmad_op_submit(c, idx);
+	if (err) {
+		rmad_op_free(c, idx);
+		return err;
+	}
+	rmad_req_track(c, rq, idx);
+	return 0;
+}
+
 int rmad_covered(rmad_win_t w, int rank, struct win_peer *p)
 {
 	return covered(w, rank, p);
@@ -1002,11 +1043,6 @@ int rmad_win_flush_all(rmad_win_t handle)
 	rmad_win_t win = rmad_win_get(handle);
 
 	return timed(win, flush(-1, win, RMAD_OPC_FLUSH));
-}
-
-int rmad_flush_local_win(rmad_win_t w, int target)
-{
-	return flush(target, w, RMAD_OPC_FLUSH_LOCAL);
 }
 
 int rmad_win_flush_local(int target, rmad_win_t handle)

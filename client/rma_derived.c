@@ -15,10 +15,12 @@
  * (RMAD_OPF_TBYTES).  Accumulates stay atomic per basic element, as the
  * contiguous path's are.
  *
- * Limits of this first version, said in rmad(7): a non-contiguous op to
+ * A request-based op whose pieces went to the agent completes with a
+ * flush_local marker posted after them, without waiting in the call.
+ *
+ * The limit of this version, said in rmad(7): a non-contiguous op to
  * another node costs one agent op per piece (the agent sees no type and
- * caches none, and does not pipeline them as one), and a request-based
- * op with a derived type completes before its call returns.
+ * caches none, and does not pipeline them as one).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -233,10 +235,10 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 	}
 	if (!err)
 		err = rmad_counted(w, p != NULL);
-	/* a request with a derived type: complete before it is handed out
-	 * (its pieces are many ops; their local completion is the flush's) */
+	/* a request whose pieces went to the agent completes with a
+	 * flush_local marker posted after them (done in place otherwise) */
 	if (!err && rq && !p)
-		err = rmad_flush_local_win(w, target);
+		err = rmad_post_marker(w, target, rq);
 out:
 	free(tr);
 	free(orr);

@@ -241,6 +241,31 @@ int main(int argc, char **argv)
 		OK(rmad_rput(src, 8, RMAD_INT64, nxt, 16, 1, vec, w, &rq));
 		OK(rmad_wait(&rq));
 	}
+	/* G2: many derived-type rgets in flight at once, then waitall and
+	 * a test loop; each result is the strided data G wrote */
+	{
+		enum { NR = 200 };
+		rmad_request_t rqs[NR], one;
+		int64_t (*got)[8] = calloc(NR, sizeof(*got));
+		int bad = 0, done = 0;
+
+		OK(rmad_win_flush(nxt, w));
+		for (int k = 0; k < NR; k++)
+			OK(rmad_rget(got[k], 8, RMAD_INT64, nxt, 16, 1, vec, w,
+				     &rqs[k]));
+		OK(rmad_waitall(NR, rqs));
+		for (int k = 0; k < NR; k++)
+			for (int i = 0; i < 8; i++)
+				bad |= got[k][i] != 500 + rank;
+		memset(got[0], 0, sizeof(got[0]));
+		OK(rmad_rget(got[0], 8, RMAD_INT64, nxt, 16, 1, vec, w, &one));
+		while (!done)
+			OK(rmad_test(&one, &done));
+		for (int i = 0; i < 8; i++)
+			bad |= got[0][i] != 500 + rank;
+		CHECK(!bad, "G2: 200 strided rgets in flight, waitall and test");
+		free(got);
+	}
 	/* H: errors, none of which moves anything */
 	{
 		int32_t i4[4] = { 9, 9, 9, 9 };
