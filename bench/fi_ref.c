@@ -445,7 +445,8 @@ int main(int argc, char **argv)
 				goto usage;
 		} else if (!strcmp(argv[i], "-i") && i + 1 < argc)
 			iters = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "-w") && i + 1 < argc)
+		else if ((!strcmp(argv[i], "-w") || !strcmp(argv[i], "-W")) &&
+			 i + 1 < argc)
 			warmup = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--floor"))
 			floor_only = 1;
@@ -500,7 +501,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fi_ref: %s\n", fi_strerror(-rc));
 	return rc || st ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: fi_ref [-p shm|tcp] [-s SIZES] [-i N] [-w N] "
+	fprintf(stderr, "usage: fi_ref [-p shm|tcp] [-s SIZES] [-i N] [-w|-W N] "
 		"[--floor]\n");
 	return 2;
 }

@@ -9,11 +9,14 @@
  *      the same iteration done serially on every rank;
  *   3. a work-stealing queue: every rank's tasks sit in its window, and
  *      a task is claimed by MPI_Fetch_and_op on the owner's head index,
- *      by the owner first and then by thieves; each task runs once.
+ *      by the owner first and then by thieves; each task runs once;
+ *   4. with MPI_THREAD_MULTIPLE: four threads per rank draw tickets from
+ *      the counter at once, in one lock_all epoch.
  *
  * Rank 0 prints TAP.
  */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,14 +153,70 @@ static void stealing(void)
 	(void)ran;
 }
 
+enum { NTH = 4, KTH = 100 };
+static MPI_Win tw;
+static long tgot[NTH][KTH];
+
+static void *drawer(void *arg)
+{
+	long one = 1, *got = tgot[(long)arg];
+
+	for (int i = 0; i < KTH; i++) {
+		MPI_Fetch_and_op(&one, &got[i], MPI_LONG, 0, 0, MPI_SUM, tw);
+		MPI_Win_flush(0, tw);
+	}
+	return NULL;
+}
+
+static void threads(void)
+{
+	long *c, *all = NULL;
+	int good = 1, n = NTH * KTH;
+	pthread_t th[NTH];
+
+	MPI_Win_allocate(sizeof(long), sizeof(long), MPI_INFO_NULL,
+			 MPI_COMM_WORLD, &c, &tw);
+	*c = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, tw);
+	for (long t = 0; t < NTH; t++)
+		pthread_create(&th[t], NULL, drawer, (void *)t);
+	for (int t = 0; t < NTH; t++)
+		pthread_join(th[t], NULL);
+	MPI_Win_unlock_all(tw);
+	if (me == 0)
+		all = calloc((size_t)(n * np), sizeof(long));
+	MPI_Gather(tgot, n, MPI_LONG, all, n, MPI_LONG, 0, MPI_COMM_WORLD);
+	if (me == 0) {
+		char *seen = calloc((size_t)(n * np), 1);
+
+		for (int i = 0; i < n * np; i++) {
+			if (all[i] < 0 || all[i] >= n * np || seen[all[i]])
+				good = 0;
+			else
+				seen[all[i]] = 1;
+		}
+		free(seen);
+		free(all);
+	}
+	ok(good, "MPI_THREAD_MULTIPLE: 4 threads a rank share the counter");
+	MPI_Win_free(&tw);
+}
+
 int main(int argc, char **argv)
 {
-	MPI_Init(&argc, &argv);
+	int provided = 0;
+
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	MPI_Comm_size(MPI_COMM_WORLD, &np);
 	counter();
 	halo();
 	stealing();
+	if (provided == MPI_THREAD_MULTIPLE)
+		threads();
+	else if (me == 0)
+		printf("# the MPI gives no MPI_THREAD_MULTIPLE: no thread test\n");
 	if (me == 0)
 		printf("1..%d\n", ntest);
 	MPI_Finalize();
