@@ -228,6 +228,7 @@ struct agent {
 	uint32_t ngfree;		/* the global op pool's free budget */
 	int doorbell;			/* eventfd */
 	struct event *doorbell_ev;
+	struct event *fab_ev;		/* the fabric's wait fd, while asleep */
 
 	/* clients and jobs */
 	struct agent_client *cl;	/* max_clients */

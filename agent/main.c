@@ -359,10 +359,10 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	a->node = a->boot.self;
 	a->nnodes = a->boot.n;
 	/*
-	 * The CQ's wait fd is not added to the event loop: with libfabric
-	 * 1.17, nesting tcp;ofi_rxm's wait fd in libevent's epoll stalls its
-	 * connection progress, and shm has none.  An idle agent polls the
-	 * fabric every idle_poll_us instead.
+	 * The CQ's wait fd (tcp;ofi_rxm has one, shm none) is in the event
+	 * loop only while the agent sleeps, after fi_trywait said it may
+	 * (agent_sleep); idle_poll_us still bounds the sleep, for the
+	 * progress the fd does not signal.
 	 */
 	rmad_info("mesh: node %d of %d over %s", a->node, a->nnodes,
 		  rmad_fabric_provider(a->fab));
@@ -415,12 +415,29 @@ static void agent_sleep(struct agent *a)
 	a->st.sleeps++;
 	if (a->fab) {
 		/*
-		 * Come back to poll the fabric even when it has a wait fd:
-		 * not all of its progress (connection setup in tcp;ofi_rxm)
-		 * signals that fd, and shm has none at all.
+		 * Sleep until the fabric's wait fd fires (tcp;ofi_rxm has
+		 * one; fi_trywait first, or a completion that came before
+		 * we looked would not wake us) or idle_poll_us passes: not
+		 * all of the fabric's progress (connection setup) signals
+		 * the fd, and shm has none at all.
 		 */
 		struct event *t = evtimer_new(a->base, on_wake_timer, a);
+		int fd = rmad_fabric_wait_fd(a->fab), armed = 0;
 
+		if (fd >= 0 && !a->fab_ev)
+			a->fab_ev = event_new(a->base, fd, EV_READ | EV_PERSIST,
+					      on_wake_timer, a);
+		if (a->fab_ev) {
+			if (rmad_fabric_trywait(a->fab) != 0) {
+				/* progress to make: no sleep */
+				if (t)
+					event_free(t);
+				uatomic_and(&h->agent_flags,
+					    ~RMAD_AGENT_NEED_WAKEUP);
+				return;
+			}
+			armed = event_add(a->fab_ev, NULL) == 0;
+		}
 		tv.tv_sec = a->p.idle_poll_us / 1000000;
 		tv.tv_usec = a->p.idle_poll_us % 1000000;
 		if (t) {
@@ -428,6 +445,8 @@ static void agent_sleep(struct agent *a)
 			event_base_loop(a->base, EVLOOP_ONCE);
 			event_free(t);
 		}
+		if (armed)
+			event_del(a->fab_ev);
 	} else {
 		event_base_loop(a->base, EVLOOP_ONCE);
 	}
@@ -745,6 +764,10 @@ static void agent_cleanup(struct agent *a)
 			  (unsigned long long)fs.cq_errors,
 			  (unsigned long long)fs.rma_writes,
 			  (unsigned long long)fs.rma_reads);
+	}
+	if (a->fab_ev) {
+		event_free(a->fab_ev);	/* before its fd goes with the fabric */
+		a->fab_ev = NULL;
 	}
 	rmad_fabric_close(a->fab);
 	a->fab = NULL;

@@ -58,8 +58,10 @@
 	  "own.")							\
 	X(idle_poll_us, INT, "1000", RMAD_P_RELOAD, 10, 1000000,	\
 	  "While asleep, the longest time in microseconds the agent "	\
-	  "waits before it polls the fabric again (shm has no wait "	\
-	  "object, and tcp;ofi_rxm connection setup does not wake it).") \
+	  "waits before it polls the fabric again. Data on the "	\
+	  "fabric's wait descriptor (tcp;ofi_rxm) ends the sleep "	\
+	  "sooner; shm has no wait descriptor, and tcp;ofi_rxm's "	\
+	  "connection setup does not signal it.")			\
 	X(heartbeat_ms, INT, "250", RMAD_P_RELOAD, 0, 60000,		\
 	  "How often, in milliseconds, an agent tells every other agent "	\
 	  "of the mesh that it is alive, when it sent them nothing else; " \
