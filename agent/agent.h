@@ -13,6 +13,7 @@
 #define RMAD_AGENT_H
 
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +37,7 @@ struct agent_client {
 	pid_t pid;
 	uid_t uid;
 	uint32_t gen;
+	int shares_core;		/* may run on the agent's core */
 	uint32_t head;			/* private ring consumer position */
 	int registered;
 	int32_t rank;
@@ -229,6 +231,10 @@ struct agent {
 	int doorbell;			/* eventfd */
 	struct event *doorbell_ev;
 	struct event *fab_ev;		/* the fabric's wait fd, while asleep */
+	struct bell *bell;		/* bell.c: peers wake us (shm), or NULL */
+	/* progress (main.c): event-driven while the core is shared */
+	int event_mode;
+	int nshare;			/* clients that may run on our core */
 
 	/* clients and jobs */
 	struct agent_client *cl;	/* max_clients */
@@ -242,6 +248,7 @@ struct agent {
 	struct rmad_fabric *fab;
 	int node, nnodes;
 	int core;
+	cpu_set_t core_set;		/* its CPUs, when pinned (core >= 0) */
 	char hostname[64];
 
 	/* progress */

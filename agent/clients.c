@@ -26,6 +26,7 @@
 #include "agent.h"
 #include "am.h"
 #include "completion.h"
+#include "pin.h"
 #include "ctl.h"
 #include "jobs.h"
 #include "mem.h"
@@ -239,6 +240,8 @@ static void client_release(struct agent *a, uint32_t c, int died)
 		return;
 	}
 	ac->registered = 0;
+	a->nshare -= ac->shares_core;
+	ac->shares_core = 0;
 	store_release(&sc->state, died ? RMAD_CLIENT_DEAD : RMAD_CLIENT_FREE);
 	agent_mem_release(a, c);
 	back = completion_client_gone(a, c);
@@ -345,6 +348,8 @@ static void handle_register(struct agent *a, uint32_t c,
 		store_release(&sc->state, RMAD_CLIENT_ACTIVE);
 	}
 	ac->registered = 1;
+	ac->shares_core = agent_core_shared(a, cred.pid);
+	a->nshare += ac->shares_core;
 	ac->staged = 0;
 	ac->rma_err = 0;
 	a->st.clients_attached++;

@@ -311,6 +311,8 @@ static void text_agent(struct agent *a, struct sbuf *b)
 	}
 	sb_printf(b, "  clients      %d attached, %d connections\n",
 		  count_clients(a), conns);
+	sb_printf(b, "  progress     %s (%d on our core)\n",
+		  a->event_mode ? "event-driven" : "spinning", a->nshare);
 }
 
 /*
@@ -463,7 +465,9 @@ static void json_agent(struct agent *a, struct sbuf *b)
 		sb_printf(b, ",\"uptime_s\":%llu", (unsigned long long)up);
 	else
 		sb_printf(b, ",\"uptime_s\":null");
-	sb_printf(b, ",\"clients\":%d}", count_clients(a));
+	sb_printf(b, ",\"clients\":%d,\"progress\":\"%s\","
+		  "\"clients_on_core\":%d}", count_clients(a),
+		  a->event_mode ? "event" : "spin", a->nshare);
 }
 
 static void json_clients(struct agent *a, struct sbuf *b, long viewer)

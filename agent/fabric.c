@@ -124,6 +124,8 @@ struct rmad_fabric {
 
 	rmad_fabric_recv_cb cb;
 	void *cb_arg;
+	void (*posted)(void *, int);	/* rmad_fabric_on_post */
+	void *posted_arg;
 
 	size_t buf_size;
 	int nrecv, nsend;
@@ -325,6 +327,8 @@ static ssize_t fab_post_send(struct rmad_fabric *f, int node,
 	if (!ret) {
 		f->st.sent++;
 		f->st.send_bytes += len;
+		if (f->posted)
+			f->posted(f->posted_arg, node);
 		return 0;
 	}
 	op->next = f->free_send;
@@ -1011,7 +1015,18 @@ static int fab_rma(struct rmad_fabric *f, int node, void *buf, size_t len,
 	else
 		f->st.rma_reads++;
 	f->st.rma_bytes += len;
+	if (f->posted)
+		f->posted(f->posted_arg, node);
 	return 0;
+}
+
+void rmad_fabric_on_post(struct rmad_fabric *f, void (*fn)(void *, int),
+			 void *arg)
+{
+	if (!f)
+		return;
+	f->posted = fn;
+	f->posted_arg = arg;
 }
 
 int rmad_fabric_write(struct rmad_fabric *f, int node, const void *buf,

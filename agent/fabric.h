@@ -44,6 +44,11 @@ typedef void (*rmad_fabric_recv_cb)(void *arg, const void *msg, size_t len);
 int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 		     void *arg, struct rmad_fabric **out);
 
+/* fn(arg, node) after each send, write or read the provider took for
+ * node (a peer to wake: bell.c); NULL fn: none. */
+void rmad_fabric_on_post(struct rmad_fabric *f, void (*fn)(void *, int),
+			 void *arg);
+
 /* Local endpoint address for exchange; *len in: capacity, out: size.
  * String addresses (shm) are zero-padded to a fixed size so that every
  * agent of a mesh publishes the same length.  A too small buffer gives

@@ -32,6 +32,7 @@
 
 #include "agent.h"
 #include "am.h"
+#include "bell.h"
 #include "clients.h"
 #include "completion.h"
 #include "jobs.h"
@@ -427,6 +428,14 @@ static void agent_sleep(struct agent *a)
 		if (fd >= 0 && !a->fab_ev)
 			a->fab_ev = event_new(a->base, fd, EV_READ | EV_PERSIST,
 					      on_wake_timer, a);
+		if (bell_sleep_begin(a) && rmad_fabric_progress(a->fab) > 0) {
+			/* it came before the bell was up: no sleep */
+			bell_sleep_end(a);
+			if (t)
+				event_free(t);
+			uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
+			return;
+		}
 		if (a->fab_ev) {
 			if (rmad_fabric_trywait(a->fab) != 0) {
 				/* progress to make: no sleep */
@@ -447,6 +456,7 @@ static void agent_sleep(struct agent *a)
 		}
 		if (armed)
 			event_del(a->fab_ev);
+		bell_sleep_end(a);
 	} else {
 		event_base_loop(a->base, EVLOOP_ONCE);
 	}
@@ -472,6 +482,36 @@ static void spin_once(struct agent *a, uint64_t now)
 	sched_yield();
 	if (rmad_now_ns() - now > 500000)
 		a->shared_core_until = rmad_now_ns() + 100000000ull;
+}
+
+/*
+ * progress = event, or auto while a client may run on our core: sleep
+ * as soon as there is nothing to do.  Spinning on a shared core takes
+ * it from the process whose work we wait for.  (Clients keep their
+ * client_spin_us: measured on 2 shared cores, clients that slept at
+ * once left the agents' wakeups behind a computing rank's time slice.)
+ */
+static int event_mode(struct agent *a)
+{
+	const char *m = a->p.progress;
+	int ev = !strcmp(m, "event") ||
+		 (strcmp(m, "spin") && a->nshare > 0);
+	static const char *warned;
+
+	if (strcmp(m, "auto") && strcmp(m, "event") && strcmp(m, "spin") &&
+	    warned != m) {
+		warned = m;
+		rmad_warn("progress = %s: not auto, spin or event; taken as "
+			  "auto", m);
+	}
+
+	if (ev != a->event_mode) {
+		a->event_mode = ev;
+		rmad_info("progress: %s (progress = %s, %d client(s) on "
+			  "our core)", ev ? "event-driven" : "spinning", m,
+			  a->nshare);
+	}
+	return ev;
 }
 
 static void agent_run(struct agent *a)
@@ -502,7 +542,8 @@ static void agent_run(struct agent *a)
 		}
 		if (n || a->p.busy_poll)
 			continue;
-		if (now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000)
+		if (event_mode(a) ||
+		    now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000)
 			agent_sleep(a);
 		else
 			spin_once(a, now);
@@ -769,6 +810,7 @@ static void agent_cleanup(struct agent *a)
 		event_free(a->fab_ev);	/* before its fd goes with the fabric */
 		a->fab_ev = NULL;
 	}
+	bell_close(a);
 	rmad_fabric_close(a->fab);
 	a->fab = NULL;
 	am_fini(a);
@@ -897,6 +939,7 @@ int main(int argc, char **argv)
 		goto fail;
 	if (agent_listen(a))
 		goto fail;
+	bell_open(a);		/* a mesh of one host with no wait object */
 	write_pid_file(a);
 	a->idle_since_ns = rmad_now_ns();
 	rmad_info("agent ready: session %s, node %d/%d, core %d, pid %d",

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include <hwloc.h>
+#include <hwloc/glibc-sched.h>
+#include <sched.h>
 
 #include "agent.h"
 #include "pin.h"
@@ -108,8 +110,31 @@ int agent_pin(struct agent *a)
 		goto out;
 	}
 	a->core = idx;
+	CPU_ZERO(&a->core_set);
+	if (hwloc_cpuset_to_glibc_sched_affinity(topo, core->cpuset,
+						 &a->core_set,
+						 sizeof(a->core_set)) < 0)
+		a->core = -1;	/* unknown CPUs: count the core as shared */
 	rmad_info("pinned to core %d of %d", idx, ncores);
 out:
 	hwloc_topology_destroy(topo);
 	return 0;
+}
+
+/*
+ * May process pid run on the agent's core?  Its CPU affinity against
+ * the core's CPUs; an unpinned agent may run anywhere, so yes.  A pid
+ * whose affinity cannot be read counts as sharing.
+ */
+int agent_core_shared(const struct agent *a, pid_t pid)
+{
+	cpu_set_t s, both;
+
+	if (a->core < 0)
+		return 1;
+	CPU_ZERO(&s);
+	if (sched_getaffinity(pid, sizeof(s), &s) < 0)
+		return 1;
+	CPU_AND(&both, &s, &a->core_set);
+	return CPU_COUNT(&both) > 0;
 }

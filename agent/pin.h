@@ -11,6 +11,8 @@
 #include "agent.h"
 
 int agent_pin(struct agent *a);
+/* may pid run on the agent's core (1 when the agent is not pinned) */
+int agent_core_shared(const struct agent *a, pid_t pid);
 int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
 		    size_t len);
 

@@ -52,6 +52,14 @@
 	  "Microseconds the agent keeps polling its rings and the "	\
 	  "fabric after its last activity before it sleeps. Longer "	\
 	  "spins cut wake-up latency but keep a core busy.")		\
+	X(progress, STRING, "auto", RMAD_P_RELOAD, 0, 0,		\
+	  "How the agent waits for work: spin (poll for spin_us after "	\
+	  "its last activity, then sleep), event (sleep as soon as it "	\
+	  "is idle, woken by its clients, the fabric's wait descriptor " \
+	  "or a peer's doorbell), or auto: event while a client of "	\
+	  "this agent may run on the "	\
+	  "agent's core (its CPU affinity includes it, or the agent is " \
+	  "not pinned), spin otherwise.")				\
 	X(busy_poll, BOOL, "false", RMAD_P_RELOAD, 0, 0,		\
 	  "Never sleep: the agent polls its rings and the fabric "	\
 	  "continuously. Use it only when the agent has a core of its "	\

@@ -19,6 +19,7 @@ layers=(
 	"agent"				# struct agent: the context structs
 	"stats"				# the statistics table and reports
 	"fabric boot pin sweep"		# libfabric, PMIx, hwloc, dead agents' files
+	"bell"				# doorbells between one host's agents
 	"am"				# active messages: send, receive, handlers
 	"completion"			# op elements, lending, counters, wakeups
 	"jobs"				# jobs, rank->node map, barrier, ping
