@@ -404,6 +404,122 @@ static void text_jobs(struct agent *a, struct sbuf *b, long viewer)
 		sb_printf(b, "  ... %d more not shown\n", omitted);
 }
 
+/* ------------------------------------------------------ windows */
+
+static const char *win_kind(const struct agent_win *w)
+{
+	if (w->shared)
+		return "shared";
+	if (w->dynamic)
+		return "dynamic";
+	for (int32_t i = 0; i < w->nhere; i++)
+		if (w->local[i].created)
+			return "create";
+	return "allocate";
+}
+
+static const char *win_state(const struct agent_win *w)
+{
+	return w->failed ? "failed" : w->ready ? "ready" : "joining";
+}
+
+/* A local member's window name, copied out of its control page (which
+ * any client of the node may write): NUL-terminated, maybe empty. */
+static void win_name(const struct agent_win *w, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (int32_t i = 0; i < w->nhere && !out[0]; i++) {
+		const struct rmad_win_ctl *ctl = w->local[i].base;
+
+		if (!ctl || w->local[i].map_len < sizeof(*ctl))
+			continue;
+		memcpy(out, (const char *)ctl->name,
+		       len < sizeof(ctl->name) ? len : sizeof(ctl->name));
+		out[len - 1] = '\0';
+	}
+}
+
+static int win_visible(const struct agent *a, const struct agent_win *w,
+		       long viewer)
+{
+	return w->job && job_visible(a, w->job, viewer);
+}
+
+static void text_windows(struct agent *a, struct sbuf *b, long viewer)
+{
+	char here[32], name[RMAD_WIN_CTL_NAME];
+	size_t full;
+	int omitted = 0;
+
+	sb_printf(b, "\nwindows\n  %-16s %7s %9s %-8s %-7s  %s\n", "KEY",
+		  "MEMBERS", "HERE", "KIND", "STATE", "NAME");
+	full = sb_list_begin(b);
+	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
+		size_t mark = b->len;
+
+		if (!win_visible(a, w, viewer))
+			continue;
+		if (omitted || b->over) {
+			omitted++;
+			continue;
+		}
+		snprintf(here, sizeof(here), "%d/%d", (int)w->nhere,
+			 (int)w->nlocal);
+		win_name(w, name, sizeof(name));
+		sb_printf(b, "  %016llx %7d %9s %-8s %-7s  ",
+			  (unsigned long long)w->key, (int)w->gsize, here,
+			  win_kind(w), win_state(w));
+		sb_text_str(b, name, sizeof(name));
+		sb_putc(b, '\n');
+		if (b->over) {
+			sb_rewind(b, mark);
+			omitted = 1;
+		}
+	}
+	b->lim = full;
+	if (omitted)
+		sb_printf(b, "  ... %d more not shown\n", omitted);
+}
+
+static void json_windows(struct agent *a, struct sbuf *b, long viewer)
+{
+	char name[RMAD_WIN_CTL_NAME];
+	size_t full;
+	int omitted = 0, first = 1;
+
+	sb_printf(b, ",\"windows\":[");
+	full = sb_list_begin(b);
+	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
+		size_t mark = b->len;
+
+		if (!win_visible(a, w, viewer))
+			continue;
+		if (omitted || b->over) {
+			omitted++;
+			continue;
+		}
+		win_name(w, name, sizeof(name));
+		sb_printf(b, "%s{\"key\":\"%016llx\",\"nspace\":",
+			  first ? "" : ",", (unsigned long long)w->key);
+		sb_json_str(b, w->job->nspace, sizeof(w->job->nspace));
+		sb_printf(b, ",\"members\":%d,\"local_members\":%d,"
+			  "\"local_expected\":%d,\"kind\":\"%s\","
+			  "\"state\":\"%s\",\"name\":", (int)w->gsize,
+			  (int)w->nhere, (int)w->nlocal, win_kind(w),
+			  win_state(w));
+		sb_json_str(b, name, sizeof(name));
+		sb_putc(b, '}');
+		if (b->over) {
+			sb_rewind(b, mark);
+			omitted = 1;
+			continue;
+		}
+		first = 0;
+	}
+	b->lim = full;
+	sb_printf(b, "],\"windows_omitted\":%d", omitted);
+}
+
 static void text_stats(struct agent *a, struct sbuf *b)
 {
 	const struct agent_stats *st = &a->st;
@@ -620,11 +736,13 @@ void agent_ctl_status(struct agent *a, int fd, int json, long viewer)
 		json_agent(a, &b);
 		json_clients(a, &b, viewer);
 		json_jobs(a, &b, viewer);
+		json_windows(a, &b, viewer);
 		json_stats(a, &b);
 	} else {
 		text_agent(a, &b);
 		text_clients(a, &b, viewer);
 		text_jobs(a, &b, viewer);
+		text_windows(a, &b, viewer);
 		text_stats(a, &b);
 	}
 	if (b.over) {

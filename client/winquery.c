@@ -154,6 +154,9 @@ int rmad_win_set_name(rmad_win_t handle, const char *name)
 	pthread_mutex_lock(&rmad_cl.pool_lock);
 	/* longer names are truncated, as MPI_Win_set_name does */
 	snprintf(w->name, sizeof(w->name), "%s", name);
+	/* and copied to our control page, where rmadctl's agent reads it */
+	if (w->ctl)
+		snprintf(w->ctl->name, sizeof(w->ctl->name), "%s", w->name);
 	pthread_mutex_unlock(&rmad_cl.pool_lock);
 	return 0;
 }

@@ -326,6 +326,7 @@ _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
  * woken only when bar_sleepers says someone sleeps on it);
  * bar_failed is set by the agent when a member dies, and wakes them.
  */
+#define RMAD_WIN_CTL_NAME	128	/* RMAD_MAX_OBJECT_NAME */
 struct rmad_win_ctl {
 	uint32_t lock;			/* RMAD_LW_* */
 	uint32_t bar_count;
@@ -347,8 +348,12 @@ struct rmad_win_ctl {
 	 * the node's members of the window, by rank) posted to us */
 	uint32_t posted[RMAD_WIN_MAX_LOCAL / 32];
 	uint8_t shared_by[RMAD_WIN_MAX_LOCAL];	/* RMAD_SB_*, by slot */
+	/* rmad_win_set_name's name, for rmadctl: written by the member,
+	 * read by its agent (copied, bounded, sanitized: any peer of the
+	 * node can write this page) */
+	char name[RMAD_WIN_CTL_NAME];
 	uint8_t pad2[RMAD_WIN_CTL_SIZE - 64 - RMAD_WIN_MAX_LOCAL / 8 -
-		     RMAD_WIN_MAX_LOCAL];
+		     RMAD_WIN_MAX_LOCAL - RMAD_WIN_CTL_NAME];
 };
 
 /*

@@ -6,6 +6,8 @@
  *                                 until FILE.go exists, then barrier
  *        prog_wait ping FILE      init, write FILE.RANK, ping own agent
  *                                 in a loop (up to 60 s)
+ *        prog_wait pingwin FILE   the same with a window named
+ *                                 'ctl "probe"' open meanwhile
  * Prints "rank R: result CODE NAME" with the first error (or 0).
  */
 #include <stdio.h>
@@ -21,6 +23,7 @@ int main(int argc, char **argv)
 	char path[4096];
 	FILE *f;
 	struct rmad_info in;
+	rmad_win_t win = RMAD_WIN_NULL;
 	double t0;
 
 	if (argc < 3)
@@ -32,6 +35,19 @@ int main(int argc, char **argv)
 	}
 	rmad_rank(&rank);
 	rmad_get_info(&in);
+	if (!strcmp(argv[1], "pingwin")) {
+		void *base;
+
+		err = rmad_win_allocate(64, 1, NULL, RMAD_GROUP_ALL, &base,
+					&win);
+		if (!err)
+			err = rmad_win_set_name(win, "ctl \"probe\"");
+		if (err) {
+			printf("rank %d: result %d %s\n", rank, err,
+			       rmad_strerror(err));
+			return 1;
+		}
+	}
 	snprintf(path, sizeof(path), "%s.%d", argv[2], rank);
 	f = fopen(path, "w");
 	if (f) {
@@ -51,6 +67,8 @@ int main(int argc, char **argv)
 	}
 	printf("rank %d: result %d %s\n", rank, err, rmad_strerror(err));
 	fflush(stdout);
+	if (win != RMAD_WIN_NULL)
+		rmad_win_free(&win);
 	rmad_finalize();
 	return 0;
 }

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # rmadctl.sh - rmadctl against a running agent with one attached client:
-# status shows the client, --json parses (odd names escaped), stats count
+# status shows the client, its named window and the progress mode, --json parses (odd names escaped), stats count
 # the client's ops, reload reaches the agent, stop ends it cleanly and
 # the client learns the agent is gone; no agent and bad usage give the
 # documented exit statuses.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 16
+plan 18
 ctl="$top_builddir/rmadctl"
 json_ok='import json,sys; json.load(sys.stdin)'
 
@@ -19,7 +19,7 @@ for s in ctl we_ird_name; do
 	wait_for "[ -S '$(sock_of $s)' ]" 20 ||
 		{ sed 's/^/# /' "$T_TMP"/*.log; bail "agent $s did not start"; }
 done
-RMAD_SESSION=ctl run_bounded 90 "$top_builddir/t/prog_wait" ping "$T_TMP/w" \
+RMAD_SESSION=ctl run_bounded 90 "$top_builddir/t/prog_wait" pingwin "$T_TMP/w" \
 	>"$T_TMP/w.out" 2>&1 &
 client=$!
 T_PIDS+=($client)
@@ -33,6 +33,10 @@ rc=$?
 ok $? "status lists the client, pid $cpid rank 0 (rc $rc)"
 echo "$out" | grep -q "^  pid          $apid\$"
 ok $? "status names the agent's pid $apid"
+echo "$out" | grep -Eq '^  [0-9a-f]{16} +1 +1/1 allocate ready +ctl "probe"$'
+ok $? "status lists the client's window: key, members, kind, state, name"
+echo "$out" | grep -Eq '^  progress     (event-driven|spinning) \([0-9]+ on our core\)$'
+ok $? "status says how the agent waits (progress)"
 [ $rc -eq 0 ] || echo "$out" | sed 's/^/# /'
 
 # 2. JSON
@@ -46,6 +50,9 @@ c = [c for c in d["clients"] if c["pid"] == int(sys.argv[1])]
 assert len(c) == 1 and c[0]["rank"] == 0, c
 assert d["agent"]["session"] == "ctl" and d["stats"]["ops_done"] > 0
 assert len(d["jobs"]) == 1 and d["jobs"][0]["local_ranks"] == 1
+w = d["windows"]
+assert len(w) == 1 and w[0]["name"] == "ctl \"probe\"" and w[0]["members"] == 1, w
+assert d["agent"]["progress"] in ("event", "spin"), d["agent"]
 ' "$cpid" <"$T_TMP/s.json" 2>"$T_TMP/py.err"
 ok $? "the JSON holds the client, its job and counters $(cat "$T_TMP/py.err")"
 run_bounded 10 "$ctl" -s "$odd" --json status 2>&1 | python3 -c '
