@@ -24,6 +24,10 @@ types2(MPI_Datatype a, rmad_datatype_t *ra, MPI_Datatype b,
 {
 	int err = rmpi_type(a, ra);
 
+	if (b == a) {			/* the common case: one lookup */
+		*rb = *ra;
+		return err;
+	}
 	return err ? err : rmpi_type(b, rb);
 }
 

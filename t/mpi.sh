@@ -8,7 +8,9 @@
 #                 MPI_Wait family mixed with point-to-point, fence, PSCW,
 #                 derived types, attributes, misuse's error classes;
 #   mpi_patterns  a distributed counter, a halo exchange under fence, a
-#                 work-stealing queue on fetch_and_op;
+#                 work-stealing queue on fetch_and_op, a counter shared by
+#                 4 threads a rank (MPI_THREAD_MULTIPLE); also linked
+#                 with -lrmad-mpi rather than preloaded;
 #   mpi_async     the target computes 2 s in a plain loop: the origins'
 #                 passive and PSCW epochs end while it computes under
 #                 rmad; plain Open MPI (tcp, osc pt2pt) shows the stall;
@@ -26,7 +28,7 @@ mb="$top_builddir/bench/mpi/mpi-bench-ompi"
 	skip_all "librmad-mpi not built (configure found no Open MPI)"
 export RMAD_MPI_LIB="$lib"
 export LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-plan 16
+plan 18
 
 # plain Open MPI: osc sm on one host, pt2pt for created and dynamic
 # windows (osc rdma cannot make them over btl tcp)
@@ -76,6 +78,18 @@ out=$(run_bounded 120 "$RMAD_RUN" -q --mpi --vnodes 2 \
 	--provider 'tcp;ofi_rxm' -np 4 "$mp" 2>&1)
 tap_ok "mpi_patterns, rmad-run --mpi, 2 vnodes over tcp;ofi_rxm, strict" \
 	"$out" $?
+
+# linked with -lrmad-mpi instead of preloaded: rmad-run without --mpi
+out=$(RMAD_MPI_REPORT=1 run_bounded 120 "$RMAD_RUN" -q --vnodes 2 -np 3 \
+	--mca-arg -x --mca-arg LD_LIBRARY_PATH --mca-arg -x \
+	--mca-arg RMAD_MPI_STRICT --mca-arg -x --mca-arg RMAD_MPI_REPORT \
+	"$top_builddir/t/mpi/mpi_patterns_linked" 2>&1)
+rc=$?
+tap_ok "mpi_patterns linked with -lrmad-mpi, 2 vnodes, strict" \
+	"$(echo "$out" | grep -v '^rmad-mpi:')" $rc
+n=$(echo "$out" | grep -c "served by rmad")
+[ "$n" -ge 3 ]
+ok $? "... and rmad served its windows ($n window reports)"
 
 # the async comparison: both times go to the log
 out=$(run_bounded 90 mpirun --mca btl self,tcp --mca osc pt2pt -np 3 "$ma" \
