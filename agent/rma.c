@@ -644,3 +644,15 @@ void agent_rma_fini(struct agent *a)
 	free(R);
 	a->rma = NULL;
 }
+
+int agent_rma_transfers(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+	int nfree = 0;
+
+	if (!R || !R->bounce)
+		return 0;
+	for (struct rma_xfer *x = R->xfree; x; x = x->next)
+		nfree++;
+	return nfree < XFER_MAX;
+}

@@ -19,6 +19,10 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t op,
 		  const struct rmad_op_elem *e);
 /* MAKE_RMA_PROGRESS_GLOBAL: issue and clean up what can move. */
 int make_rma_progress_global(struct agent *a);
+/* fi_write/fi_read chunks in flight: their completions come from the
+ * peer's progress, which rings no bell here, so the agent must not
+ * sleep on them */
+int agent_rma_transfers(struct agent *a);
 void agent_rma_client_gone(struct agent *a, uint32_t c);
 void agent_rma_win_gone(struct agent *a, struct agent_win *w);
 /* client c found no op element to take: release what rma.c holds back */
