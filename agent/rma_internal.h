@@ -172,10 +172,12 @@ struct rma_lock {
 };
 
 /*
- * One fi_write/fi_read chunk in flight.  Its data always passes through
- * a bounce buffer of the agent's (rdma_chunk bytes): the client's memory
- * may go away with the client while the provider still works on it, and
- * our own buffers cannot.
+ * One fi_write/fi_read chunk in flight.  Its data passes through a
+ * bounce buffer of the agent's (rdma_chunk bytes), unless the client's
+ * buffer lies in its rmad_alloc_mem memory, which the agent maps itself
+ * and the provider needs no registration for (direct): then the
+ * provider reads or writes the client's memory through that mapping,
+ * which stays until the agent releases the client.
  */
 struct rma_xfer {
 	struct rmad_fabric_xfer fx;	/* first: the completion names it */
@@ -183,7 +185,9 @@ struct rma_xfer {
 	struct agent *a;
 	uint32_t op, serial;
 	uint64_t off, len;
-	char *buf;
+	char *buf;			/* the bounce buffer */
+	uint8_t direct;			/* it moved from/to the client's
+					 * mapped memory, not buf */
 };
 
 /* rmad_stats counts packets by RMAD_PKT_*, the wire's RMA types in order */

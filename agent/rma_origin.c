@@ -222,7 +222,8 @@ void xfer_done(struct rmad_fabric_xfer *fx, int status)
 	op->nx--;
 	if (status && !op->status)
 		op->status = status;
-	if (!status && !op->status && op->opcode == RMAD_OPC_GET) {
+	if (!status && !op->status && op->opcode == RMAD_OPC_GET &&
+	    !x->direct) {
 		int err = op_io(a, op, op->origin + x->off, x->buf, x->len,
 				1);
 
@@ -286,7 +287,9 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 
 	struct rma_op *op = &R->sh[i];
 	int put = op->opcode == RMAD_OPC_PUT, err = bounce_init(a);
+	int direct = !op->staged && !rmad_fabric_needs_local_mr(a->fab);
 	uint64_t now = rmad_now_ns();
+	void *buf;
 
 	if (!err && op->sent == 0 &&
 	    now - t->noted_at > (uint64_t)a->p.spin_us * 500) {
@@ -314,17 +317,25 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 		}
 		if (n > (uint64_t)a->p.rdma_chunk)
 			n = (uint64_t)a->p.rdma_chunk;
-		if (put)
+		/* no bounce: the client's rmad_alloc_mem memory, mapped
+		 * here, when the provider takes unregistered buffers */
+		buf = direct ? agent_mem_lookup(a, op->client,
+						 op->origin + op->sent, n) :
+			       NULL;
+		if (!buf && put)
 			err = op_io(a, op, op->origin + op->sent, x->buf,
 				    (size_t)n, 0);
 		if (err)
 			break;
-		err = put ? rmad_fabric_write(a->fab, t->node, x->buf,
-					      (size_t)n, R->bounce_desc,
+		x->direct = buf != NULL;
+		if (!buf)
+			buf = x->buf;
+		err = put ? rmad_fabric_write(a->fab, t->node, buf, (size_t)n,
+					      x->direct ? NULL : R->bounce_desc,
 					      op->raddr + op->sent, op->rkey,
 					      &x->fx) :
-			    rmad_fabric_read(a->fab, t->node, x->buf,
-					     (size_t)n, R->bounce_desc,
+			    rmad_fabric_read(a->fab, t->node, buf, (size_t)n,
+					     x->direct ? NULL : R->bounce_desc,
 					     op->raddr + op->sent, op->rkey,
 					     &x->fx);
 		if (err == 1) {
