@@ -360,6 +360,11 @@ struct agent_win {
 	uint64_t fence_sent, fence_recv;	/* packets, not to ourselves */
 	uint32_t *fence_from;		/* root: last epoch + 1 by member node */
 	uint64_t pscw_sent, pscw_recv;	/* post and complete notices */
+	/* notices that came before the window was ready here (a peer's
+	 * READY and its post travel on different channels): kept, and
+	 * taken when it is */
+	struct rmad_am_hdr *early;
+	int32_t nearly;
 	/* rma.c: origin state of each local client that used it */
 	struct rma_origin *origins;
 	int meta_fd;			/* memfd with the sorted table, or -1 */

@@ -105,6 +105,7 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 		close(w->sfd);
 	free(w->sorted);
 	free(w->rkeys);
+	free(w->early);
 	free(w->local);
 	free(w->granks);
 	free(w->meta);
@@ -426,6 +427,51 @@ static int member_on(struct agent_win *w, int32_t rank, uint32_t node)
 	       agent_rank_node(w->job, rank) == (int)node;
 }
 
+/*
+ * A post or complete notice for a window that is not ready here yet:
+ * the peer's READY and its notice come on different channels, so the
+ * notice may come first.  Kept (at most two per member of the window)
+ * until the window is ready (early_take), never dropped in silence.
+ */
+static void early_keep(struct agent_win *w, const struct rmad_am_hdr *h)
+{
+	struct rmad_am_hdr *p;
+
+	if (w->nearly >= 2 * w->gsize + 16) {
+		rmad_warn("window %llx: too many notices before it is ready; "
+			  "dropped one from node %u",
+			  (unsigned long long)w->key, h->src_node);
+		return;
+	}
+	p = realloc(w->early, sizeof(*p) * (size_t)(w->nearly + 1));
+	if (!p) {
+		rmad_warn("window %llx: no memory for an early notice",
+			  (unsigned long long)w->key);
+		return;
+	}
+	w->early = p;
+	w->early[w->nearly++] = *h;
+}
+
+static void post_recv(struct agent *a, struct agent_win *w,
+		      const struct rmad_am_hdr *h);
+static void complete_recv(struct agent *a, struct agent_win *w,
+			  const struct rmad_am_hdr *h);
+
+/* The window is ready: the notices that came before. */
+static void early_take(struct agent *a, struct agent_win *w)
+{
+	for (int32_t k = 0; k < w->nearly; k++) {
+		if (w->early[k].type == RMAD_AM_WIN_POST)
+			post_recv(a, w, &w->early[k]);
+		else
+			complete_recv(a, w, &w->early[k]);
+	}
+	free(w->early);
+	w->early = NULL;
+	w->nearly = 0;
+}
+
 /* Target h->target on node src posted to our member h->origin. */
 static void post_recv(struct agent *a, struct agent_win *w,
 		      const struct rmad_am_hdr *h)
@@ -672,6 +718,7 @@ static void win_ready(struct agent *a, struct agent_win *w)
 	rmad_dbg("window %llx ready: %d members, block %d%s",
 		 (unsigned long long)w->key, w->gsize, b,
 		 w->uniform ? ", uniform" : "");
+	early_take(a, w);
 }
 
 static void meta_add(struct agent *a, struct agent_win *w,
@@ -1069,11 +1116,12 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 		fence_root_arrive(a, w, h->count);
 		return;
 	case RMAD_AM_WIN_POST:
-		if (w && w->ready)
-			post_recv(a, w, h);
-		return;
 	case RMAD_AM_WIN_COMPLETE:
-		if (w && w->ready)
+		if (w && !w->ready && !w->failed)
+			early_keep(w, h);
+		else if (w && w->ready && h->type == RMAD_AM_WIN_POST)
+			post_recv(a, w, h);
+		else if (w && w->ready)
 			complete_recv(a, w, h);
 		return;
 	case RMAD_AM_WIN_FENCE_RELEASE:
