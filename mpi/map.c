@@ -351,6 +351,7 @@ int rmpi_errclass(int e)
 	case RMAD_ERR_PERM: return MPI_ERR_RMA_ATTACH;
 	case RMAD_ERR_HINT: return MPI_ERR_INFO_VALUE;
 	case RMAD_ERR_INTERNAL: return MPI_ERR_INTERN;
+	case RMPI_ERR_COUNT: return MPI_ERR_COUNT;
 #ifdef MPIX_ERR_PROC_FAILED
 	case RMAD_ERR_PROC_FAILED: return MPIX_ERR_PROC_FAILED;
 #endif

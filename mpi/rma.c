@@ -9,15 +9,6 @@
 #include "rmpi.h"
 
 /* The op's types (and op) in rmad's terms, or the error. */
-/* MPI's own argument checks, with MPI's classes (as its bindings do) */
-static int counts(struct mwin *m, int a, int b)
-{
-	if (a >= 0 && b >= 0)
-		return MPI_SUCCESS;
-	PMPI_Win_call_errhandler(m->handle, MPI_ERR_COUNT);
-	return MPI_ERR_COUNT;
-}
-
 static inline __attribute__((always_inline)) int
 types2(MPI_Datatype a, rmad_datatype_t *ra, MPI_Datatype b,
 		  rmad_datatype_t *rb)
@@ -42,93 +33,74 @@ types2(MPI_Datatype a, rmad_datatype_t *ra, MPI_Datatype b,
 					 __ATOMIC_RELAXED);		\
 	} while (0)
 
-int MPI_Put(const void *origin, int ocount, MPI_Datatype otype, int trank,
-	    MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win)
-{
-	struct mwin *m = rmpi_win(win);
-	rmad_datatype_t ot, tt;
-	int err;
+/*
+ * Each op and its request form share one body: rq is NULL for the op,
+ * the request's rmad handle for the request form.  They return an rmad
+ * code (RMPI_ERR_COUNT for MPI's own check of the counts).
+ */
 
-	if (!m || !m->rw)
-		return PMPI_Put(origin, ocount, otype, trank, tdisp, tcount,
-				ttype, win);
+static int put_get(struct mwin *m, int get, void *origin, int ocount,
+		   MPI_Datatype otype, int trank, MPI_Aint tdisp, int tcount,
+		   MPI_Datatype ttype, rmad_request_t *rq)
+{
+	rmad_datatype_t ot, tt;
+	int t = rmpi_target(m, trank), err;
+
 	COUNT_OP(m);
-	if (counts(m, ocount, tcount))
-		return MPI_ERR_COUNT;
+	if (ocount < 0 || tcount < 0)
+		return RMPI_ERR_COUNT;
 	err = types2(otype, &ot, ttype, &tt);
 	if (!err && tdisp < 0)
 		err = RMAD_ERR_DISP;
-	if (!err)
-		err = rmad_put(origin, ocount, ot, rmpi_target(m, trank),
-			       (size_t)tdisp, tcount, tt, m->rw);
-	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+	if (err)
+		return err;
+	if (get)
+		return rq ? rmad_rget(origin, ocount, ot, t, (size_t)tdisp,
+				      tcount, tt, m->rw, rq) :
+			    rmad_get(origin, ocount, ot, t, (size_t)tdisp,
+				     tcount, tt, m->rw);
+	return rq ? rmad_rput(origin, ocount, ot, t, (size_t)tdisp, tcount,
+			      tt, m->rw, rq) :
+		    rmad_put(origin, ocount, ot, t, (size_t)tdisp, tcount, tt,
+			     m->rw);
 }
 
-int MPI_Get(void *origin, int ocount, MPI_Datatype otype, int trank,
-	    MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win)
+static int acc(struct mwin *m, const void *origin, int ocount,
+	       MPI_Datatype otype, int trank, MPI_Aint tdisp, int tcount,
+	       MPI_Datatype ttype, MPI_Op op, rmad_request_t *rq)
 {
-	struct mwin *m = rmpi_win(win);
-	rmad_datatype_t ot, tt;
-	int err;
-
-	if (!m || !m->rw)
-		return PMPI_Get(origin, ocount, otype, trank, tdisp, tcount,
-				ttype, win);
-	COUNT_OP(m);
-	if (counts(m, ocount, tcount))
-		return MPI_ERR_COUNT;
-	err = types2(otype, &ot, ttype, &tt);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
-	if (!err)
-		err = rmad_get(origin, ocount, ot, rmpi_target(m, trank),
-			       (size_t)tdisp, tcount, tt, m->rw);
-	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
-}
-
-int MPI_Accumulate(const void *origin, int ocount, MPI_Datatype otype,
-		   int trank, MPI_Aint tdisp, int tcount, MPI_Datatype ttype,
-		   MPI_Op op, MPI_Win win)
-{
-	struct mwin *m = rmpi_win(win);
 	rmad_datatype_t ot, tt;
 	rmad_op_t rop;
-	int err;
+	int t = rmpi_target(m, trank), err;
 
-	if (!m || !m->rw)
-		return PMPI_Accumulate(origin, ocount, otype, trank, tdisp,
-				       tcount, ttype, op, win);
 	COUNT_OP(m);
-	if (counts(m, ocount, tcount))
-		return MPI_ERR_COUNT;
+	if (ocount < 0 || tcount < 0)
+		return RMPI_ERR_COUNT;
 	err = types2(otype, &ot, ttype, &tt);
 	if (!err)
 		err = rmpi_op(op, &rop);
 	if (!err && tdisp < 0)
 		err = RMAD_ERR_DISP;
-	if (!err)
-		err = rmad_accumulate(origin, ocount, ot, rmpi_target(m, trank),
-				      (size_t)tdisp, tcount, tt, rop, m->rw);
-	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+	if (err)
+		return err;
+	return rq ? rmad_raccumulate(origin, ocount, ot, t, (size_t)tdisp,
+				     tcount, tt, rop, m->rw, rq) :
+		    rmad_accumulate(origin, ocount, ot, t, (size_t)tdisp,
+				    tcount, tt, rop, m->rw);
 }
 
-int MPI_Get_accumulate(const void *origin, int ocount, MPI_Datatype otype,
-		       void *result, int rcount, MPI_Datatype rtype,
-		       int trank, MPI_Aint tdisp, int tcount,
-		       MPI_Datatype ttype, MPI_Op op, MPI_Win win)
+static int gacc(struct mwin *m, const void *origin, int ocount,
+		MPI_Datatype otype, void *result, int rcount,
+		MPI_Datatype rtype, int trank, MPI_Aint tdisp, int tcount,
+		MPI_Datatype ttype, MPI_Op op, rmad_request_t *rq)
 {
-	struct mwin *m = rmpi_win(win);
 	rmad_datatype_t ot = RMAD_BYTE, rt, tt;
 	rmad_op_t rop;
-	int err;
+	int t = rmpi_target(m, trank), err;
 
-	if (!m || !m->rw)
-		return PMPI_Get_accumulate(origin, ocount, otype, result,
-					   rcount, rtype, trank, tdisp, tcount,
-					   ttype, op, win);
 	COUNT_OP(m);
-	if (counts(m, rcount, tcount))
-		return MPI_ERR_COUNT;
+	if (rcount < 0 || tcount < 0)
+		return RMPI_ERR_COUNT;
 	err = rmpi_op(op, &rop);
 	/* with NO_OP the origin arguments are ignored (MPI-3.1 11.3.4) */
 	if (!err && rop != RMAD_NO_OP)
@@ -137,13 +109,83 @@ int MPI_Get_accumulate(const void *origin, int ocount, MPI_Datatype otype,
 		err = types2(rtype, &rt, ttype, &tt);
 	if (!err && tdisp < 0)
 		err = RMAD_ERR_DISP;
+	if (err)
+		return err;
+	if (rop == RMAD_NO_OP) {
+		origin = NULL;
+		ocount = 0;
+	}
+	return rq ? rmad_rget_accumulate(origin, ocount, ot, result, rcount,
+					 rt, t, (size_t)tdisp, tcount, tt,
+					 rop, m->rw, rq) :
+		    rmad_get_accumulate(origin, ocount, ot, result, rcount, rt,
+					t, (size_t)tdisp, tcount, tt, rop,
+					m->rw);
+}
+
+/* A request op's outcome: its MPI_Request, or the error. */
+static int req_out(struct mwin *m, int err, rmad_request_t rr,
+		   MPI_Request *req)
+{
 	if (!err)
-		err = rmad_get_accumulate(rop == RMAD_NO_OP ? NULL : origin,
-					  rop == RMAD_NO_OP ? 0 : ocount, ot,
-					  result, rcount, rt,
-					  rmpi_target(m, trank), (size_t)tdisp,
-					  tcount, tt, rop, m->rw);
-	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+		err = rmpi_req_new(m, rr, req);
+	if (err) {
+		*req = MPI_REQUEST_NULL;
+		return rmpi_win_err(m, err);
+	}
+	return MPI_SUCCESS;
+}
+
+int MPI_Put(const void *origin, int ocount, MPI_Datatype otype, int trank,
+	    MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Put(origin, ocount, otype, trank, tdisp, tcount,
+				ttype, win);
+	return rmpi_win_err(m, put_get(m, 0, (void *)(uintptr_t)origin, ocount, otype,
+			       trank, tdisp, tcount, ttype, NULL));
+}
+
+int MPI_Get(void *origin, int ocount, MPI_Datatype otype, int trank,
+	    MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Get(origin, ocount, otype, trank, tdisp, tcount,
+				ttype, win);
+	return rmpi_win_err(m, put_get(m, 1, origin, ocount, otype, trank, tdisp,
+			       tcount, ttype, NULL));
+}
+
+int MPI_Accumulate(const void *origin, int ocount, MPI_Datatype otype,
+		   int trank, MPI_Aint tdisp, int tcount, MPI_Datatype ttype,
+		   MPI_Op op, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Accumulate(origin, ocount, otype, trank, tdisp,
+				       tcount, ttype, op, win);
+	return rmpi_win_err(m, acc(m, origin, ocount, otype, trank, tdisp, tcount,
+			   ttype, op, NULL));
+}
+
+int MPI_Get_accumulate(const void *origin, int ocount, MPI_Datatype otype,
+		       void *result, int rcount, MPI_Datatype rtype,
+		       int trank, MPI_Aint tdisp, int tcount,
+		       MPI_Datatype ttype, MPI_Op op, MPI_Win win)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw)
+		return PMPI_Get_accumulate(origin, ocount, otype, result,
+					   rcount, rtype, trank, tdisp, tcount,
+					   ttype, op, win);
+	return rmpi_win_err(m, gacc(m, origin, ocount, otype, result, rcount, rtype,
+			    trank, tdisp, tcount, ttype, op, NULL));
 }
 
 int MPI_Fetch_and_op(const void *origin, void *result, MPI_Datatype type,
@@ -167,7 +209,7 @@ int MPI_Fetch_and_op(const void *origin, void *result, MPI_Datatype type,
 		err = rmad_fetch_and_op(origin, result, t,
 					rmpi_target(m, trank), (size_t)tdisp,
 					rop, m->rw);
-	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+	return rmpi_win_err(m, err);
 }
 
 int MPI_Compare_and_swap(const void *origin, const void *compare,
@@ -189,47 +231,25 @@ int MPI_Compare_and_swap(const void *origin, const void *compare,
 		err = rmad_compare_and_swap(origin, compare, result, t,
 					    rmpi_target(m, trank),
 					    (size_t)tdisp, m->rw);
-	return err ? rmpi_win_err(m, err) : MPI_SUCCESS;
+	return rmpi_win_err(m, err);
 }
 
 /* ------------------------------------------------------- requests */
-
-/* The rmad request of a request op, now an MPI_Request. */
-static int req_out(struct mwin *m, int err, rmad_request_t rr,
-		   MPI_Request *req)
-{
-	if (!err)
-		err = rmpi_req_new(m, rr, req);
-	if (err) {
-		*req = MPI_REQUEST_NULL;
-		return rmpi_win_err(m, err);
-	}
-	return MPI_SUCCESS;
-}
 
 int MPI_Rput(const void *origin, int ocount, MPI_Datatype otype, int trank,
 	     MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win,
 	     MPI_Request *req)
 {
 	struct mwin *m = rmpi_win(win);
-	rmad_datatype_t ot, tt;
 	rmad_request_t rr = RMAD_REQUEST_NULL;
 	int err;
 
 	if (!m || !m->rw)
 		return PMPI_Rput(origin, ocount, otype, trank, tdisp, tcount,
 				 ttype, win, req);
-	COUNT_OP(m);
-	if (counts(m, ocount, tcount)) {
-		*req = MPI_REQUEST_NULL;
-		return MPI_ERR_COUNT;
-	}
-	err = types2(otype, &ot, ttype, &tt);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
-	if (!err)
-		err = rmad_rput(origin, ocount, ot, rmpi_target(m, trank),
-				(size_t)tdisp, tcount, tt, m->rw, &rr);
+	/* (rr is set by the call: not in the same argument list) */
+	err = put_get(m, 0, (void *)(uintptr_t)origin, ocount, otype, trank,
+		      tdisp, tcount, ttype, &rr);
 	return req_out(m, err, rr, req);
 }
 
@@ -238,24 +258,14 @@ int MPI_Rget(void *origin, int ocount, MPI_Datatype otype, int trank,
 	     MPI_Request *req)
 {
 	struct mwin *m = rmpi_win(win);
-	rmad_datatype_t ot, tt;
 	rmad_request_t rr = RMAD_REQUEST_NULL;
 	int err;
 
 	if (!m || !m->rw)
 		return PMPI_Rget(origin, ocount, otype, trank, tdisp, tcount,
 				 ttype, win, req);
-	COUNT_OP(m);
-	if (counts(m, ocount, tcount)) {
-		*req = MPI_REQUEST_NULL;
-		return MPI_ERR_COUNT;
-	}
-	err = types2(otype, &ot, ttype, &tt);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
-	if (!err)
-		err = rmad_rget(origin, ocount, ot, rmpi_target(m, trank),
-				(size_t)tdisp, tcount, tt, m->rw, &rr);
+	err = put_get(m, 1, origin, ocount, otype, trank, tdisp, tcount,
+		      ttype, &rr);
 	return req_out(m, err, rr, req);
 }
 
@@ -264,28 +274,14 @@ int MPI_Raccumulate(const void *origin, int ocount, MPI_Datatype otype,
 		    MPI_Op op, MPI_Win win, MPI_Request *req)
 {
 	struct mwin *m = rmpi_win(win);
-	rmad_datatype_t ot, tt;
 	rmad_request_t rr = RMAD_REQUEST_NULL;
-	rmad_op_t rop;
 	int err;
 
 	if (!m || !m->rw)
 		return PMPI_Raccumulate(origin, ocount, otype, trank, tdisp,
 					tcount, ttype, op, win, req);
-	COUNT_OP(m);
-	if (counts(m, ocount, tcount)) {
-		*req = MPI_REQUEST_NULL;
-		return MPI_ERR_COUNT;
-	}
-	err = types2(otype, &ot, ttype, &tt);
-	if (!err)
-		err = rmpi_op(op, &rop);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
-	if (!err)
-		err = rmad_raccumulate(origin, ocount, ot,
-				       rmpi_target(m, trank), (size_t)tdisp,
-				       tcount, tt, rop, m->rw, &rr);
+	err = acc(m, origin, ocount, otype, trank, tdisp, tcount, ttype, op,
+		  &rr);
 	return req_out(m, err, rr, req);
 }
 
@@ -296,33 +292,14 @@ int MPI_Rget_accumulate(const void *origin, int ocount, MPI_Datatype otype,
 			MPI_Request *req)
 {
 	struct mwin *m = rmpi_win(win);
-	rmad_datatype_t ot = RMAD_BYTE, rt, tt;
 	rmad_request_t rr = RMAD_REQUEST_NULL;
-	rmad_op_t rop;
 	int err;
 
 	if (!m || !m->rw)
 		return PMPI_Rget_accumulate(origin, ocount, otype, result,
 					    rcount, rtype, trank, tdisp,
 					    tcount, ttype, op, win, req);
-	COUNT_OP(m);
-	if (counts(m, rcount, tcount)) {
-		*req = MPI_REQUEST_NULL;
-		return MPI_ERR_COUNT;
-	}
-	err = rmpi_op(op, &rop);
-	if (!err && rop != RMAD_NO_OP)
-		err = rmpi_type(otype, &ot);
-	if (!err)
-		err = types2(rtype, &rt, ttype, &tt);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
-	if (!err)
-		err = rmad_rget_accumulate(rop == RMAD_NO_OP ? NULL : origin,
-					   rop == RMAD_NO_OP ? 0 : ocount, ot,
-					   result, rcount, rt,
-					   rmpi_target(m, trank),
-					   (size_t)tdisp, tcount, tt, rop,
-					   m->rw, &rr);
+	err = gacc(m, origin, ocount, otype, result, rcount, rtype, trank,
+		   tdisp, tcount, ttype, op, &rr);
 	return req_out(m, err, rr, req);
 }

@@ -62,6 +62,10 @@ void rmpi_notice(const char *what, ...)
 void rmpi_unmapped(const char *what, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* a negative count: MPI's own argument check, class MPI_ERR_COUNT
+ * (beyond rmad's codes) */
+#define RMPI_ERR_COUNT	(-1000)
+
 /* map.c */
 int rmpi_map_init(void);
 void rmpi_map_fini(void);
