@@ -39,7 +39,8 @@ types2(MPI_Datatype a, rmad_datatype_t *ra, MPI_Datatype b,
  * code (RMPI_ERR_COUNT for MPI's own check of the counts).
  */
 
-static int put_get(struct mwin *m, int get, void *origin, int ocount,
+static inline __attribute__((always_inline)) int
+put_get(struct mwin *m, int get, void *origin, int ocount,
 		   MPI_Datatype otype, int trank, MPI_Aint tdisp, int tcount,
 		   MPI_Datatype ttype, rmad_request_t *rq)
 {
@@ -65,7 +66,8 @@ static int put_get(struct mwin *m, int get, void *origin, int ocount,
 			     m->rw);
 }
 
-static int acc(struct mwin *m, const void *origin, int ocount,
+static inline __attribute__((always_inline)) int
+acc(struct mwin *m, const void *origin, int ocount,
 	       MPI_Datatype otype, int trank, MPI_Aint tdisp, int tcount,
 	       MPI_Datatype ttype, MPI_Op op, rmad_request_t *rq)
 {
