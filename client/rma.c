@@ -412,6 +412,33 @@ int rmad_post_piece(rmad_win_t w, uint16_t opc, int target, uint64_t toff,
 }
 
 /*
+ * A cleared element of ours for a synchronization op opc of window w to
+ * target (the caller sets the rest, then submits it).
+ */
+static int elem_new(rmad_win_t w, uint16_t opc, int target, uint32_t *idx,
+		    struct rmad_op_elem **out)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_op_elem *e;
+	int err = rmad_op_alloc(c, w, idx);
+
+	if (err)
+		return err;
+	e = rmad_shm_op_at(c->seg, c->hdr, *idx);
+	/* all but the link (see rmad_op_alloc) */
+	memset(&e->opcode, 0, sizeof(*e) - offsetof(struct rmad_op_elem,
+						     opcode));
+	e->opcode = opc;
+	e->owner = c->slot;
+	e->owner_gen = c->reg.gen;
+	e->win = w->block;
+	e->ticket = w->key;
+	e->target = target;
+	*out = e;
+	return 0;
+}
+
+/*
  * For rma_derived.c: the completion of a request whose op went to the
  * agent as many pieces.  A flush_local of the target, posted without
  * waiting, completes once every piece before it is complete at the
@@ -423,25 +450,13 @@ int rmad_post_marker(rmad_win_t w, int target, struct rmad_request_s *rq)
 	struct rmad_client *c = &rmad_cl;
 	struct rmad_op_elem *e;
 	uint32_t idx;
-	int err;
+	int err = c->dead ? RMAD_ERR_AGENT : rmad_req_room(c);
 
-	if (c->dead)
-		return RMAD_ERR_AGENT;
-	err = rmad_req_room(c);
 	if (!err)
-		err = rmad_op_alloc(c, w, &idx);
+		err = elem_new(w, RMAD_OPC_FLUSH_LOCAL, target, &idx, &e);
 	if (err)
 		return err;
-	e = rmad_shm_op_at(c->seg, c->hdr, idx);
-	memset(&e->opcode, 0, sizeof(*e) - offsetof(struct rmad_op_elem,
-						     opcode));
-	e->opcode = RMAD_OPC_FLUSH_LOCAL;
 	e->flags = RMAD_OPF_KEEP;
-	e->owner = c->slot;
-	e->owner_gen = c->reg.gen;
-	e->win = w->block;
-	e->target = target;
-	e->ticket = w->key;
 	e->status = RMAD_REQ_PENDING;
 	err = rmad_op_submit(c, idx);
 	if (err) {
@@ -748,22 +763,11 @@ static int post_lock(rmad_win_t w, uint16_t opc, int target, int type,
 	struct rmad_client *c = &rmad_cl;
 	struct rmad_op_elem *e;
 	uint32_t idx;
-	int err;
+	int err = c->dead ? RMAD_ERR_AGENT :
+			    elem_new(w, opc, target, &idx, &e);
 
-	if (c->dead)
-		return RMAD_ERR_AGENT;
-	err = rmad_op_alloc(c, w, &idx);
 	if (err)
 		return err;
-	e = rmad_shm_op_at(c->seg, c->hdr, idx);
-	/* all but the link (see rmad_op_alloc) */
-	memset(&e->opcode, 0, sizeof(*e) - offsetof(struct rmad_op_elem, opcode));
-	e->opcode = opc;
-	e->owner = c->slot;
-	e->owner_gen = c->reg.gen;
-	e->win = w->block;
-	e->ticket = w->key;
-	e->target = target;
 	rmad_lock_fields(w, type, assert, &e->lock);
 	err = rmad_op_submit(c, idx);
 	if (err)
