@@ -35,6 +35,13 @@ static void stats(struct row *r, double *t, int n, int per)
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	r->p50 = t[(n - 1) / 2] * 1e6 / per;
+	if (opt.mean) {
+		double sum = 0;
+
+		for (int i = 0; i < n; i++)
+			sum += t[i];
+		r->p50 = sum / n * 1e6 / per;
+	}
 	r->p90 = t[(int)((n - 1) * 0.90)] * 1e6 / per;
 	r->p99 = t[(int)((n - 1) * 0.99)] * 1e6 / per;
 	r->iters = n;

@@ -69,6 +69,7 @@ static struct {
 	double max_time;
 	int timeout;
 	int fmt;
+	int mean;		/* --mean: the p50 column holds the mean */
 	const char *label;
 } opt;
 
@@ -118,6 +119,8 @@ static void usage(FILE *f)
 "  -W, --warmup N       warm-up iterations (100; a tenth above 64 KiB)\n"
 "      --max-time S     stop a row's timed loop after S seconds (2)\n"
 "      --quick          few iterations and sizes: a smoke test\n"
+"      --mean           report the mean, not the median, in the p50\n"
+"                       column (below the clock's step: overheads)\n"
 "      --csv, --json    machine-readable output (default: a table)\n"
 "      --label NAME     name of this run in the output (" IMPL_NAME ")\n"
 "      --timeout S      give up after S seconds in all (600; 0: never)\n"
@@ -279,6 +282,8 @@ static int parse_args(int argc, char **argv)
 				quick = 1;
 			else if (!strcmp(a, "--csv"))
 				opt.fmt = FMT_CSV;
+			else if (!strcmp(a, "--mean"))
+				opt.mean = 1;
 			else if (!strcmp(a, "--json"))
 				opt.fmt = FMT_JSON;
 			else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
