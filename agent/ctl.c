@@ -333,13 +333,28 @@ static int job_visible(const struct agent *a, const struct agent_job *j,
 	return 0;
 }
 
+/*
+ * The MPI windows a client's librmad-mpi counted in its block (served by
+ * rmad / by MPI): numbers the client writes as it likes, shown as read.
+ */
+static void mpi_wins(struct agent *a, int c, unsigned int *r, unsigned int *f)
+{
+	const struct rmad_shm_client *sc =
+		rmad_shm_client_at(a->seg, &a->lay, (uint32_t)c);
+
+	*r = __atomic_load_n(&sc->mpi_rmad, __ATOMIC_RELAXED);
+	*f = __atomic_load_n(&sc->mpi_fallback, __ATOMIC_RELAXED);
+}
+
 static void text_clients(struct agent *a, struct sbuf *b, long viewer)
 {
 	size_t full;
 	int omitted = 0;
+	unsigned int mr, mf;
+	char mw[24];
 
-	sb_printf(b, "\nclients\n  %4s %8s %8s %6s %8s  %s\n", "SLOT", "PID",
-		  "RANK", "LOCAL", "BAD_OPS", "JOB");
+	sb_printf(b, "\nclients\n  %4s %8s %8s %6s %8s %9s  %s\n", "SLOT",
+		  "PID", "RANK", "LOCAL", "BAD_OPS", "MPI_WINS", "JOB");
 	full = sb_list_begin(b);
 	for (int c = 0; c < a->p.max_clients; c++) {
 		const struct agent_client *ac = &a->cl[c];
@@ -352,9 +367,11 @@ static void text_clients(struct agent *a, struct sbuf *b, long viewer)
 			omitted++;
 			continue;
 		}
-		sb_printf(b, "  %4d %8d %8d %6d %8llu  ", c, (int)ac->pid,
+		mpi_wins(a, c, &mr, &mf);
+		snprintf(mw, sizeof(mw), "%u/%u", mr, mf);
+		sb_printf(b, "  %4d %8d %8d %6d %8llu %9s  ", c, (int)ac->pid,
 			  (int)ac->rank, (int)ac->local_rank,
-			  (unsigned long long)ac->bad_ops);
+			  (unsigned long long)ac->bad_ops, mw);
 		sb_text_str(b, job_nspace(ac), RMAD_NSPACE_MAX);
 		sb_putc(b, '\n');
 		if (b->over) {
@@ -590,6 +607,7 @@ static void json_clients(struct agent *a, struct sbuf *b, long viewer)
 {
 	size_t full;
 	int omitted = 0, first = 1;
+	unsigned int mr, mf;
 
 	sb_printf(b, ",\"clients\":[");
 	full = sb_list_begin(b);
@@ -604,10 +622,14 @@ static void json_clients(struct agent *a, struct sbuf *b, long viewer)
 			omitted++;
 			continue;
 		}
+		mpi_wins(a, c, &mr, &mf);
 		sb_printf(b, "%s{\"slot\":%d,\"pid\":%d,\"rank\":%d,"
-			  "\"local_rank\":%d,\"bad_ops\":%llu,\"job\":",
+			  "\"local_rank\":%d,\"bad_ops\":%llu,"
+			  "\"mpi_windows_rmad\":%u,\"mpi_windows_mpi\":%u,"
+			  "\"job\":",
 			  first ? "" : ",", c, (int)ac->pid, (int)ac->rank,
-			  (int)ac->local_rank, (unsigned long long)ac->bad_ops);
+			  (int)ac->local_rank, (unsigned long long)ac->bad_ops,
+			  mr, mf);
 		sb_json_str(b, job_nspace(ac), RMAD_NSPACE_MAX);
 		sb_putc(b, '}');
 		if (b->over) {

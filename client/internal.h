@@ -233,7 +233,15 @@ int rmad_req_room(struct rmad_client *c);
 /* the op of rq went to the agent in element idx */
 void rmad_req_track(struct rmad_client *c, struct rmad_request_s *rq,
 		    uint32_t idx);
-/* rma.c: the data operations, with a request (NULL: none) */
+/* rma.c: the data operations, with a request (NULL: none), on a window
+ * already resolved from its handle (rmad_win_get; NULL or dead: error);
+ * and rmad_win_flush on one (librmad-mpi keeps its windows resolved) */
+int rmad_win_flush_w(int target, rmad_win_t win);
+/* rmad_win_get for librmad-mpi, which cannot see the handle table */
+rmad_win_t rmad_win_resolve(rmad_win_t handle);
+/* librmad-mpi made an MPI window, served by rmad (1) or by MPI (0):
+ * counted in this client's block for rmadctl status */
+void rmad_mpi_window_note(int by_rmad);
 int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
 		 int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
 		 rmad_win_t win, struct rmad_request_s *rq);

@@ -177,7 +177,8 @@ int rmad_rput(const void *origin, int ocount, rmad_datatype_t otype,
 	if (!rq)
 		return RMAD_ERR_NOMEM;
 	return req_out(rq, rmad_put_req(origin, ocount, otype, target, tdisp,
-					tcount, ttype, win, rq), req);
+					tcount, ttype, rmad_win_get(win), rq),
+		       req);
 }
 
 int rmad_rget(void *origin, int ocount, rmad_datatype_t otype, int target,
@@ -192,7 +193,8 @@ int rmad_rget(void *origin, int ocount, rmad_datatype_t otype, int target,
 	if (!rq)
 		return RMAD_ERR_NOMEM;
 	return req_out(rq, rmad_get_req(origin, ocount, otype, target, tdisp,
-					tcount, ttype, win, rq), req);
+					tcount, ttype, rmad_win_get(win), rq),
+		       req);
 }
 
 int rmad_raccumulate(const void *origin, int ocount, rmad_datatype_t otype,
@@ -208,8 +210,8 @@ int rmad_raccumulate(const void *origin, int ocount, rmad_datatype_t otype,
 	if (!rq)
 		return RMAD_ERR_NOMEM;
 	return req_out(rq, rmad_accumulate_req(origin, ocount, otype, target,
-					       tdisp, tcount, ttype, op, win,
-					       rq), req);
+					       tdisp, tcount, ttype, op,
+					       rmad_win_get(win), rq), req);
 }
 
 int rmad_rget_accumulate(const void *origin, int ocount,
@@ -228,7 +230,8 @@ int rmad_rget_accumulate(const void *origin, int ocount,
 	return req_out(rq, rmad_get_accumulate_req(origin, ocount, otype,
 						   result, rcount, rtype,
 						   target, tdisp, tcount,
-						   ttype, op, win, rq), req);
+						   ttype, op, rmad_win_get(win),
+						   rq), req);
 }
 
 /* -------------------------------------------------------- completion */

@@ -49,9 +49,14 @@
 #define LOCKED_NOCHECK	3		/* win_peer.locked: no word taken */
 
 /* target RMAD_PROC_NULL: nothing to do, on a live window */
+static int proc_null_w(rmad_win_t win)
+{
+	return rmad_win_ok(win) ? 0 : RMAD_ERR_ARG;
+}
+
 static int proc_null(rmad_win_t handle)
 {
-	return rmad_win_ok(rmad_win_get(handle)) ? 0 : RMAD_ERR_ARG;
+	return proc_null_w(rmad_win_get(handle));
 }
 
 static uint32_t dtype_id(rmad_datatype_t t)
@@ -213,10 +218,12 @@ static int check(rmad_win_t w, int target, size_t tdisp, int count,
 		return RMAD_ERR_SYNC;
 	r->es = rmad_dtype_size(r->dt);
 	r->len = (size_t)count * r->es;
-	if (tdisp > (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_DYN_SPAN :
-		     1ull << 40) / (uint64_t)du)
+	/* tdisp * du within the span, without a division (a 64-bit divide
+	 * was a third of this function's time) */
+	if (__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)du, &r->off) ||
+	    r->off > (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_DYN_SPAN :
+		      1ull << 40))
 		return RMAD_ERR_DISP;
-	r->off = (uint64_t)tdisp * (uint64_t)du;
 	r->du = du;
 	if (r->off > size || r->len > size - r->off)
 		return RMAD_ERR_DISP;
@@ -482,14 +489,13 @@ int rmad_counted(rmad_win_t w, int local)
 
 int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
 		 int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
-		 rmad_win_t handle, struct rmad_request_s *rq)
+		 rmad_win_t win, struct rmad_request_s *rq)
 {
-	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err;
 
 	if (target == RMAD_PROC_NULL)
-		return proc_null(handle);
+		return proc_null_w(win);
 	if (!dtype_id(otype) || !dtype_id(ttype))
 		return rmad_derived_op(win, RMAD_OPC_PUT, origin, ocount, otype,
 				       NULL, 0, 0, target, tdisp, tcount,
@@ -516,14 +522,13 @@ int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
 
 int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
 		 size_t tdisp, int tcount, rmad_datatype_t ttype,
-		 rmad_win_t handle, struct rmad_request_s *rq)
+		 rmad_win_t win, struct rmad_request_s *rq)
 {
-	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err;
 
 	if (target == RMAD_PROC_NULL)
-		return proc_null(handle);
+		return proc_null_w(win);
 	if (!dtype_id(otype) || !dtype_id(ttype))
 		return rmad_derived_op(win, RMAD_OPC_GET, NULL, 0, 0, origin,
 				       ocount, otype, target, tdisp, tcount,
@@ -551,14 +556,13 @@ int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
 int rmad_accumulate_req(const void *origin, int ocount,
 			rmad_datatype_t otype, int target, size_t tdisp,
 			int tcount, rmad_datatype_t ttype, rmad_op_t op,
-			rmad_win_t handle, struct rmad_request_s *rq)
+			rmad_win_t win, struct rmad_request_s *rq)
 {
-	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err;
 
 	if (target == RMAD_PROC_NULL)
-		return proc_null(handle);
+		return proc_null_w(win);
 	if ((!dtype_id(otype) || !dtype_id(ttype)) && op != RMAD_NO_OP &&
 	    op > 0)
 		return rmad_derived_op(win, RMAD_OPC_ACC, origin, ocount, otype,
@@ -593,14 +597,13 @@ int rmad_get_accumulate_req(const void *origin, int ocount,
 			    rmad_datatype_t otype, void *result, int rcount,
 			    rmad_datatype_t rtype, int target, size_t tdisp,
 			    int tcount, rmad_datatype_t ttype, rmad_op_t op,
-			    rmad_win_t handle, struct rmad_request_s *rq)
+			    rmad_win_t win, struct rmad_request_s *rq)
 {
-	rmad_win_t win = rmad_win_get(handle);
 	struct tref r;
 	int err;
 
 	if (target == RMAD_PROC_NULL)
-		return proc_null(handle);
+		return proc_null_w(win);
 	if ((!dtype_id(rtype) || !dtype_id(ttype) ||
 	     (op != RMAD_NO_OP && !dtype_id(otype))) && op >= 0)
 		return rmad_derived_op(win, RMAD_OPC_GACC,
@@ -642,14 +645,14 @@ int rmad_put(const void *origin, int ocount, rmad_datatype_t otype,
 	     rmad_win_t win)
 {
 	return rmad_put_req(origin, ocount, otype, target, tdisp, tcount,
-			    ttype, win, NULL);
+			    ttype, rmad_win_get(win), NULL);
 }
 
 int rmad_get(void *origin, int ocount, rmad_datatype_t otype, int target,
 	     size_t tdisp, int tcount, rmad_datatype_t ttype, rmad_win_t win)
 {
 	return rmad_get_req(origin, ocount, otype, target, tdisp, tcount,
-			    ttype, win, NULL);
+			    ttype, rmad_win_get(win), NULL);
 }
 
 int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
@@ -657,7 +660,7 @@ int rmad_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 		    rmad_datatype_t ttype, rmad_op_t op, rmad_win_t win)
 {
 	return rmad_accumulate_req(origin, ocount, otype, target, tdisp,
-				   tcount, ttype, op, win, NULL);
+				   tcount, ttype, op, rmad_win_get(win), NULL);
 }
 
 int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
@@ -667,7 +670,7 @@ int rmad_get_accumulate(const void *origin, int ocount, rmad_datatype_t otype,
 {
 	return rmad_get_accumulate_req(origin, ocount, otype, result, rcount,
 				       rtype, target, tdisp, tcount, ttype,
-				       op, win, NULL);
+				       op, rmad_win_get(win), NULL);
 }
 
 int rmad_fetch_and_op(const void *origin, void *result, rmad_datatype_t type,
@@ -1032,14 +1035,17 @@ int rmad_win_unlock_all(rmad_win_t handle)
 	return timed(win, win_unlock_all(win));
 }
 
-int rmad_win_flush(int target, rmad_win_t handle)
+int rmad_win_flush_w(int target, rmad_win_t win)
 {
-	rmad_win_t win = rmad_win_get(handle);
-
 	if (target == RMAD_PROC_NULL)
-		return proc_null(handle);
+		return proc_null_w(win);
 	return timed(win, target < 0 ? RMAD_ERR_RANK :
 			      flush(target, win, RMAD_OPC_FLUSH));
+}
+
+int rmad_win_flush(int target, rmad_win_t handle)
+{
+	return rmad_win_flush_w(target, rmad_win_get(handle));
 }
 
 int rmad_win_flush_all(rmad_win_t handle)

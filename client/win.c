@@ -635,6 +635,20 @@ int rmad_ctl_request(const void *m, size_t len, uint64_t key)
 	return err;
 }
 
+rmad_win_t rmad_win_resolve(rmad_win_t handle)
+{
+	return rmad_win_get(handle);
+}
+
+void rmad_mpi_window_note(int by_rmad)
+{
+	struct rmad_shm_client *me = rmad_cl.me;
+
+	if (me)
+		__atomic_fetch_add(by_rmad ? &me->mpi_rmad : &me->mpi_fallback,
+				   1, __ATOMIC_RELAXED);
+}
+
 int rmad_win_free(rmad_win_t *win)
 {
 	struct rmad_client *c = &rmad_cl;

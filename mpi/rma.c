@@ -58,12 +58,12 @@ put_get(struct mwin *m, int get, void *origin, int ocount,
 	if (get)
 		return rq ? rmad_rget(origin, ocount, ot, t, (size_t)tdisp,
 				      tcount, tt, m->rw, rq) :
-			    rmad_get(origin, ocount, ot, t, (size_t)tdisp,
-				     tcount, tt, m->rw);
+			    rmad_get_req(origin, ocount, ot, t, (size_t)tdisp,
+					 tcount, tt, m->wp, NULL);
 	return rq ? rmad_rput(origin, ocount, ot, t, (size_t)tdisp, tcount,
 			      tt, m->rw, rq) :
-		    rmad_put(origin, ocount, ot, t, (size_t)tdisp, tcount, tt,
-			     m->rw);
+		    rmad_put_req(origin, ocount, ot, t, (size_t)tdisp, tcount,
+				 tt, m->wp, NULL);
 }
 
 static inline __attribute__((always_inline)) int
@@ -87,8 +87,8 @@ acc(struct mwin *m, const void *origin, int ocount,
 		return err;
 	return rq ? rmad_raccumulate(origin, ocount, ot, t, (size_t)tdisp,
 				     tcount, tt, rop, m->rw, rq) :
-		    rmad_accumulate(origin, ocount, ot, t, (size_t)tdisp,
-				    tcount, tt, rop, m->rw);
+		    rmad_accumulate_req(origin, ocount, ot, t, (size_t)tdisp,
+					tcount, tt, rop, m->wp, NULL);
 }
 
 static int gacc(struct mwin *m, const void *origin, int ocount,
@@ -120,9 +120,9 @@ static int gacc(struct mwin *m, const void *origin, int ocount,
 	return rq ? rmad_rget_accumulate(origin, ocount, ot, result, rcount,
 					 rt, t, (size_t)tdisp, tcount, tt,
 					 rop, m->rw, rq) :
-		    rmad_get_accumulate(origin, ocount, ot, result, rcount, rt,
-					t, (size_t)tdisp, tcount, tt, rop,
-					m->rw);
+		    rmad_get_accumulate_req(origin, ocount, ot, result, rcount,
+					    rt, t, (size_t)tdisp, tcount, tt,
+					    rop, m->wp, NULL);
 }
 
 /* A request op's outcome: its MPI_Request, or the error. */

@@ -27,6 +27,7 @@
 struct mwin {
 	MPI_Win handle;			/* the user's MPI_Win (a real window) */
 	rmad_win_t rw;			/* RMAD_WIN_NULL when MPI serves it */
+	rmad_win_t wp;			/* rw resolved (rmad_win_resolve) */
 	int *world;			/* comm rank -> job rank; NULL: same */
 	int gsize;			/* ranks of the window's communicator */
 	int flavor;			/* MPI_WIN_FLAVOR_* */
@@ -140,6 +141,38 @@ static inline int rmpi_target(const struct mwin *m, int rank)
 		return -1;
 	return m->world ? m->world[rank] : rank;
 }
+
+/*
+ * librmad's own entries of the data operations and of flush
+ * (client/internal.h): the client is compiled into librmad-mpi, so the
+ * blocking forms call them directly, past the public wrappers (rq NULL:
+ * no request), on the window resolved once from its handle (m->wp).
+ */
+struct rmad_request_s;
+#define RMPI_HIDDEN __attribute__((visibility("hidden")))
+RMPI_HIDDEN rmad_win_t rmad_win_resolve(rmad_win_t handle);
+RMPI_HIDDEN void rmad_mpi_window_note(int by_rmad);
+RMPI_HIDDEN int rmad_win_flush_w(int target, rmad_win_t win);
+RMPI_HIDDEN int rmad_put_req(const void *origin, int ocount,
+			     rmad_datatype_t otype, int target, size_t tdisp,
+			     int tcount, rmad_datatype_t ttype, rmad_win_t win,
+			     struct rmad_request_s *rq);
+RMPI_HIDDEN int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype,
+			     int target, size_t tdisp, int tcount,
+			     rmad_datatype_t ttype, rmad_win_t win,
+			     struct rmad_request_s *rq);
+RMPI_HIDDEN int rmad_accumulate_req(const void *origin, int ocount,
+				    rmad_datatype_t otype, int target,
+				    size_t tdisp, int tcount,
+				    rmad_datatype_t ttype, rmad_op_t op,
+				    rmad_win_t win, struct rmad_request_s *rq);
+RMPI_HIDDEN int rmad_get_accumulate_req(const void *origin, int ocount,
+					rmad_datatype_t otype, void *result,
+					int rcount, rmad_datatype_t rtype,
+					int target, size_t tdisp, int tcount,
+					rmad_datatype_t ttype, rmad_op_t op,
+					rmad_win_t win,
+					struct rmad_request_s *rq);
 
 /* req.c */
 int rmpi_req_new(struct mwin *m, rmad_request_t rr, MPI_Request *out);

@@ -171,7 +171,7 @@ int MPI_Win_flush(int rank, MPI_Win win)
 
 	if (!m || !m->rw)
 		return PMPI_Win_flush(rank, win);
-	return rmpi_win_err(m, rmad_win_flush(rmpi_target(m, rank), m->rw));
+	return rmpi_win_err(m, rmad_win_flush_w(rmpi_target(m, rank), m->wp));
 }
 
 int MPI_Win_flush_all(MPI_Win win)

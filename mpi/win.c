@@ -278,8 +278,8 @@ struct mk {
 	MPI_Comm comm;
 };
 
-static int make_rmad(const struct mk *a, struct mwin *m, rmad_group_t g,
-		     const char *hints)
+static int make_rmad_flavor(const struct mk *a, struct mwin *m,
+			    rmad_group_t g, const char *hints)
 {
 	if (a->size < 0 || a->disp_unit <= 0)
 		return RMAD_ERR_ARG;
@@ -303,6 +303,17 @@ static int make_rmad(const struct mk *a, struct mwin *m, rmad_group_t g,
 		m->disp_unit = 1;
 		return rmad_win_create_dynamic(hints, g, &m->rw);
 	}
+}
+
+/* rmad's window, and the window itself behind its handle for the op path */
+static int make_rmad(const struct mk *a, struct mwin *m, rmad_group_t g,
+		     const char *hints)
+{
+	int err = make_rmad_flavor(a, m, g, hints);
+
+	if (!err)
+		m->wp = rmad_win_resolve(m->rw);
+	return err;
 }
 
 static int make_mpi(const struct mk *a, MPI_Win *win)
@@ -338,15 +349,19 @@ static int make(const struct mk *a, MPI_Win *win)
 			m->base = *(void **)a->baseptr;
 	}
 	err = finish(m, a->comm, err, win);
-	if (!err)
+	if (!err) {
+		rmad_mpi_window_note(1);
 		return MPI_SUCCESS;
+	}
 	if (err == RMAD_ERR_ARG || err == RMAD_ERR_HINT) {
 		*win = MPI_WIN_NULL;
 		return comm_err(a->comm, err);
 	}
 	rc = make_mpi(a, win);
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
 		served_by_mpi(*win, a->flavor, err);
+		rmad_mpi_window_note(0);
+	}
 	return rc;
 }
 

@@ -149,7 +149,12 @@ struct rmad_shm_client {
 	int32_t pid;
 	int32_t rank;
 	uint32_t job;			/* agent's job slot */
-	uint32_t pad0[11];
+	/* written by the client (librmad-mpi): the MPI windows this
+	 * process made, served by rmad and by MPI (rmadctl status shows
+	 * them; nothing else reads them) */
+	uint32_t mpi_rmad;
+	uint32_t mpi_fallback;
+	uint32_t pad0[9];
 	/* line 1: producers' reservation counter */
 	uint32_t sq_tail;
 	uint32_t pad1[15];

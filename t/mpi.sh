@@ -14,7 +14,9 @@
 #   mpi_async     the target computes 2 s in a plain loop: the origins'
 #                 passive and PSCW epochs end while it computes under
 #                 rmad; plain Open MPI (tcp, osc pt2pt) shows the stall;
-#   mpi-bench     bench/mpi/mpi-bench unchanged under the library;
+#   rmadctl       rmadctl status counts MPI windows per rank;
+#   mpi-bench     bench/mpi/mpi-bench unchanged under the library, and
+#                 bench/mpi/mpi-overhead (MPI and rmad_* in one process);
 #   unmapped      a datatype rmad cannot map: MPI_ERR_TYPE and one line
 #                 on stderr, or, strict, an abort that names it.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
@@ -24,11 +26,12 @@ mr="$top_builddir/t/mpi/mpi_rma"
 mp="$top_builddir/t/mpi/mpi_patterns"
 ma="$top_builddir/t/mpi/mpi_async"
 mb="$top_builddir/bench/mpi/mpi-bench-ompi"
+mo="$top_builddir/bench/mpi/mpi-overhead-ompi"
 [ -r "$lib" ] && [ -x "$mr" ] ||
 	skip_all "librmad-mpi not built (configure found no Open MPI)"
 export RMAD_MPI_LIB="$lib"
 export LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-plan 18
+plan 20
 
 # plain Open MPI: osc sm on one host, pt2pt for created and dynamic
 # windows (osc rdma cannot make them over btl tcp)
@@ -113,6 +116,14 @@ rc=$?
 ok $? "bench/mpi/mpi-bench runs unchanged under the library (rc $rc)"
 [ "$rc" -eq 0 ] || say "$out"
 
+# the overhead program: MPI calls and rmad_* calls in one process (its
+# ratios are measurements, printed, not checked)
+out=$(run_bounded 120 "$RMAD_RUN" -q --mpi -np 2 "$mo" 2000 1 2>&1)
+rc=$?
+say "$out"
+[ "$rc" -eq 0 ] && echo "$out" | grep -q "^put+flush 8 B "
+ok $? "bench/mpi/mpi-overhead: MPI and rmad_* calls in one process (rc $rc)"
+
 # what cannot be mapped: said, and an error; or, strict, an abort
 out=$(RMAD_MPI_STRICT=0 run_bounded 60 "$RMAD_RUN" -q --mpi -np 2 "$mr" \
 	--unmapped 2>&1)
@@ -126,6 +137,16 @@ out=$(run_bounded 60 "$RMAD_RUN" -q --mpi -np 2 "$mr" --unmapped 2>&1)
 rc=$?
 [ "$rc" -ne 0 ] && echo "$out" | grep -q "cannot map datatype combiner DARRAY (RMAD_MPI_STRICT=1): aborting"
 ok $? "strict mode aborts the job and names what it could not map (rc $rc)"
+
+# rmadctl status counts each rank's MPI windows served by rmad and by
+# MPI (max_windows 2: MPI serves the third of three)
+out=$(RMAD_MAX_WINDOWS=2 RMAD_MPI_STRICT=0 run_bounded 60 "$RMAD_RUN" -q \
+	--mpi -np 2 "$mr" --status "$top_builddir/rmadctl status" 2>&1)
+rc=$?
+n=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && $6 == "2/1"' | wc -l)
+[ "$rc" -eq 0 ] && [ "$n" -eq 2 ]
+ok $? "rmadctl status: each rank's MPI windows, 2 served by rmad, 1 by MPI"
+[ "$n" -eq 2 ] || say "$out"
 
 # RMAD_MPI_DISABLE: the library stays out of the way
 out=$(RMAD_MPI_DISABLE=1 run_bounded 120 "$RMAD_RUN" -q --mpi -np 3 \

@@ -592,6 +592,30 @@ static int unmapped(void)
 	return 0;
 }
 
+/*
+ * --status CMD: three allocated windows are made, then rank 0 runs CMD
+ * (t/mpi.sh: rmadctl status, with max_windows set so that MPI serves
+ * the last) while they all exist; then they are freed.
+ */
+static int status(const char *cmd)
+{
+	MPI_Win w[3];
+	void *base;
+
+	for (int i = 0; i < 3; i++)
+		MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+				 &w[i]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (me == 0 && system(cmd) != 0)
+		printf("rank 0: '%s' failed\n", cmd);
+	fflush(stdout);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 2; i >= 0; i--)
+		MPI_Win_free(&w[i]);
+	MPI_Finalize();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int provided;
@@ -605,6 +629,8 @@ int main(int argc, char **argv)
 			!strcmp(getenv("RMAD_MPI_DISABLE"), "1"));
 	if (argc > 1 && !strcmp(argv[1], "--unmapped"))
 		return unmapped();
+	if (argc > 2 && !strcmp(argv[1], "--status"))
+		return status(argv[2]);
 	if (me == 0)
 		printf("# %d ranks, %s\n", np,
 		       rmad_loaded ? "librmad-mpi serving" : "plain MPI");
