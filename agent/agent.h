@@ -99,6 +99,7 @@ struct agent_stats {
 	uint64_t clients_attached;
 	uint64_t clients_died;
 	uint64_t nodes_dead;		/* declared dead (heartbeats) */
+	uint64_t acc_bulk;		/* accumulates applied in bulk */
 	uint32_t op_pool_hwm;
 };
 

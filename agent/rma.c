@@ -319,12 +319,20 @@ void agent_rma_client_gone(struct agent *a, uint32_t c)
 			 * access there */
 			if (l->pub && c < sizeof(l->pub->busy))
 				store_release(&l->pub->busy[c], 0);
-			/* a created window's accumulate lock, if it died in
-			 * an accumulate there */
-			v = c + 1;
-			__atomic_compare_exchange_n(&ctl->acc_lock, &v, 0, 0,
-						    __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED);
+			/* its small-accumulate byte, and the accumulate
+			 * lock with the bulk word if it died in a bulk or
+			 * locked accumulate (accword.h) */
+			if (c < RMAD_ACC_SLOTS)
+				store_release(&ctl->acc_small[c], 0);
+			if (__atomic_load_n(&ctl->acc_lock,
+					    __ATOMIC_ACQUIRE) == c + 1) {
+				store_release(&ctl->acc_big, 0);
+				v = c + 1;
+				__atomic_compare_exchange_n(&ctl->acc_lock, &v,
+							    0, 0,
+							    __ATOMIC_RELEASE,
+							    __ATOMIC_RELAXED);
+			}
 			if (l->lk && l->lk->qhead)
 				try_grant(a, l->lk);
 		}

@@ -240,6 +240,11 @@ int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 int acc_lock(struct agent *a, struct win_local *l);
 void acc_unlock(struct win_local *l);
 /* Apply a checked op to a created window (l->created); 0 or RMAD_ERR_*. */
+/* With acc_lock held: an accumulate on a mapped member's memory, in bulk
+ * from acc_bulk_threshold bytes (accword.h), else with atomics */
+void mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
+		      const void *src, void *res, uint32_t dtype, uint32_t op,
+		      uint64_t count);
 int created_apply(struct agent *a, struct win_local *l,
 		  const struct rmad_am_hdr *h, const uint8_t *pl,
 		  uint8_t *res, uint64_t len);

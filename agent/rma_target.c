@@ -402,7 +402,7 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 			   h->type == RMAD_AM_RMA_ACC ?
 			   RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP;
 	uint8_t *dst;
-	int wide;
+	int acc;
 
 	if (!l || (!l->created && !l->data)) {
 		st = RMAD_ERR_RANK;
@@ -453,30 +453,32 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		goto out;
 	}
 	dst = (uint8_t *)l->data + h->disp;
-	/* no CPU atomic covers a wide type: under the accumulate lock */
-	wide = (h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC) &&
-	       rmad_dtype_wide(h->dtype);
-	if (wide && (st = acc_lock(a, l)) != 0)
+	/* every accumulate under the accumulate lock: in bulk when large
+	 * (accword.h), with atomics otherwise, plain for a wide type */
+	acc = h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC ||
+	      h->type == RMAD_AM_RMA_CAS;
+	if (acc && (st = acc_lock(a, l)) != 0)
 		goto out;
 	switch (h->type) {
 	case RMAD_AM_RMA_PUT:
 		memcpy(dst, pl, len);
 		break;
 	case RMAD_AM_RMA_ACC:
-		rmad_acc_apply(dst, pl, NULL, h->dtype, h->op, h->count);
+		mapped_acc_apply(a, l, dst, pl, NULL, h->dtype, h->op,
+				 h->count);
 		break;
 	case RMAD_AM_RMA_GET:
 		memcpy(res, dst, len);
 		break;
 	case RMAD_AM_RMA_GACC:
-		rmad_acc_apply(dst, h->op == RMAD_NO_OP ? NULL : pl, res,
-			       h->dtype, h->op, h->count);
+		mapped_acc_apply(a, l, dst, h->op == RMAD_NO_OP ? NULL : pl,
+				 res, h->dtype, h->op, h->count);
 		break;
 	case RMAD_AM_RMA_CAS:
 		rmad_cas_apply(dst, pl, pl + es, res, h->dtype);
 		break;
 	}
-	if (wide)
+	if (acc)
 		acc_unlock(l);
 	/* release: the window update is visible before the answer (and
 	 * before an unlock lets the next holder in) */

@@ -21,6 +21,7 @@
 #include "windows.h"
 #include "atomics.h"
 #include "counter.h"
+#include "accword.h"
 #include "dtype.h"
 #include "lockword.h"
 #include "log.h"
@@ -126,7 +127,9 @@ int acc_lock(struct agent *a, struct win_local *l)
 			return RMAD_ERR_SYNC;	/* still held: no wait */
 		if (v != RMAD_ACC_AGENT && v - 1 < (uint32_t)a->p.max_clients &&
 		    !a->cl[v - 1].registered) {
-			/* its holder is gone */
+			/* its holder is gone (and its bulk, if it was in
+			 * one: accword.h) */
+			__atomic_store_n(&ctl->acc_big, 0, __ATOMIC_RELEASE);
 			__atomic_compare_exchange_n(&ctl->acc_lock, &v, 0, 0,
 						    __ATOMIC_RELAXED,
 						    __ATOMIC_RELAXED);
@@ -154,11 +157,34 @@ void acc_unlock(struct win_local *l)
 	__atomic_store_n(&ctl->acc_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* a bulk accumulate's wait for small ones, before it applies with
+ * atomics instead: the agent does not stall its loop for a slow client */
+#define ACC_SMALL_WAIT_NS	(100ull * 1000)
+
+void mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
+		      const void *src, void *res, uint32_t dtype, uint32_t op,
+		      uint64_t count)
+{
+	uint64_t thr = (uint64_t)a->p.acc_bulk_threshold;
+	int bulk = 0;
+
+	if (thr && !rmad_dtype_wide(dtype) &&
+	    count * rmad_dtype_size(dtype) >= thr)
+		bulk = acc_bulk_begin(l->base, (uint32_t)a->p.max_clients,
+				      ACC_SMALL_WAIT_NS);
+	if (!bulk || rmad_acc_apply_bulk(dst, src, res, dtype, op, count))
+		rmad_acc_apply(dst, src, res, dtype, op, count);
+	if (bulk) {
+		acc_bulk_end(l->base);
+		a->st.acc_bulk++;
+	}
+}
+
 int created_apply(struct agent *a, struct win_local *l,
 		  const struct rmad_am_hdr *h, const uint8_t *pl,
 		  uint8_t *res, uint64_t len)
 {
-	static uint8_t cur[RMAD_AM_MAX_PAYLOAD];
+	static uint8_t cur[RMAD_AM_MAX_PAYLOAD] __attribute__((aligned(64)));
 	uint64_t addr = l->addr + h->disp;
 	size_t es = rmad_dtype_size(h->dtype);
 	int st, wb = 1;
@@ -177,13 +203,20 @@ int created_apply(struct agent *a, struct win_local *l,
 	st = client_io(a, l->client, addr, cur, len, 0);
 	if (!st) {
 		switch (h->type) {
+		/* a private copy under acc_lock: plain loops do */
 		case RMAD_AM_RMA_ACC:
-			rmad_acc_apply(cur, pl, NULL, h->dtype, h->op,
-				       h->count);
+			if (rmad_acc_apply_bulk(cur, pl, NULL, h->dtype, h->op,
+						h->count))
+				rmad_acc_apply(cur, pl, NULL, h->dtype, h->op,
+					       h->count);
 			break;
 		case RMAD_AM_RMA_GACC:
-			rmad_acc_apply(cur, h->op == RMAD_NO_OP ? NULL : pl,
-				       res, h->dtype, h->op, h->count);
+			if (rmad_acc_apply_bulk(cur, h->op == RMAD_NO_OP ?
+						NULL : pl, res, h->dtype,
+						h->op, h->count))
+				rmad_acc_apply(cur, h->op == RMAD_NO_OP ? NULL :
+					       pl, res, h->dtype, h->op,
+					       h->count);
 			wb = h->op != RMAD_NO_OP;
 			break;
 		case RMAD_AM_RMA_CAS:

@@ -75,6 +75,7 @@ static const struct stat_desc {
 	P(pkts_recv, "packets received", "pkts_recv_total"),
 	S(pkts_dropped, "packets dropped", "pkts_dropped", ""),
 	S(nodes_dead, "nodes declared dead", "nodes_dead", ""),
+	S(acc_bulk, "accumulates in bulk", "acc_bulk", ""),
 #undef S
 #undef P
 };

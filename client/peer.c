@@ -3,7 +3,10 @@
  * peer.c - moving data to and from a same-node member's window.
  *
  * An allocated window's memory is mapped here, so a put is a memcpy and
- * an accumulate is CPU atomics (rmad_acc_apply), as in the agent.
+ * an accumulate is CPU atomics (rmad_acc_apply), as in the agent, or
+ * from acc_bulk_threshold bytes up, a bulk of plain loads and stores
+ * (rmad_acc_apply_bulk) under shared/accword.h's protocol, which keeps
+ * the two atomic per element against each other.
  *
  * A created window (rmad_win_create) is memory the member already had,
  * which no other process maps.  Our own is used in place; a peer's is
@@ -30,6 +33,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "accword.h"
 #include "atomics.h"
 #include "dtype.h"
 #include "internal.h"
@@ -37,6 +41,9 @@
 #include "util.h"
 
 #define ACC_WAIT_NS	(10ull * 1000 * 1000 * 1000)
+/* how long a bulk accumulate waits for small ones before it gives up
+ * the bulk mode (and applies with atomics, under the lock) */
+#define ACC_SMALL_WAIT_NS (1000ull * 1000)
 #define ACC_CHUNK	4096		/* bytes combined per round */
 
 static int vm_io(struct win_peer *p, uint64_t off, void *buf, size_t len,
@@ -184,19 +191,64 @@ static void acc_unlock(struct win_peer *p)
 	__atomic_store_n(&p->ctl->acc_lock, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * An accumulate (or compare-and-swap, cas set) on a mapped window, on a
+ * type a CPU atomic covers (accword.h): in bulk from acc_bulk_threshold
+ * bytes up, else with per-element atomics inside this slot's acc_small
+ * byte (under acc_lock for a slot beyond the bytes).
+ */
+static int mapped_acc(struct win_peer *p, void *dst, const void *origin,
+		      const void *compare, void *result, uint32_t dt,
+		      uint32_t op, uint64_t count, int cas)
+{
+	struct rmad_client *c = &rmad_cl;
+	uint64_t thr = c->p.acc_bulk_threshold;
+	uint32_t slot = c->slot;
+	int err, bulk = 0;
+
+	if (!cas && thr && count * rmad_dtype_size(dt) >= thr) {
+		err = acc_lock(p);
+		if (err)
+			return err;
+		bulk = acc_bulk_begin(p->ctl, c->hdr->max_clients,
+				      ACC_SMALL_WAIT_NS);
+		if (!bulk || rmad_acc_apply_bulk(dst, origin, result, dt, op,
+						 count))
+			rmad_acc_apply(dst, origin, result, dt, op, count);
+		if (bulk)
+			acc_bulk_end(p->ctl);
+		acc_unlock(p);
+		return 0;
+	}
+	err = slot < RMAD_ACC_SLOTS ?
+	      acc_small_enter(p->ctl, slot, ACC_WAIT_NS) : acc_lock(p);
+	if (err) {
+		rmad_warn("rank %d's window: a bulk accumulate there keeps "
+			  "others out", p->rank);
+		return err;
+	}
+	if (cas)
+		rmad_cas_apply(dst, origin, compare, result, dt);
+	else
+		rmad_acc_apply(dst, origin, result, dt, op, count);
+	if (slot < RMAD_ACC_SLOTS)
+		acc_small_leave(p->ctl, slot);
+	else
+		acc_unlock(p);
+	return 0;
+}
+
 int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 		  void *result, uint32_t dt, uint32_t op, uint64_t count)
 {
 	size_t es = rmad_dtype_size(dt);
 	uint64_t per = ACC_CHUNK / es, done = 0;
-	uint8_t cur[ACC_CHUNK];
+	uint8_t cur[ACC_CHUNK] __attribute__((aligned(64)));
 	int err;
 
-	if (!p->created && !rmad_dtype_wide(dt)) {
-		rmad_acc_apply((char *)p->base + off, origin, result, dt, op,
-			       count);
-		return 0;
-	}
+	if (!p->created && !rmad_dtype_wide(dt))
+		return mapped_acc(p, (char *)p->base + off, origin, NULL,
+				  result, dt, op, count, 0);
 	err = acc_lock(p);
 	if (err)
 		return err;
@@ -205,7 +257,11 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 		acc_unlock(p);
 		return err;
 	}
-	if (p->base)
+	/* under acc_lock every accumulator of a created window is shut out:
+	 * plain loops where the type has them */
+	if (p->base &&
+	    rmad_acc_apply_bulk((char *)p->base + off, origin, result, dt, op,
+				count))
 		rmad_acc_apply((char *)p->base + off, origin, result, dt, op,
 			       count);
 	while (!p->base && !err && done < count) {
@@ -215,10 +271,14 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 		err = vm_io(p, at, cur, n * es, 0);
 		if (err)
 			break;
-		rmad_acc_apply(cur, origin ? (const char *)origin + done * es :
-					     NULL,
-			       result ? (char *)result + done * es : NULL, dt,
-			       op, n);
+		if (rmad_acc_apply_bulk(cur, origin ? (const char *)origin +
+						  done * es : NULL,
+					result ? (char *)result + done * es :
+						 NULL, dt, op, n))
+			rmad_acc_apply(cur, origin ? (const char *)origin +
+					    done * es : NULL,
+				       result ? (char *)result + done * es :
+						NULL, dt, op, n);
 		if (origin)	/* a get_accumulate with NO_OP only reads */
 			err = vm_io(p, at, cur, n * es, 1);
 		done += n;
@@ -235,11 +295,9 @@ int rmad_peer_cas(struct win_peer *p, uint64_t off, const void *origin,
 	uint8_t cur[16];
 	int err;
 
-	if (!p->created) {
-		rmad_cas_apply((char *)p->base + off, origin, compare, result,
-			       dt);
-		return 0;
-	}
+	if (!p->created)
+		return mapped_acc(p, (char *)p->base + off, origin, compare,
+				  result, dt, 0, 1, 1);
 	err = acc_lock(p);
 	if (err)
 		return err;

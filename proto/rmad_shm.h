@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	10	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	11	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -332,6 +332,7 @@ _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
  * bar_failed is set by the agent when a member dies, and wakes them.
  */
 #define RMAD_WIN_CTL_NAME	128	/* RMAD_MAX_OBJECT_NAME */
+#define RMAD_ACC_SLOTS		2048	/* client slots with an acc_small byte */
 struct rmad_win_ctl {
 	uint32_t lock;			/* RMAD_LW_* */
 	uint32_t bar_count;
@@ -348,7 +349,10 @@ struct rmad_win_ctl {
 	 * RMAD_ACC_AGENT), so that they stay atomic per element against
 	 * each other whoever applies them */
 	uint32_t acc_lock;
-	uint32_t pad[6];
+	/* bulk accumulates (shared/accword.h): set by the holder of
+	 * acc_lock while it combines with plain loads and stores */
+	uint32_t acc_big;
+	uint32_t pad[5];
 	/* bit i: the same-node member of local index i (its place among
 	 * the node's members of the window, by rank) posted to us */
 	uint32_t posted[RMAD_WIN_MAX_LOCAL / 32];
@@ -357,8 +361,12 @@ struct rmad_win_ctl {
 	 * read by its agent (copied, bounded, sanitized: any peer of the
 	 * node can write this page) */
 	char name[RMAD_WIN_CTL_NAME];
+	/* bulk accumulates (shared/accword.h): 1 while the same-node
+	 * client of that slot applies a small accumulate with CPU atomics
+	 * (slots from RMAD_ACC_SLOTS up take acc_lock instead) */
+	uint8_t acc_small[RMAD_ACC_SLOTS];
 	uint8_t pad2[RMAD_WIN_CTL_SIZE - 64 - RMAD_WIN_MAX_LOCAL / 8 -
-		     RMAD_WIN_MAX_LOCAL - RMAD_WIN_CTL_NAME];
+		     RMAD_WIN_MAX_LOCAL - RMAD_WIN_CTL_NAME - RMAD_ACC_SLOTS];
 };
 
 /*

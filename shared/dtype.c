@@ -296,6 +296,110 @@ DEFINE_APPLY(long, long, unsigned long, 0)
 DEFINE_APPLY(flt, float, uint32_t, 1)
 DEFINE_APPLY(dbl, double, uint64_t, 1)
 
+/*
+ * Bulk (accword.h): n elements combined with plain loads and stores,
+ * which the compiler vectorizes, for a caller that excludes every other
+ * accumulator of these elements.  Old values go to res first.  Integer
+ * arithmetic wraps (done in U); the ops without a loop of their own
+ * combine element by element with NAME##_comb, still plainly.
+ */
+/* -O2's very cheap cost model vectorizes no loop whose count is not
+ * known: these are worth it (clang vectorizes them at -O2 already) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
+#define BULK_LOOP(U, EXPR)						\
+	for (uint64_t i = 0; i < n; i++) {				\
+		U a = d[i], b;						\
+									\
+		memcpy(&b, s + i * sizeof(U), sizeof(U));		\
+		d[i] = (EXPR);						\
+	}
+
+#define DEFINE_BULK(NAME, T, U, FLT)					\
+static void NAME##_bulk(void *dst, const void *src, void *res,	\
+			uint32_t op, uint64_t n)			\
+{									\
+	const unsigned char *s = src;					\
+									\
+	if (res)							\
+		memcpy(res, dst, n * sizeof(U));			\
+	if (op == RMAD_NO_OP)						\
+		return;							\
+	if (op == RMAD_REPLACE) {					\
+		memmove(dst, src, n * sizeof(U));			\
+		return;							\
+	}								\
+	if (FLT) {							\
+		T *d = dst;						\
+									\
+		switch (op) {						\
+		case RMAD_SUM:						\
+			BULK_LOOP(T, a + b)				\
+			return;						\
+		case RMAD_PROD:						\
+			BULK_LOOP(T, a * b)				\
+			return;						\
+		case RMAD_MIN:						\
+			BULK_LOOP(T, b < a ? b : a)			\
+			return;						\
+		case RMAD_MAX:						\
+			BULK_LOOP(T, b > a ? b : a)			\
+			return;						\
+		}							\
+	} else {							\
+		U *d = dst;						\
+									\
+		switch (op) {						\
+		case RMAD_SUM:						\
+			BULK_LOOP(U, (U)(a + b))			\
+			return;						\
+		case RMAD_PROD:						\
+			BULK_LOOP(U, (U)((uint64_t)a * (uint64_t)b))	\
+			return;						\
+		case RMAD_BAND:						\
+			BULK_LOOP(U, (U)(a & b))			\
+			return;						\
+		case RMAD_BOR:						\
+			BULK_LOOP(U, (U)(a | b))			\
+			return;						\
+		case RMAD_BXOR:						\
+			BULK_LOOP(U, (U)(a ^ b))			\
+			return;						\
+		case RMAD_MIN:						\
+			BULK_LOOP(U, (T)b < (T)a ? b : a)		\
+			return;						\
+		case RMAD_MAX:						\
+			BULK_LOOP(U, (T)b > (T)a ? b : a)		\
+			return;						\
+		}							\
+	}								\
+	{								\
+		U *d = dst;						\
+									\
+		BULK_LOOP(U, NAME##_comb(a, b, op))			\
+	}								\
+}
+
+DEFINE_BULK(u8, uint8_t, uint8_t, 0)
+DEFINE_BULK(u16, uint16_t, uint16_t, 0)
+DEFINE_BULK(u32, uint32_t, uint32_t, 0)
+DEFINE_BULK(u64, uint64_t, uint64_t, 0)
+DEFINE_BULK(i8, int8_t, uint8_t, 0)
+DEFINE_BULK(i16, int16_t, uint16_t, 0)
+DEFINE_BULK(i32, int32_t, uint32_t, 0)
+DEFINE_BULK(i64, int64_t, uint64_t, 0)
+DEFINE_BULK(int, int, unsigned int, 0)
+DEFINE_BULK(long, long, unsigned long, 0)
+DEFINE_BULK(flt, float, uint32_t, 1)
+DEFINE_BULK(dbl, double, uint64_t, 1)
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
 #define OP(o)		(1u << (o))
 #define OPS_ANY		(OP(RMAD_REPLACE) | OP(RMAD_NO_OP))
 #define OPS_BIT		(OP(RMAD_BAND) | OP(RMAD_BOR) | OP(RMAD_BXOR))
@@ -405,6 +509,31 @@ void rmad_acc_apply(void *dst, const void *src, void *result, uint32_t dtype,
 	if (rmad_op_check(dtype, op) || !dst || (!src && op != RMAD_NO_OP))
 		return;
 	dtypes[dtype].apply(dst, src, result, op, count);
+}
+
+static apply_fn *const bulks[RMAD_DTYPE_MAX + 1] = {
+	[RMAD_BYTE] = u8_bulk, [RMAD_CHAR] = u8_bulk, [RMAD_INT] = int_bulk,
+	[RMAD_LONG] = long_bulk, [RMAD_INT8] = i8_bulk,
+	[RMAD_INT16] = i16_bulk, [RMAD_INT32] = i32_bulk,
+	[RMAD_INT64] = i64_bulk, [RMAD_UINT8] = u8_bulk,
+	[RMAD_UINT16] = u16_bulk, [RMAD_UINT32] = u32_bulk,
+	[RMAD_UINT64] = u64_bulk, [RMAD_FLOAT] = flt_bulk,
+	[RMAD_DOUBLE] = dbl_bulk, [RMAD_SHORT] = i16_bulk,
+	[RMAD_LONG_LONG] = i64_bulk, [RMAD_SIGNED_CHAR] = i8_bulk,
+	[RMAD_UNSIGNED_CHAR] = u8_bulk, [RMAD_UNSIGNED_SHORT] = u16_bulk,
+	[RMAD_UNSIGNED] = u32_bulk, [RMAD_UNSIGNED_LONG] = u64_bulk,
+	[RMAD_UNSIGNED_LONG_LONG] = u64_bulk, [RMAD_WCHAR] = u32_bulk,
+	[RMAD_C_BOOL] = u8_bulk,
+};
+
+int rmad_acc_apply_bulk(void *dst, const void *src, void *result,
+			uint32_t dtype, uint32_t op, uint64_t count)
+{
+	if (rmad_op_check(dtype, op) || !dst || (!src && op != RMAD_NO_OP) ||
+	    !bulks[dtype] || (uintptr_t)dst % dtypes[dtype].size)
+		return -1;
+	bulks[dtype](dst, src, result, op, count);
+	return 0;
 }
 
 /* Compare-and-swap of one element of U, bitwise. */

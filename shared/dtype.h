@@ -27,6 +27,11 @@
  * control page) around it: same-node origins, the member itself and the
  * agent alike.
  *
+ * rmad_acc_apply_bulk does the same with plain loads and stores, for a
+ * caller that excludes every other accumulator of those elements
+ * (accword.h's protocol, which keeps bulk and atomic appliers mutually
+ * atomic per element).
+ *
  * Synchronization table (same element, any processes sharing the memory;
  * wide types only under the accumulate lock):
  *   acc_apply || acc_apply : safe, atomic per element (dst aligned)
@@ -69,6 +74,16 @@ int rmad_cas_check(uint32_t dtype);
  */
 void rmad_acc_apply(void *dst, const void *src, void *result, uint32_t dtype,
 		    uint32_t op, uint64_t count);
+
+/*
+ * rmad_acc_apply with plain loads and stores (vectorized loops), for a
+ * caller that excludes every other accumulator of these elements
+ * (accword.h's bulk mode): 0 when done, -1 when dtype has no bulk loop
+ * or dst is not aligned to the element (then nothing was done: use
+ * rmad_acc_apply).
+ */
+int rmad_acc_apply_bulk(void *dst, const void *src, void *result,
+			uint32_t dtype, uint32_t op, uint64_t count);
 
 /*
  * One element: *result = old *dst; if old equals *cmp bitwise, *dst =

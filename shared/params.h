@@ -141,6 +141,14 @@
 	  "unlock is held by the origin's agent and sent at the unlock " \
 	  "as one packet that locks, operates and unlocks; 0 turns "	\
 	  "this off.")							\
+	X(acc_bulk_threshold, SIZE, "2k", RMAD_P_RELOAD, 0, 1073741824, \
+	  "An accumulate of at least this many bytes on an allocated "	\
+	  "or shared window is combined with plain, vectorized loads "	\
+	  "and stores under the target's accumulate lock once every "	\
+	  "small accumulate in progress there is done, instead of one "	\
+	  "atomic instruction per element (rmad(7), \"Atomicity and " \
+	  "ordering of accumulates\"); 0 keeps every accumulate on "	\
+	  "atomics. Read by the agent and by each client at start.")	\
 	X(piggyback_threshold, INT, "0", RMAD_P_RELOAD, 0, 65536,	\
 	  "Operations to a locked target that the origin's agent holds " \
 	  "back until the closing flush or unlock, so that the last "	\

@@ -8,12 +8,14 @@
  *   intent-cas    INTENT written, count taken
  *   releasing     holds the lock, RELEASING written, count not given back
  *   released      holds the lock, RELEASING written, count given back
+ *   small         in a small accumulate (its acc_small byte set)
+ *   bulk          in a bulk accumulate (acc_lock held, acc_big set)
  *
  * Rank 1 (on rank 0's node) plays the dying process on rank 0's window
  * while rank 0 holds a shared lock of its own.  After the death rank 0's
  * agent must leave exactly rank 0's count in the word (no phantom
- * holder, no stolen count), and every other rank must then get an
- * exclusive lock within 30 s.  Prints "rank R: ok ..." or FAIL lines.
+ * holder, no stolen count; no accumulate word left set), and every other
+ * rank must then get an exclusive lock within 30 s.  Prints "rank R: ok ..." or FAIL lines.
  *
  * Usage: prog_sharedkill MODE
  */
@@ -64,7 +66,20 @@ int main(int argc, char **argv)
 			if (ctl->shared_by[s] == RMAD_SB_HELD)
 				slot = s;
 		CHECK(slot >= 0, "no shared_by byte says HELD");
-		if (slot >= 0 && !strncmp(mode, "intent", 6)) {
+		if (slot >= 0 && (!strcmp(mode, "bulk") ||
+				  !strcmp(mode, "small"))) {
+			OK(rmad_win_unlock(0, w));
+			if (!strcmp(mode, "bulk")) {
+				/* in a bulk accumulate (accword.h) */
+				__atomic_store_n(&ctl->acc_lock,
+						 (uint32_t)slot + 1,
+						 __ATOMIC_SEQ_CST);
+				__atomic_store_n(&ctl->acc_big, 1,
+						 __ATOMIC_SEQ_CST);
+			}
+			__atomic_store_n(&ctl->acc_small[slot], 1,
+					 __ATOMIC_SEQ_CST);
+		} else if (slot >= 0 && !strncmp(mode, "intent", 6)) {
 			OK(rmad_win_unlock(0, w));
 			ctl->shared_by[slot] = RMAD_SB_INTENT;
 			if (!strcmp(mode, "intent-cas"))
@@ -93,6 +108,24 @@ int main(int argc, char **argv)
 		CHECK(!(lw & RMAD_LW_EXCL) && (lw & RMAD_LW_VALUE) == 1,
 		      "%s: lock word %#x after the death, want one shared "
 		      "holder (ours)", mode, lw);
+		if (ctl) {
+			int64_t big[8], one = 1, old = -1;
+
+			CHECK(!ctl->acc_big && !ctl->acc_lock,
+			      "%s: accumulate words %u, %#x left", mode,
+			      ctl->acc_big, ctl->acc_lock);
+			for (int i = 0; i < 8; i++)
+				big[i] = 0;
+			/* a small and (t/rma-kill.sh sets the threshold
+			 * low) a bulk accumulate go through */
+			t0 = rmad_wtime();
+			OK(rmad_fetch_and_op(&one, &old, RMAD_INT64, 0, 1,
+					     RMAD_SUM, w));
+			OK(rmad_accumulate(big, 7, RMAD_INT64, 0, 1, 7,
+					   RMAD_INT64, RMAD_SUM, w));
+			CHECK(rmad_wtime() - t0 < 2, "%s: accumulates took "
+			      "%.1f s", mode, rmad_wtime() - t0);
+		}
 		OK(rmad_win_unlock(0, w));
 	}
 	usleep(100 * 1000);

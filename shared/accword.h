@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * accword.h - bulk accumulates: a large accumulate combines with plain,
+ * vectorizable loads and stores (rmad_acc_apply_bulk), a small one keeps
+ * its per-element CPU atomics (rmad_acc_apply), and the two stay atomic
+ * per element against each other, as MPI-3.1 11.7.1 requires, whoever
+ * applies them: same-node clients or the agent.
+ *
+ * The words, in the target member's control page (struct rmad_win_ctl):
+ *
+ *   acc_lock         exclusive (0, client slot + 1, RMAD_ACC_AGENT).  Taken
+ *                    by bulk accumulates, by every accumulate on a created
+ *                    or dynamic window or on a type wider than 8 bytes,
+ *                    by every accumulate the agent applies, and by clients
+ *                    whose slot is RMAD_ACC_SLOTS or above.
+ *   acc_big          1 while the holder of acc_lock combines in bulk.
+ *   acc_small[slot]  1 while the client of that slot applies a small
+ *                    accumulate (or compare-and-swap) with atomics,
+ *                    without the lock.
+ *
+ * Small (lock-free):
+ *     xchg(acc_small[me], 1);  if acc_big: acc_small[me] = 0, wait until
+ *     acc_big is 0, start again;  apply with atomics;
+ *     acc_small[me] = 0 (release).
+ * Bulk:
+ *     take acc_lock;  acc_big = 1 (sequentially consistent);  wait until
+ *     every acc_small byte is 0;  apply with plain loads and stores;
+ *     acc_big = 0 (release);  release acc_lock.
+ *
+ * Each side stores its word sequentially consistently before it loads
+ * the other's (Dekker): a small one that found acc_big 0 is seen by the
+ * bulk's scan, or it sees acc_big 1.  The small side pays one locked
+ * instruction (the exchange, a few nanoseconds) and no wait unless a
+ * bulk is running.  An asymmetric form (plain store on the small side,
+ * membarrier(2) on the bulk side) was measured and dropped: on cores
+ * shared with other processes a GLOBAL_EXPEDITED membarrier took 9 to
+ * 26 microseconds, more than the atomics it saved for anything below
+ * about 1 MiB, and it interrupts every rmad process of the node.
+ *
+ * A bulk gives up (acc_big back to 0, the op applied with atomics under
+ * acc_lock, which is correct against anything) when a small side keeps
+ * its byte longer than it wants to wait.  The agent clears a dead
+ * client's acc_small byte, and acc_big with its acc_lock.
+ */
+#ifndef RMAD_ACCWORD_H
+#define RMAD_ACCWORD_H
+
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <urcu/arch.h>
+
+#include "rmad_abi.h"
+#include "rmad_shm.h"
+#include "util.h"
+
+/* pause-spins of a small accumulate waiting on a bulk before it yields */
+#define ACC_SMALL_SPINS	4096
+
+/*
+ * Enter a small accumulate as client `slot` (< RMAD_ACC_SLOTS): 0, or
+ * RMAD_ERR_SYNC when a bulk keeps acc_big set for wait_ns.
+ */
+static inline int acc_small_enter(struct rmad_win_ctl *ctl, uint32_t slot,
+				  uint64_t wait_ns)
+{
+	uint64_t t0 = 0;
+
+	for (unsigned n = 0;; n++) {
+		__atomic_exchange_n(&ctl->acc_small[slot], 1,
+				    __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&ctl->acc_big, __ATOMIC_SEQ_CST))
+			return 0;
+		__atomic_store_n(&ctl->acc_small[slot], 0, __ATOMIC_RELEASE);
+		/* spin a little before yielding: back-to-back bulks leave
+		 * a small one only a short gap between them */
+		for (unsigned s = 0;
+		     __atomic_load_n(&ctl->acc_big, __ATOMIC_ACQUIRE); s++) {
+			if (s < ACC_SMALL_SPINS) {
+				caa_cpu_relax();
+				continue;
+			}
+			if (!t0)
+				t0 = rmad_now_ns();
+			else if (rmad_now_ns() - t0 > wait_ns)
+				return RMAD_ERR_SYNC;
+			sched_yield();
+		}
+	}
+}
+
+static inline void acc_small_leave(struct rmad_win_ctl *ctl, uint32_t slot)
+{
+	__atomic_store_n(&ctl->acc_small[slot], 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * With acc_lock held: 1 when the bulk mode is on (apply with plain loads
+ * and stores, then acc_bulk_end), 0 when a small side kept its byte for
+ * wait_ns (the word is down again: apply with atomics).  nslots: the
+ * client slots that may hold a byte (max_clients).
+ */
+static inline int acc_bulk_begin(struct rmad_win_ctl *ctl, uint32_t nslots,
+				 uint64_t wait_ns)
+{
+	uint64_t t0 = 0;
+	unsigned spins = 0;
+
+	if (nslots > RMAD_ACC_SLOTS)
+		nslots = RMAD_ACC_SLOTS;
+	__atomic_store_n(&ctl->acc_big, 1, __ATOMIC_SEQ_CST);
+	for (uint32_t i = 0; i < nslots;) {
+		if (!__atomic_load_n(&ctl->acc_small[i], __ATOMIC_SEQ_CST)) {
+			i++;
+			continue;
+		}
+		if (!t0)
+			t0 = rmad_now_ns();
+		else if (rmad_now_ns() - t0 > wait_ns) {
+			__atomic_store_n(&ctl->acc_big, 0, __ATOMIC_RELEASE);
+			return 0;
+		}
+		if (++spins < ACC_SMALL_SPINS)
+			caa_cpu_relax();
+		else
+			sched_yield();
+	}
+	return 1;
+}
+
+static inline void acc_bulk_end(struct rmad_win_ctl *ctl)
+{
+	__atomic_store_n(&ctl->acc_big, 0, __ATOMIC_RELEASE);
+}
+
+#endif

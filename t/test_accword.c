@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_accword.c - bulk accumulates (shared/accword.h, dtype.c's
+ * rmad_acc_apply_bulk):
+ *   - the bulk loops give what rmad_acc_apply gives, for every type and
+ *     op they cover, with and without fetched values, and refuse what
+ *     they do not cover (wide types, pairs, misaligned memory);
+ *   - a bulk gives up when a small accumulate keeps its byte, and a small
+ *     one gives up (RMAD_ERR_SYNC, its byte cleared) when a bulk keeps
+ *     the word;
+ *   - processes applying bulk and small accumulates to the same int64 and
+ *     double elements at once, through the protocol, lose no update.
+ * (Without the protocol, the last check loses updates on this 2-core
+ * machine: run with ACCWORD_BROKEN=1 to see it, not part of the suite.)
+ */
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rmad_abi.h"
+#include "accword.h"
+#include "dtype.h"
+#include "tap.h"
+
+#define HOT	512
+#define BULKS	20000		/* per bulk process */
+#define NB	2		/* bulk processes */
+#define NS	2		/* small processes */
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* random element bits that make a finite value of every type (floats:
+ * small whole numbers, so products stay finite and exact) */
+static void fill(void *p, uint32_t t, size_t n)
+{
+	size_t es = rmad_dtype_size(t);
+
+	for (size_t i = 0; i < n; i++) {
+		char *e = (char *)p + i * es;
+
+		if (t == RMAD_FLOAT) {
+			float f = (float)(int)(next() % 64) - 32;
+
+			memcpy(e, &f, 4);
+		} else if (t == RMAD_DOUBLE) {
+			double d = (double)(int)(next() % 64) - 32;
+
+			memcpy(e, &d, 8);
+		} else if (t == RMAD_C_BOOL) {
+			*e = (char)(next() & 1);
+		} else {
+			uint64_t v = next();
+
+			memcpy(e, &v, es);
+		}
+	}
+}
+
+static void check_equivalence(void)
+{
+	enum { N = 37 };
+	int bad = 0, done = 0;
+
+	for (uint32_t t = 1; t <= RMAD_DTYPE_MAX; t++)
+		for (uint32_t op = 1; op <= RMAD_NO_OP; op++) {
+			size_t es = rmad_dtype_size(t);
+			uint64_t a[N * 2], b[N * 2], src[N * 2], ra[N * 2],
+				rb[N * 2];
+
+			if (rmad_op_check(t, op) || rmad_dtype_wide(t) ||
+			    (t >= RMAD_FLOAT_INT && t <= RMAD_LONG_DOUBLE_INT) ||
+			    t == RMAD_C_FLOAT_COMPLEX)
+				continue;
+			fill(a, t, N);
+			fill(src, t, N);
+			memcpy(b, a, N * es);
+			rmad_acc_apply(a, src, ra, t, op, N);
+			if (rmad_acc_apply_bulk(b, src, rb, t, op, N)) {
+				bad++;
+				diag("type %u op %u: no bulk loop", t, op);
+				continue;
+			}
+			if (memcmp(a, b, N * es) || memcmp(ra, rb, N * es)) {
+				bad++;
+				diag("type %u op %u: bulk differs", t, op);
+			}
+			/* without fetched values, from an unaligned source */
+			memcpy(b, a, N * es);
+			memcpy((char *)src + 1, src, N * es);
+			rmad_acc_apply(a, (char *)src + 1, NULL, t, op, N);
+			rmad_acc_apply_bulk(b, (char *)src + 1, NULL, t, op, N);
+			if (memcmp(a, b, N * es)) {
+				bad++;
+				diag("type %u op %u: bulk differs (unaligned "
+				     "source)", t, op);
+			}
+			done++;
+		}
+	ok(!bad && done > 100, "bulk loops match rmad_acc_apply (%d type x "
+	   "op pairs, %d differ)", done, bad);
+}
+
+static void check_refusals(void)
+{
+	uint64_t buf[8] = { 0 }, src[8] = { 0 };
+	long double ld[2] = { 0 }, lds[2] = { 0 };
+
+	ok(rmad_acc_apply_bulk((char *)buf + 4, src, NULL, RMAD_INT64,
+			       RMAD_SUM, 2) == -1 &&
+	   rmad_acc_apply_bulk(ld, lds, NULL, RMAD_LONG_DOUBLE, RMAD_SUM,
+			       2) == -1 &&
+	   rmad_acc_apply_bulk(buf, src, NULL, RMAD_2INT, RMAD_MINLOC, 2) ==
+		   -1 &&
+	   rmad_acc_apply_bulk(buf, src, NULL, RMAD_DOUBLE, RMAD_BAND, 2) ==
+		   -1,
+	   "bulk refuses misaligned memory, wide types, pairs and bad ops");
+}
+
+static void check_timeouts(struct rmad_win_ctl *ctl)
+{
+	int r;
+
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->acc_small[5] = 1;
+	r = acc_bulk_begin(ctl, 64, 1000 * 1000);
+	ok(r == 0 && ctl->acc_big == 0,
+	   "a bulk gives up when a small accumulate keeps its byte");
+	ctl->acc_small[5] = 0;
+	ctl->acc_big = 1;
+	r = acc_small_enter(ctl, 3, 1000 * 1000);
+	ok(r == RMAD_ERR_SYNC && ctl->acc_small[3] == 0,
+	   "a small accumulate gives up when a bulk keeps the word");
+	ctl->acc_big = 0;
+	ok(acc_small_enter(ctl, 3, 1000 * 1000) == 0 &&
+	   ctl->acc_small[3] == 1, "a small accumulate enters a free word");
+	acc_small_leave(ctl, 3);
+}
+
+struct shared {
+	struct rmad_win_ctl ctl;
+	int64_t vi[HOT];
+	double vd[HOT];
+	int64_t small_done[NS];
+	int bulks_left;
+	int ready;			/* processes started: all go at once */
+};
+
+static void start_line(struct shared *s)
+{
+	__atomic_fetch_add(&s->ready, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&s->ready, __ATOMIC_SEQ_CST) < NB + NS)
+		sched_yield();
+}
+
+static void bulk_proc(struct shared *s, int id)
+{
+	static int64_t one_i[HOT];
+	static double one_d[HOT];
+
+	for (int i = 0; i < HOT; i++) {
+		one_i[i] = 1;
+		one_d[i] = 1;
+	}
+	for (int k = 0; k < BULKS; k++) {
+		uint32_t v = 0;
+		int bulk;
+
+		while (!__atomic_compare_exchange_n(&s->ctl.acc_lock, &v,
+						    (uint32_t)id + 100, 0,
+						    __ATOMIC_ACQUIRE,
+						    __ATOMIC_RELAXED)) {
+			v = 0;
+			sched_yield();
+		}
+		bulk = getenv("ACCWORD_BROKEN") ? 1 :
+		       acc_bulk_begin(&s->ctl, 64, 1000ull * 1000 * 1000);
+		if (!bulk ||
+		    rmad_acc_apply_bulk(s->vi, one_i, NULL, RMAD_INT64,
+					RMAD_SUM, HOT))
+			rmad_acc_apply(s->vi, one_i, NULL, RMAD_INT64,
+				       RMAD_SUM, HOT);
+		if (!bulk ||
+		    rmad_acc_apply_bulk(s->vd, one_d, NULL, RMAD_DOUBLE,
+					RMAD_SUM, HOT))
+			rmad_acc_apply(s->vd, one_d, NULL, RMAD_DOUBLE,
+				       RMAD_SUM, HOT);
+		if (bulk)
+			acc_bulk_end(&s->ctl);
+		__atomic_store_n(&s->ctl.acc_lock, 0, __ATOMIC_RELEASE);
+		/* a gap, as between an application's accumulates */
+		for (int g = 0; g < 500; g++)
+			caa_cpu_relax();
+	}
+	__atomic_fetch_sub(&s->bulks_left, 1, __ATOMIC_SEQ_CST);
+}
+
+static void small_proc(struct shared *s, int id)
+{
+	int64_t one_i = 1, k = 0;
+	double one_d = 1;
+	int broken = getenv("ACCWORD_BROKEN") != NULL;
+
+	while (__atomic_load_n(&s->bulks_left, __ATOMIC_SEQ_CST) > 0) {
+		int at = (int)(k % HOT);
+
+		if (!broken && acc_small_enter(&s->ctl, (uint32_t)id,
+					       10ull * 1000 * 1000 * 1000))
+			_exit(2);
+		rmad_acc_apply(&s->vi[at], &one_i, NULL, RMAD_INT64, RMAD_SUM,
+			       1);
+		rmad_acc_apply(&s->vd[at], &one_d, NULL, RMAD_DOUBLE, RMAD_SUM,
+			       1);
+		if (!broken)
+			acc_small_leave(&s->ctl, (uint32_t)id);
+		k++;
+	}
+	s->small_done[id] = k;
+}
+
+static void check_mixed(void)
+{
+	struct shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status, good = 1, bad = 0;
+	int64_t want[HOT];
+
+	if (s == MAP_FAILED) {
+		ok(0, "mmap");
+		return;
+	}
+	s->bulks_left = NB;
+	for (int p = 0; p < NB + NS; p++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			start_line(s);
+			if (p < NB)
+				bulk_proc(s, p);
+			else
+				small_proc(s, p - NB);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < NB + NS; p++) {
+		if (wait(&status) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			good = 0;
+	}
+	for (int i = 0; i < HOT; i++)
+		want[i] = (int64_t)NB * BULKS;
+	for (int id = 0; id < NS; id++)
+		for (int i = 0; i < HOT; i++)
+			want[i] += s->small_done[id] / HOT +
+				   (i < s->small_done[id] % HOT);
+	for (int i = 0; i < HOT; i++)
+		if (s->vi[i] != want[i] || s->vd[i] != (double)want[i])
+			bad++;
+	ok(good && !bad, "%d bulk and %d small processes on the same %d "
+	   "elements: %d elements off (small ops: %lld, %lld)", NB, NS, HOT,
+	   bad, (long long)s->small_done[0], (long long)s->small_done[1]);
+	munmap(s, sizeof(*s));
+}
+
+int main(void)
+{
+	static struct rmad_win_ctl ctl;
+
+	alarm_after(120);
+	plan(6);
+	check_equivalence();
+	check_refusals();
+	check_timeouts(&ctl);
+	check_mixed();
+	return done_testing();
+}
