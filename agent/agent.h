@@ -100,6 +100,8 @@ struct agent_stats {
 	uint64_t clients_died;
 	uint64_t nodes_dead;		/* declared dead (heartbeats) */
 	uint64_t acc_bulk;		/* accumulates applied in bulk */
+	uint64_t aggr_msgs;		/* fabric messages of 2+ packets */
+	uint64_t aggr_pkts;		/* the packets they carried */
 	uint32_t op_pool_hwm;
 };
 
@@ -123,6 +125,22 @@ struct am_ctx {
 	int ndead;
 	am_node_fn node_dead[AM_NODE_HOOKS];
 	int nnode_dead;
+	/* node-level aggregation: packets for one node gathered into one
+	 * fabric message until the end of the loop's pass (am_flush) */
+	struct am_batch *batch;
+	int nbatch;
+};
+
+/* One open aggregate (am.c): whole packets bound for `node`, and for
+ * each the per-window statistics to count it in (or NULL). */
+#define AM_BATCHES	8
+#define AM_BATCH_PKTS	128
+struct am_batch {
+	int node;			/* -1: free */
+	uint32_t npkts;
+	size_t len;
+	struct rmad_stats *st[AM_BATCH_PKTS];
+	uint8_t *buf;			/* am_buf_size bytes */
 };
 
 /*

@@ -55,6 +55,17 @@ int am_start(struct agent *a)
 	size_t n = a->nnodes > 0 ? (size_t)a->nnodes : 1;
 	uint64_t now = rmad_now_ns();
 
+	m->batch = calloc(AM_BATCHES, sizeof(*m->batch));
+	if (!m->batch)
+		return RMAD_ERR_NOMEM;
+	m->nbatch = AM_BATCHES;
+	for (int i = 0; i < AM_BATCHES; i++) {
+		m->batch[i].node = -1;
+		m->batch[i].buf = malloc((size_t)a->p.am_buf_size);
+		if (!m->batch[i].buf)
+			return RMAD_ERR_NOMEM;
+	}
+
 	m->last_rx = calloc(n, sizeof(*m->last_rx));
 	m->last_tx = calloc(n, sizeof(*m->last_tx));
 	m->dead = calloc(n, 1);
@@ -71,6 +82,11 @@ int am_start(struct agent *a)
 
 void am_fini(struct agent *a)
 {
+	for (int i = 0; a->am.batch && i < a->am.nbatch; i++)
+		free(a->am.batch[i].buf);
+	free(a->am.batch);
+	a->am.batch = NULL;
+	a->am.nbatch = 0;
 	free(a->am.last_rx);
 	free(a->am.last_tx);
 	free(a->am.dead);
@@ -171,8 +187,151 @@ void am_register(struct agent *a, int type, am_handler_fn fn)
 		a->am.handler[type] = fn;
 }
 
+/* ------------------------------------------------------ aggregation */
+
+/* Send aggregate b: one packet as itself, two or more as a BATCH. */
+static void batch_send(struct agent *a, struct am_batch *b)
+{
+	struct rmad_am_hdr bh = { .type = RMAD_AM_BATCH };
+	int node = b->node, err;
+
+	b->node = -1;
+	if (!b->npkts || am_node_dead(a, node))
+		goto out;
+	if (b->npkts == 1) {
+		err = rmad_fabric_send(a->fab, node, b->buf,
+				       sizeof(struct rmad_am_hdr),
+				       b->buf + sizeof(struct rmad_am_hdr),
+				       b->len - sizeof(struct rmad_am_hdr));
+	} else {
+		struct rmad_stats *seen[AM_BATCH_PKTS];
+		uint32_t nseen = 0;
+
+		bh.version = RMAD_WIRE_VERSION;
+		bh.src_node = (uint32_t)a->node;
+		bh.count = b->npkts;
+		bh.payload_len = (uint32_t)b->len;
+		a->st.pkts_sent[RMAD_AM_BATCH]++;
+		a->st.aggr_msgs++;
+		a->st.aggr_pkts += b->npkts;
+		err = rmad_fabric_send(a->fab, node, &bh, sizeof(bh), b->buf,
+				       b->len);
+		/* per window: its packets in it, and the message once */
+		for (uint32_t i = 0; !err && i < b->npkts; i++) {
+			struct rmad_stats *st = b->st[i];
+			uint32_t k = 0;
+
+			if (!st)
+				continue;
+			st->pkts_aggregated++;
+			while (k < nseen && seen[k] != st)
+				k++;
+			if (k == nseen) {
+				seen[nseen++] = st;
+				st->aggr_msgs++;
+			}
+		}
+	}
+	if (!err && a->am.sent && node >= 0 && node < a->nnodes)
+		a->am.sent[node] = 1;
+	if (err)
+		rmad_warn("send of %u packets to node %d failed: %d",
+			  b->npkts, node, err);
+out:
+	b->npkts = 0;
+	b->len = 0;
+}
+
+void am_flush(struct agent *a)
+{
+	for (int i = 0; i < a->am.nbatch; i++)
+		if (a->am.batch[i].node >= 0)
+			batch_send(a, &a->am.batch[i]);
+}
+
+void am_forget_stats(struct agent *a, const struct rmad_stats *st)
+{
+	for (int i = 0; i < a->am.nbatch; i++)
+		for (uint32_t k = 0; k < a->am.batch[i].npkts; k++)
+			if (a->am.batch[i].st[k] == st)
+				a->am.batch[i].st[k] = NULL;
+}
+
+static struct am_batch *batch_of(struct agent *a, int node)
+{
+	for (int i = 0; i < a->am.nbatch; i++)
+		if (a->am.batch[i].node == node)
+			return &a->am.batch[i];
+	return NULL;
+}
+
+/* Send what waits for node now (another kind of packet follows). */
+static void batch_close(struct agent *a, int node)
+{
+	struct am_batch *b = batch_of(a, node);
+
+	if (b)
+		batch_send(a, b);
+}
+
+/* Packets that may wait in an aggregate: operations and answers. */
+static int aggregatable(const struct rmad_am_hdr *h)
+{
+	return h->type >= RMAD_AM_RMA_LOCK && h->type <= RMAD_AM_RMA_FLUSH_ACK;
+}
+
+/* Packets after which the aggregate goes at once: the ends of epochs and
+ * requests for an answer that someone waits for. */
+static int urgent(const struct rmad_am_hdr *h)
+{
+	return h->type == RMAD_AM_RMA_FLUSH || h->type == RMAD_AM_RMA_UNLOCK ||
+	       h->type == RMAD_AM_RMA_LOCK ||
+	       (h->flags & (RMAD_AMF_UNLOCK | RMAD_AMF_PSCW_DONE));
+}
+
+/* 1: queued in node's aggregate; 0: not for aggregation. */
+static int batch_add(struct agent *a, int node, const struct rmad_am_hdr *h,
+		     const void *payload, size_t plen, struct rmad_stats *st)
+{
+	size_t cap = (size_t)a->p.am_buf_size, rec = sizeof(*h) + plen;
+	struct am_batch *b;
+
+	if (!a->p.aggregate || !a->am.nbatch || !aggregatable(h) ||
+	    rec + sizeof(*h) > cap || rec > RMAD_AM_MAX_PAYLOAD)
+		return 0;
+	b = batch_of(a, node);
+	if (b && (b->len + rec > cap - sizeof(*h) ||
+		  b->len + rec > RMAD_AM_MAX_PAYLOAD ||
+		  b->npkts == AM_BATCH_PKTS)) {
+		batch_send(a, b);
+		b = NULL;
+	}
+	if (!b) {
+		b = batch_of(a, -1);
+		if (!b) {		/* all open: send the first */
+			b = &a->am.batch[0];
+			batch_send(a, b);
+		}
+		b->node = node;
+	}
+	memcpy(b->buf + b->len, h, sizeof(*h));
+	if (plen)
+		memcpy(b->buf + b->len + sizeof(*h), payload, plen);
+	b->len += rec;
+	b->st[b->npkts++] = st;
+	if (urgent(h))
+		batch_send(a, b);
+	return 1;
+}
+
 int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 	    const void *payload, size_t plen)
+{
+	return am_send_st(a, node, h, payload, plen, NULL);
+}
+
+int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
+	       const void *payload, size_t plen, struct rmad_stats *st)
 {
 	int err;
 
@@ -196,6 +355,10 @@ int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 		return 0;
 	}
 	rmad_dbg("send %u to node %d, %zu bytes", h->type, node, plen);
+	if (batch_add(a, node, h, payload, plen, st))
+		return 0;
+	/* in order behind what waits for that node */
+	batch_close(a, node);
 	err = rmad_fabric_send(a->fab, node, h, sizeof(*h), payload, plen);
 	if (!err && a->am.sent && node >= 0 && node < a->nnodes)
 		a->am.sent[node] = 1;
@@ -203,6 +366,9 @@ int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 		rmad_warn("send %u to node %d failed: %d", h->type, node, err);
 	return err;
 }
+
+static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
+		       const uint8_t *pl);
 
 void am_recv(void *arg, const void *msg, size_t len)
 {
@@ -218,7 +384,8 @@ void am_recv(void *arg, const void *msg, size_t len)
 	}
 	memcpy(&h, msg, sizeof(h));
 	if (h.version != RMAD_WIRE_VERSION || h.type == 0 ||
-	    h.type >= RMAD_AM_TYPE_MAX || !a->am.handler[h.type] ||
+	    h.type >= RMAD_AM_TYPE_MAX ||
+	    (!a->am.handler[h.type] && h.type != RMAD_AM_BATCH) ||
 	    h.src_node >= (uint32_t)a->nnodes ||
 	    h.payload_len != len - sizeof(h) ||
 	    h.payload_len > RMAD_AM_MAX_PAYLOAD) {
@@ -239,5 +406,42 @@ void am_recv(void *arg, const void *msg, size_t len)
 		 h.payload_len);
 	agent_note_activity(a);
 	memcpy(pl, (const char *)msg + sizeof(h), h.payload_len);
+	if (h.type == RMAD_AM_BATCH) {
+		recv_batch(a, &h, (const uint8_t *)pl);
+		return;
+	}
 	a->am.handler[h.type](a, &h, pl);
+}
+
+/*
+ * An aggregate: its packets, one by one, in order, each checked by
+ * am_recv like any other; one from another node, a nested aggregate or
+ * a length that does not add up drops the rest.
+ */
+static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
+		       const uint8_t *pl)
+{
+	size_t off = 0, len = bh->payload_len;
+	uint64_t n = 0;
+
+	while (off < len) {
+		struct rmad_am_hdr h;
+
+		if (len - off < sizeof(h))
+			break;
+		memcpy(&h, pl + off, sizeof(h));
+		if (h.payload_len > len - off - sizeof(h) ||
+		    h.src_node != bh->src_node || h.type == RMAD_AM_BATCH)
+			break;
+		am_recv(a, pl + off, sizeof(h) + h.payload_len);
+		off += sizeof(h) + h.payload_len;
+		n++;
+	}
+	if (off != len || n != bh->count) {
+		a->st.pkts_dropped++;
+		rmad_warn("aggregate from node %u: %llu of %llu packets, %zu "
+			  "of %zu bytes made sense; the rest dropped",
+			  bh->src_node, (unsigned long long)n,
+			  (unsigned long long)bh->count, off, len);
+	}
 }

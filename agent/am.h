@@ -25,6 +25,19 @@ void am_register(struct agent *a, int type, am_handler_fn fn);
 /* Fills in version, source and length, and sends (to ourselves too). */
 int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
 	    const void *payload, size_t plen);
+/*
+ * Node-level aggregation (the aggregate key): am_send_st() is am_send()
+ * for an RMA packet of a window, whose statistics st (or NULL) count it
+ * when it shares a fabric message.  Operations and their answers to
+ * another node wait in that node's open aggregate; a flush, an unlock,
+ * a full aggregate, a packet of another kind to the node, or am_flush()
+ * at the end of the agent's pass (before it can go idle) sends it.
+ * am_forget_stats() drops st from the open aggregates (its origin goes).
+ */
+int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
+	       const void *payload, size_t plen, struct rmad_stats *st);
+void am_flush(struct agent *a);
+void am_forget_stats(struct agent *a, const struct rmad_stats *st);
 /* The fabric's receive callback; arg is the agent. */
 void am_recv(void *arg, const void *msg, size_t len);
 

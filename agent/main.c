@@ -541,6 +541,8 @@ static void agent_run(struct agent *a)
 			last_events = now;
 			event_base_loop(a->base, EVLOOP_NONBLOCK);
 		}
+		/* the end of the pass: what waits in aggregates goes */
+		am_flush(a);
 		if (n || a->p.busy_poll)
 			continue;
 		if (event_mode(a) ||
@@ -549,6 +551,7 @@ static void agent_run(struct agent *a)
 		else
 			spin_once(a, now);
 	}
+	am_flush(a);
 }
 
 /* ---------------------------------------------------------- startup */

@@ -1038,7 +1038,7 @@ void origin_free(struct agent *a, struct rma_origin *o)
 				R->tfree = t;
 			}
 		}
-	(void)a;
+	am_forget_stats(a, &o->st);	/* its packets in open aggregates */
 	free(o->evicted);
 	free(o->pscw_got);
 	free(o->slots);

@@ -65,7 +65,7 @@ int osend(struct agent *a, struct rma_origin *o, int node,
 		o->st.pkts_sent[h->type - RMAD_AM_RMA_LOCK]++;
 		o->st.pkts_sent_total++;
 	}
-	return am_send(a, node, h, pl, plen);
+	return am_send_st(a, node, h, pl, plen, &o->st);
 }
 
 void orecv(struct rma_origin *o, const struct rmad_am_hdr *h)

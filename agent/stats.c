@@ -44,9 +44,10 @@ static const char *const am_names[RMAD_AM_TYPE_MAX] = {
 	[RMAD_AM_WIN_FENCE_RELEASE] = "WIN_FENCE_RELEASE",
 	[RMAD_AM_WIN_POST] = "WIN_POST",
 	[RMAD_AM_WIN_COMPLETE] = "WIN_COMPLETE",
+	[RMAD_AM_BATCH] = "BATCH",
 };
 /* a new packet type needs its name here */
-static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_WIN_COMPLETE + 1, "am_names");
+static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_BATCH + 1, "am_names");
 
 enum stat_kind {
 	STAT_COUNT,			/* one uint64_t */
@@ -76,6 +77,8 @@ static const struct stat_desc {
 	S(pkts_dropped, "packets dropped", "pkts_dropped", ""),
 	S(nodes_dead, "nodes declared dead", "nodes_dead", ""),
 	S(acc_bulk, "accumulates in bulk", "acc_bulk", ""),
+	S(aggr_msgs, "aggregated messages", "aggr_msgs", ""),
+	S(aggr_pkts, "packets in them", "aggr_pkts", ""),
 #undef S
 #undef P
 };

@@ -170,7 +170,13 @@ struct rmad_stats {
 	 * its node; same-node notices go through shared memory, uncounted */
 	uint64_t pscw_pkts_sent;
 	uint64_t pscw_pkts_recv;
-	uint64_t reserved[3];
+	/* node-level aggregation: this window's packets that shared a
+	 * fabric message with others (from any client and window of the
+	 * node), and those messages (each counted once); packets per
+	 * message = pkts_aggregated / aggr_msgs */
+	uint64_t pkts_aggregated;
+	uint64_t aggr_msgs;
+	uint64_t reserved[1];
 };
 
 #ifdef __cplusplus

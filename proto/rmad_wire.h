@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 8
+#define RMAD_WIRE_VERSION 9
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -71,6 +71,12 @@ enum {
 	 * once the origin's ops there are applied) to the target's */
 	RMAD_AM_WIN_POST = 30,
 	RMAD_AM_WIN_COMPLETE = 31,
+	/*
+	 * Node-level aggregation (agent/am.c): the payload is a sequence of
+	 * whole packets (header + payload each, hdr.count of them) from the
+	 * same source node, applied in order.  Never nested.
+	 */
+	RMAD_AM_BATCH = 32,
 	RMAD_AM_TYPE_MAX
 };
 

@@ -155,6 +155,12 @@
 	  "carries the request for its acknowledgment (or the UNLOCK); " \
 	  "0 sends them at once, and the operation that is last when "	\
 	  "the flush or unlock comes still carries it.")		\
+	X(aggregate, BOOL, "true", RMAD_P_RELOAD, 0, 0,			\
+	  "Node-level aggregation: the operations and answers bound for "	\
+	  "one node, from every client and window, travel together in "	\
+	  "one fabric message of up to am_buf_size bytes, applied in "	\
+	  "order there; a flush, an unlock, a full message or the end of " \
+	  "the agent's pass sends it at once.")			\
 	X(am_ordering, BOOL, "true", 0, 0, 0,				\
 	  "Rely on the fabric's send-after-send ordering, when the "	\
 	  "provider offers it, to leave puts and accumulates "		\
