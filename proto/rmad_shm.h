@@ -332,7 +332,7 @@ _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
  * bar_failed is set by the agent when a member dies, and wakes them.
  */
 #define RMAD_WIN_CTL_NAME	128	/* RMAD_MAX_OBJECT_NAME */
-#define RMAD_ACC_SLOTS		2048	/* client slots with an acc_small byte */
+#define RMAD_ACC_SLOTS		1024	/* client slots with an acc_small count */
 struct rmad_win_ctl {
 	uint32_t lock;			/* RMAD_LW_* */
 	uint32_t bar_count;
@@ -361,12 +361,13 @@ struct rmad_win_ctl {
 	 * read by its agent (copied, bounded, sanitized: any peer of the
 	 * node can write this page) */
 	char name[RMAD_WIN_CTL_NAME];
-	/* bulk accumulates (shared/accword.h): 1 while the same-node
-	 * client of that slot applies a small accumulate with CPU atomics
-	 * (slots from RMAD_ACC_SLOTS up take acc_lock instead) */
-	uint8_t acc_small[RMAD_ACC_SLOTS];
+	/* bulk accumulates (shared/accword.h): how many threads of the
+	 * same-node client of that slot apply a small accumulate with CPU
+	 * atomics (slots from RMAD_ACC_SLOTS up take acc_lock instead) */
+	uint16_t acc_small[RMAD_ACC_SLOTS];
 	uint8_t pad2[RMAD_WIN_CTL_SIZE - 64 - RMAD_WIN_MAX_LOCAL / 8 -
-		     RMAD_WIN_MAX_LOCAL - RMAD_WIN_CTL_NAME - RMAD_ACC_SLOTS];
+		     RMAD_WIN_MAX_LOCAL - RMAD_WIN_CTL_NAME -
+		     2 * RMAD_ACC_SLOTS];
 };
 
 /*

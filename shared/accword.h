@@ -14,24 +14,25 @@
  *                    by every accumulate the agent applies, and by clients
  *                    whose slot is RMAD_ACC_SLOTS or above.
  *   acc_big          1 while the holder of acc_lock combines in bulk.
- *   acc_small[slot]  1 while the client of that slot applies a small
- *                    accumulate (or compare-and-swap) with atomics,
- *                    without the lock.
+ *   acc_small[slot]  how many threads of the client of that slot apply
+ *                    a small accumulate (or compare-and-swap) with
+ *                    atomics, without the lock: a count, as threads of
+ *                    one process share the slot.
  *
  * Small (lock-free):
- *     xchg(acc_small[me], 1);  if acc_big: acc_small[me] = 0, wait until
- *     acc_big is 0, start again;  apply with atomics;
- *     acc_small[me] = 0 (release).
+ *     acc_small[me] += 1 (atomic);  if acc_big: acc_small[me] -= 1, wait
+ *     until acc_big is 0, start again;  apply with atomics;
+ *     acc_small[me] -= 1 (atomic, release).
  * Bulk:
  *     take acc_lock;  acc_big = 1 (sequentially consistent);  wait until
- *     every acc_small byte is 0;  apply with plain loads and stores;
+ *     every acc_small count is 0;  apply with plain loads and stores;
  *     acc_big = 0 (release);  release acc_lock.
  *
  * Each side stores its word sequentially consistently before it loads
  * the other's (Dekker): a small one that found acc_big 0 is seen by the
- * bulk's scan, or it sees acc_big 1.  The small side pays one locked
- * instruction (the exchange, a few nanoseconds) and no wait unless a
- * bulk is running.  An asymmetric form (plain store on the small side,
+ * bulk's scan, or it sees acc_big 1.  The small side pays two locked
+ * instructions (a few nanoseconds) and no wait unless a bulk is
+ * running.  An asymmetric form (plain store on the small side,
  * membarrier(2) on the bulk side) was measured and dropped: on cores
  * shared with other processes a GLOBAL_EXPEDITED membarrier took 9 to
  * 26 microseconds, more than the atomics it saved for anything below
@@ -39,8 +40,8 @@
  *
  * A bulk gives up (acc_big back to 0, the op applied with atomics under
  * acc_lock, which is correct against anything) when a small side keeps
- * its byte longer than it wants to wait.  The agent clears a dead
- * client's acc_small byte, and acc_big with its acc_lock.
+ * its count longer than it wants to wait.  The agent clears a dead
+ * client's acc_small count, and acc_big with its acc_lock.
  */
 #ifndef RMAD_ACCWORD_H
 #define RMAD_ACCWORD_H
@@ -68,11 +69,10 @@ static inline int acc_small_enter(struct rmad_win_ctl *ctl, uint32_t slot,
 	uint64_t t0 = 0;
 
 	for (unsigned n = 0;; n++) {
-		__atomic_exchange_n(&ctl->acc_small[slot], 1,
-				    __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&ctl->acc_small[slot], 1, __ATOMIC_SEQ_CST);
 		if (!__atomic_load_n(&ctl->acc_big, __ATOMIC_SEQ_CST))
 			return 0;
-		__atomic_store_n(&ctl->acc_small[slot], 0, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&ctl->acc_small[slot], 1, __ATOMIC_RELEASE);
 		/* spin a little before yielding: back-to-back bulks leave
 		 * a small one only a short gap between them */
 		for (unsigned s = 0;
@@ -92,14 +92,14 @@ static inline int acc_small_enter(struct rmad_win_ctl *ctl, uint32_t slot,
 
 static inline void acc_small_leave(struct rmad_win_ctl *ctl, uint32_t slot)
 {
-	__atomic_store_n(&ctl->acc_small[slot], 0, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&ctl->acc_small[slot], 1, __ATOMIC_RELEASE);
 }
 
 /*
  * With acc_lock held: 1 when the bulk mode is on (apply with plain loads
- * and stores, then acc_bulk_end), 0 when a small side kept its byte for
- * wait_ns (the word is down again: apply with atomics).  nslots: the
- * client slots that may hold a byte (max_clients).
+ * and stores, then acc_bulk_end), 0 when a small side kept its count up
+ * for wait_ns (the word is down again: apply with atomics).  nslots: the
+ * client slots that may hold a count (max_clients).
  */
 static inline int acc_bulk_begin(struct rmad_win_ctl *ctl, uint32_t nslots,
 				 uint64_t wait_ns)

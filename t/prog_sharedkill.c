@@ -8,7 +8,7 @@
  *   intent-cas    INTENT written, count taken
  *   releasing     holds the lock, RELEASING written, count not given back
  *   released      holds the lock, RELEASING written, count given back
- *   small         in a small accumulate (its acc_small byte set)
+ *   small         in a small accumulate (its acc_small count up)
  *   bulk          in a bulk accumulate (acc_lock held, acc_big set)
  *
  * Rank 1 (on rank 0's node) plays the dying process on rank 0's window

@@ -9,10 +9,12 @@
  *     one gives up (RMAD_ERR_SYNC, its byte cleared) when a bulk keeps
  *     the word;
  *   - processes applying bulk and small accumulates to the same int64 and
- *     double elements at once, through the protocol, lose no update.
+ *     double elements at once, through the protocol, lose no update, the
+ *     small ones from two threads a process that share its slot.
  * (Without the protocol, the last check loses updates on this 2-core
  * machine: run with ACCWORD_BROKEN=1 to see it, not part of the suite.)
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -150,7 +152,7 @@ struct shared {
 	struct rmad_win_ctl ctl;
 	int64_t vi[HOT];
 	double vd[HOT];
-	int64_t small_done[NS];
+	int64_t small_done[2 * NS];	/* per process and thread */
 	int bulks_left;
 	int ready;			/* processes started: all go at once */
 };
@@ -204,16 +206,24 @@ static void bulk_proc(struct shared *s, int id)
 	__atomic_fetch_sub(&s->bulks_left, 1, __ATOMIC_SEQ_CST);
 }
 
-static void small_proc(struct shared *s, int id)
+struct small_arg {
+	struct shared *s;
+	int id, t;
+};
+
+/* small accumulates as slot id, in thread t of the process */
+static void *small_loop(void *p)
 {
+	struct small_arg *sa = p;
+	struct shared *s = sa->s;
 	int64_t one_i = 1, k = 0;
 	double one_d = 1;
 	int broken = getenv("ACCWORD_BROKEN") != NULL;
 
 	while (__atomic_load_n(&s->bulks_left, __ATOMIC_SEQ_CST) > 0) {
-		int at = (int)(k % HOT);
+		int at = (int)((k * 2 + sa->t) % HOT);
 
-		if (!broken && acc_small_enter(&s->ctl, (uint32_t)id,
+		if (!broken && acc_small_enter(&s->ctl, (uint32_t)sa->id,
 					       10ull * 1000 * 1000 * 1000))
 			_exit(2);
 		rmad_acc_apply(&s->vi[at], &one_i, NULL, RMAD_INT64, RMAD_SUM,
@@ -221,10 +231,23 @@ static void small_proc(struct shared *s, int id)
 		rmad_acc_apply(&s->vd[at], &one_d, NULL, RMAD_DOUBLE, RMAD_SUM,
 			       1);
 		if (!broken)
-			acc_small_leave(&s->ctl, (uint32_t)id);
+			acc_small_leave(&s->ctl, (uint32_t)sa->id);
 		k++;
 	}
-	s->small_done[id] = k;
+	s->small_done[sa->id * 2 + sa->t] = k;
+	return NULL;
+}
+
+/* two threads share the process's slot, as a THREAD_MULTIPLE client's */
+static void small_proc(struct shared *s, int id)
+{
+	struct small_arg a0 = { s, id, 0 }, a1 = { s, id, 1 };
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, small_loop, &a1))
+		_exit(3);
+	small_loop(&a0);
+	pthread_join(th, NULL);
 }
 
 static void check_mixed(void)
@@ -258,16 +281,18 @@ static void check_mixed(void)
 	}
 	for (int i = 0; i < HOT; i++)
 		want[i] = (int64_t)NB * BULKS;
-	for (int id = 0; id < NS; id++)
-		for (int i = 0; i < HOT; i++)
-			want[i] += s->small_done[id] / HOT +
-				   (i < s->small_done[id] % HOT);
+	/* thread t of a process hit (2k + t) % HOT for k < its count */
+	for (int id = 0; id < 2 * NS; id++)
+		for (int64_t k = 0; k < s->small_done[id]; k++)
+			want[(k * 2 + id % 2) % HOT]++;
 	for (int i = 0; i < HOT; i++)
 		if (s->vi[i] != want[i] || s->vd[i] != (double)want[i])
 			bad++;
-	ok(good && !bad, "%d bulk and %d small processes on the same %d "
-	   "elements: %d elements off (small ops: %lld, %lld)", NB, NS, HOT,
-	   bad, (long long)s->small_done[0], (long long)s->small_done[1]);
+	ok(good && !bad, "%d bulk and %d small processes of 2 threads each "
+	   "(sharing their slot) on the same %d elements: %d elements off "
+	   "(small ops: %lld, %lld, %lld, %lld)", NB, NS, HOT, bad,
+	   (long long)s->small_done[0], (long long)s->small_done[1],
+	   (long long)s->small_done[2], (long long)s->small_done[3]);
 	munmap(s, sizeof(*s));
 }
 
