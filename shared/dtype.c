@@ -283,18 +283,23 @@ DEFINE_WIDE(dblint, struct dblint_pair)
 DEFINE_WIDE(longint, struct longint_pair)
 DEFINE_WIDE(ldblint, struct ldblint_pair)
 
-DEFINE_APPLY(u8, uint8_t, uint8_t, 0)
-DEFINE_APPLY(u16, uint16_t, uint16_t, 0)
-DEFINE_APPLY(u32, uint32_t, uint32_t, 0)
-DEFINE_APPLY(u64, uint64_t, uint64_t, 0)
-DEFINE_APPLY(i8, int8_t, uint8_t, 0)
-DEFINE_APPLY(i16, int16_t, uint16_t, 0)
-DEFINE_APPLY(i32, int32_t, uint32_t, 0)
-DEFINE_APPLY(i64, int64_t, uint64_t, 0)
-DEFINE_APPLY(int, int, unsigned int, 0)
-DEFINE_APPLY(long, long, unsigned long, 0)
-DEFINE_APPLY(flt, float, uint32_t, 1)
-DEFINE_APPLY(dbl, double, uint64_t, 1)
+/* The types an atomic of their width covers: name, C type, the unsigned
+ * type of its width, and whether it is a float (no fetch-and-op) */
+#define ATOMIC_TYPES(X)							\
+	X(u8, uint8_t, uint8_t, 0)					\
+	X(u16, uint16_t, uint16_t, 0)					\
+	X(u32, uint32_t, uint32_t, 0)					\
+	X(u64, uint64_t, uint64_t, 0)					\
+	X(i8, int8_t, uint8_t, 0)					\
+	X(i16, int16_t, uint16_t, 0)					\
+	X(i32, int32_t, uint32_t, 0)					\
+	X(i64, int64_t, uint64_t, 0)					\
+	X(int, int, unsigned int, 0)					\
+	X(long, long, unsigned long, 0)					\
+	X(flt, float, uint32_t, 1)					\
+	X(dbl, double, uint64_t, 1)
+
+ATOMIC_TYPES(DEFINE_APPLY)
 
 /*
  * Bulk (accword.h): n elements combined with plain loads and stores,
@@ -383,18 +388,7 @@ static void NAME##_bulk(void *dst, const void *src, void *res,	\
 	}								\
 }
 
-DEFINE_BULK(u8, uint8_t, uint8_t, 0)
-DEFINE_BULK(u16, uint16_t, uint16_t, 0)
-DEFINE_BULK(u32, uint32_t, uint32_t, 0)
-DEFINE_BULK(u64, uint64_t, uint64_t, 0)
-DEFINE_BULK(i8, int8_t, uint8_t, 0)
-DEFINE_BULK(i16, int16_t, uint16_t, 0)
-DEFINE_BULK(i32, int32_t, uint32_t, 0)
-DEFINE_BULK(i64, int64_t, uint64_t, 0)
-DEFINE_BULK(int, int, unsigned int, 0)
-DEFINE_BULK(long, long, unsigned long, 0)
-DEFINE_BULK(flt, float, uint32_t, 1)
-DEFINE_BULK(dbl, double, uint64_t, 1)
+ATOMIC_TYPES(DEFINE_BULK)
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
