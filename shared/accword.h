@@ -68,7 +68,7 @@ static inline int acc_small_enter(struct rmad_win_ctl *ctl, uint32_t slot,
 {
 	uint64_t t0 = 0;
 
-	for (unsigned n = 0;; n++) {
+	for (;;) {
 		__atomic_fetch_add(&ctl->acc_small[slot], 1, __ATOMIC_SEQ_CST);
 		if (!__atomic_load_n(&ctl->acc_big, __ATOMIC_SEQ_CST))
 			return 0;
