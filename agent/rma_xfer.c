@@ -172,11 +172,12 @@ void mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
 	    count * rmad_dtype_size(dtype) >= thr)
 		bulk = acc_bulk_begin(l->base, (uint32_t)a->p.max_clients,
 				      ACC_SMALL_WAIT_NS);
-	if (!bulk || rmad_acc_apply_bulk(dst, src, res, dtype, op, count))
-		rmad_acc_apply(dst, src, res, dtype, op, count);
 	if (bulk) {
+		rmad_acc_apply_excl(dst, src, res, dtype, op, count);
 		acc_bulk_end(l->base);
 		a->st.acc_bulk++;
+	} else {
+		rmad_acc_apply(dst, src, res, dtype, op, count);
 	}
 }
 
@@ -205,18 +206,13 @@ int created_apply(struct agent *a, struct win_local *l,
 		switch (h->type) {
 		/* a private copy under acc_lock: plain loops do */
 		case RMAD_AM_RMA_ACC:
-			if (rmad_acc_apply_bulk(cur, pl, NULL, h->dtype, h->op,
-						h->count))
-				rmad_acc_apply(cur, pl, NULL, h->dtype, h->op,
-					       h->count);
+			rmad_acc_apply_excl(cur, pl, NULL, h->dtype, h->op,
+					    h->count);
 			break;
 		case RMAD_AM_RMA_GACC:
-			if (rmad_acc_apply_bulk(cur, h->op == RMAD_NO_OP ?
-						NULL : pl, res, h->dtype,
-						h->op, h->count))
-				rmad_acc_apply(cur, h->op == RMAD_NO_OP ? NULL :
-					       pl, res, h->dtype, h->op,
-					       h->count);
+			rmad_acc_apply_excl(cur, h->op == RMAD_NO_OP ? NULL :
+					    pl, res, h->dtype, h->op,
+					    h->count);
 			wb = h->op != RMAD_NO_OP;
 			break;
 		case RMAD_AM_RMA_CAS:

@@ -212,11 +212,12 @@ static int mapped_acc(struct win_peer *p, void *dst, const void *origin,
 			return err;
 		bulk = acc_bulk_begin(p->ctl, c->hdr->max_clients,
 				      ACC_SMALL_WAIT_NS);
-		if (!bulk || rmad_acc_apply_bulk(dst, origin, result, dt, op,
-						 count))
-			rmad_acc_apply(dst, origin, result, dt, op, count);
-		if (bulk)
+		if (bulk) {
+			rmad_acc_apply_excl(dst, origin, result, dt, op, count);
 			acc_bulk_end(p->ctl);
+		} else {
+			rmad_acc_apply(dst, origin, result, dt, op, count);
+		}
 		acc_unlock(p);
 		return 0;
 	}
@@ -259,11 +260,9 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 	}
 	/* under acc_lock every accumulator of a created window is shut out:
 	 * plain loops where the type has them */
-	if (p->base &&
-	    rmad_acc_apply_bulk((char *)p->base + off, origin, result, dt, op,
-				count))
-		rmad_acc_apply((char *)p->base + off, origin, result, dt, op,
-			       count);
+	if (p->base)
+		rmad_acc_apply_excl((char *)p->base + off, origin, result, dt,
+				    op, count);
 	while (!p->base && !err && done < count) {
 		uint64_t n = count - done < per ? count - done : per;
 		uint64_t at = off + done * es;
@@ -271,14 +270,10 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 		err = vm_io(p, at, cur, n * es, 0);
 		if (err)
 			break;
-		if (rmad_acc_apply_bulk(cur, origin ? (const char *)origin +
-						  done * es : NULL,
-					result ? (char *)result + done * es :
-						 NULL, dt, op, n))
-			rmad_acc_apply(cur, origin ? (const char *)origin +
-					    done * es : NULL,
-				       result ? (char *)result + done * es :
-						NULL, dt, op, n);
+		rmad_acc_apply_excl(cur, origin ? (const char *)origin +
+					 done * es : NULL,
+				    result ? (char *)result + done * es : NULL,
+				    dt, op, n);
 		if (origin)	/* a get_accumulate with NO_OP only reads */
 			err = vm_io(p, at, cur, n * es, 1);
 		done += n;

@@ -530,6 +530,13 @@ int rmad_acc_apply_bulk(void *dst, const void *src, void *result,
 	return 0;
 }
 
+void rmad_acc_apply_excl(void *dst, const void *src, void *result,
+			uint32_t dtype, uint32_t op, uint64_t count)
+{
+	if (rmad_acc_apply_bulk(dst, src, result, dtype, op, count))
+		rmad_acc_apply(dst, src, result, dtype, op, count);
+}
+
 /* Compare-and-swap of one element of U, bitwise. */
 #define DEFINE_CAS(U)							\
 static void cas_##U(void *dst, const void *src, const void *cmp,	\

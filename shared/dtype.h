@@ -85,6 +85,11 @@ void rmad_acc_apply(void *dst, const void *src, void *result, uint32_t dtype,
 int rmad_acc_apply_bulk(void *dst, const void *src, void *result,
 			uint32_t dtype, uint32_t op, uint64_t count);
 
+/* For a caller that excludes every other accumulator of these elements:
+ * the bulk loops where the type has them, else rmad_acc_apply. */
+void rmad_acc_apply_excl(void *dst, const void *src, void *result,
+			 uint32_t dtype, uint32_t op, uint64_t count);
+
 /*
  * One element: *result = old *dst; if old equals *cmp bitwise, *dst =
  * *src.  src, cmp and result need no alignment.  Does nothing unless
