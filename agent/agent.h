@@ -102,6 +102,9 @@ struct agent_stats {
 	uint64_t acc_bulk;		/* accumulates applied in bulk */
 	uint64_t aggr_msgs;		/* fabric messages of 2+ packets */
 	uint64_t aggr_pkts;		/* the packets they carried */
+	uint64_t typed_ops;		/* ops with a cached target type */
+	uint64_t type_defs_sent;	/* TYPE_DEFs sent (cache fills) */
+	uint64_t type_defs_recv;	/* TYPE_DEFs taken into the cache */
 	uint32_t op_pool_hwm;
 };
 

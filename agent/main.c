@@ -934,6 +934,8 @@ int main(int argc, char **argv)
 	if (agent_segment_create(a) || agent_win_init(a) || agent_mem_init(a) ||
 	    agent_rma_init(a))
 		goto fail;
+	/* before any client attaches: what typed ops may carry */
+	a->hdr->type_blob_max = agent_type_blob_max(a);
 	if (a->nnodes > 1 && rmad_boot_fence(&a->boot)) {
 		rmad_err("startup fence of the agent mesh failed");
 		goto fail;

@@ -126,6 +126,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 	uint32_t block, flags;
 	int32_t st = 0;
 
+	ty_op_free(a, op);	/* one that ended on another path */
 	memset(op, 0, sizeof(*op));
 	op->next = RMAD_NIL;
 	op->client = c;
@@ -162,6 +163,10 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		lk.acc_ordering = e->lock.acc_ordering;
 		if (type > 255 || as > 255)
 			st = RMAD_ERR_ARG;
+	} else if (flags & RMAD_OPF_TTYPE) {
+		/* the type's descriptor lives where inline data would */
+		op->is_inline = 0;
+		memcpy(op->data, e->data, sizeof(struct rmad_op_ttype));
 	} else if (op->is_inline) {
 		if (op->inline_len > RMAD_OP_INLINE) {
 			st = RMAD_ERR_ARG;
@@ -245,9 +250,18 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 			}
 			break;
 		default:
-			st = o ? check_data_op(a, w, op, tdisp, count,
-					       !!(flags & RMAD_OPF_TBYTES)) :
-				 RMAD_ERR_SYNC;
+			if (!o) {
+				st = RMAD_ERR_SYNC;
+			} else if (flags & RMAD_OPF_TTYPE) {
+				struct rmad_op_ttype d;
+
+				memcpy(&d, op->data, sizeof(d));
+				st = ty_check_op(a, w, op, &d, tdisp, count);
+			} else {
+				st = check_data_op(a, w, op, tdisp, count,
+						   !!(flags &
+						      RMAD_OPF_TBYTES));
+			}
 			break;
 		}
 	}
@@ -570,6 +584,7 @@ static void rma_node_dead(struct agent *a, int node)
 			origin_node_dead(a, o, node);
 		}
 	}
+	ty_node_dead(a, node);
 	a->rma->retry_pending = 1;
 	agent_flush_wakeups(a);
 }
@@ -600,6 +615,7 @@ int agent_rma_init(struct agent *a)
 	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
 		am_register(a, types[k], on_rma);
 	am_register(a, RMAD_AM_RMA_NOTE, on_note);
+	ty_init(a);
 	am_on_node_dead(a, rma_node_dead);
 	a->win_gone_hook = agent_rma_win_gone;
 	a->win_fence_hook = rma_fence_done;
@@ -643,6 +659,7 @@ void agent_rma_fini(struct agent *a)
 	R->bounce_mr = NULL;
 	R->bounce_desc = NULL;
 	R->xfree = NULL;
+	ty_fini(a);
 	free(R->sh);
 	free(R->tmem);
 	free(R->lmem);

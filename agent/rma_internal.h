@@ -76,6 +76,8 @@ struct rma_op {
 	uint64_t wseq;			/* its place on the channel */
 	uint16_t pflags;		/* RMAD_AMF_* it went out with */
 	struct rma_origin *o;		/* set while it is in the table */
+	struct rma_typed *ty;		/* RMAD_OPF_TTYPE: its target type
+					 * (rma_type.c) */
 	uint8_t data[RMAD_OP_INLINE];
 };
 
@@ -222,7 +224,39 @@ struct rma_ctx {
 	size_t bounce_len;
 	struct rmad_fabric_mr *bounce_mr;
 	void *bounce_desc;
+	/* rma_type.c: per node, the mirror of its cache of our types and
+	 * our cache of its types */
+	struct ty_slot **tmir;
+	struct ty_ent **tcache;
+	uint64_t tyclock;
+	int ty_wait;			/* an op waits for a free slot */
 };
+
+/* rma_type.c: derived target types (see there) */
+struct rmad_op_ttype;
+/* Check a TTYPE op and take its type: 0 or RMAD_ERR_*. */
+int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
+		    const struct rmad_op_ttype *d, uint64_t tdisp_units,
+		    uint64_t count);
+/* Before its first chunk: its type in a slot of the target's cache (a
+ * TYPE_DEF goes first when it is not there); 0, 1 when it must wait for
+ * a slot, or RMAD_ERR_*. */
+int ty_issue(struct agent *a, struct rma_origin *o, struct rma_op *op);
+/* A chunk's struct rmad_am_typed into buf; its size. */
+size_t ty_chunk_head(struct rma_op *op, uint8_t *buf);
+size_t ty_room(struct agent *a, uint32_t unit);
+uint32_t ty_unit(const struct rma_op *op);
+/* Every chunk of op went out (or it failed): its slot may be reused. */
+void ty_sent(struct agent *a, struct rma_op *op);
+void ty_op_free(struct agent *a, struct rma_op *op);
+/* Apply a TYPED packet to member l: 0 or RMAD_ERR_*; *rlen result
+ * bytes in res. */
+int ty_apply(struct agent *a, struct win_local *l,
+	     const struct rmad_am_hdr *h, const uint8_t *pl, uint8_t *res,
+	     uint64_t *rlen);
+void ty_node_dead(struct agent *a, int node);
+void ty_init(struct agent *a);
+void ty_fini(struct agent *a);
 
 /* rma_target.c: node is dead; its origins' lock requests and locks
  * on member l's window go */

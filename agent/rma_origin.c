@@ -154,6 +154,7 @@ void op_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 		o->st.ops_completed++;
 	op->serial = 0;
 	op->o = NULL;
+	ty_op_free(a, op);
 	agent_complete_op(a, op->client, i, st);
 }
 
@@ -412,7 +413,9 @@ static size_t am_room(struct agent *a, size_t es)
 /* Can op carry piggybacked synchronization: one active message? */
 static int can_ride(struct agent *a, const struct rma_op *op)
 {
-	return !op->rdma && !op->sent &&
+	/* not a typed op: its chunks are applied as they arrive, never
+	 * queued with a lock request (rma_type.c) */
+	return !op->rdma && !op->sent && !op->ty &&
 	       op->len <= am_room(a, rmad_dtype_size(op->dtype));
 }
 
@@ -430,18 +433,32 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 
 	struct rma_op *op = &R->sh[i];
 	size_t es = rmad_dtype_size(op->dtype);
-	size_t room = am_room(a, es);
+	size_t room = op->ty ? ty_room(a, ty_unit(op)) : am_room(a, es);
 	uint8_t buf[RMAD_AM_MAX_PAYLOAD];
 	int data = rmad_op_data_in(op->opcode, op->op);
 
+	if (op->ty && !op->sent) {
+		/* its type in the target's cache first (rma_type.c) */
+		int err = ty_issue(a, o, op);
+
+		if (err == 1)
+			return 0;	/* every slot busy: later */
+		if (err) {
+			count_issued(t, op);
+			op->status = err;
+			op->len = 0;
+		}
+	}
 	count_issued(t, op);
 	if (op->rdma)
 		return issue_rdma(a, o, t, i);
 	if (op->len > room || !R->ordered)
 		flags |= RMAD_AMF_ACK_REQ;	/* every chunk is answered */
+	if (op->ty)
+		flags |= RMAD_AMF_TYPED;
 	while (op->sent < op->len) {
 		uint64_t n = op->len - op->sent;
-		size_t plen = 0;
+		size_t plen = 0, head = 0;
 		struct rmad_am_hdr h = {
 			.type = (uint8_t)am_type(op->opcode),
 			.flags = flags,
@@ -457,13 +474,16 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 			return 0;
 		if (n > room)
 			n = room;
+		if (op->ty)
+			head = plen = ty_chunk_head(op, buf);
 		if (op->opcode == RMAD_OPC_CAS) {
 			memcpy(buf, op->data, 2 * es);
 			plen = 2 * es;
 		} else if (data) {
 			int err = op->is_inline ?
 				  (memcpy(buf, op->data + op->sent, n), 0) :
-				  op_io(a, op, op->origin + op->sent, buf, n, 0);
+				  op_io(a, op, op->origin + op->sent,
+					buf + head, n, 0);
 			if (err) {
 				/* nothing more goes out; the op ends once
 				 * what did go out is answered */
@@ -471,7 +491,7 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 				op->len = op->sent;
 				break;
 			}
-			plen = n;
+			plen = head + n;
 		}
 		h.disp = op->tdisp + op->sent;
 		h.count = n / es;
@@ -488,6 +508,7 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 		}
 		op->sent += n;
 	}
+	ty_sent(a, op);
 	if (op->sent && op->sent >= op->len && !has_result(op->opcode) &&
 	    !(op->pflags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
 			    RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL))) {

@@ -408,6 +408,12 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		st = RMAD_ERR_RANK;
 		goto out;
 	}
+	if (h->flags & RMAD_AMF_TYPED) {
+		/* a chunk of a derived target type (rma_type.c) */
+		st = ty_apply(a, l, h, pl, res, &len);
+		cmm_smp_mb();
+		goto out;
+	}
 	if (!es || h->count > room || len > room || len > sizeof(res)) {
 		st = RMAD_ERR_TYPE;
 		goto out;

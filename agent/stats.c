@@ -45,9 +45,10 @@ static const char *const am_names[RMAD_AM_TYPE_MAX] = {
 	[RMAD_AM_WIN_POST] = "WIN_POST",
 	[RMAD_AM_WIN_COMPLETE] = "WIN_COMPLETE",
 	[RMAD_AM_BATCH] = "BATCH",
+	[RMAD_AM_TYPE_DEF] = "TYPE_DEF",
 };
 /* a new packet type needs its name here */
-static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_BATCH + 1, "am_names");
+static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_TYPE_DEF + 1, "am_names");
 
 enum stat_kind {
 	STAT_COUNT,			/* one uint64_t */
@@ -79,6 +80,9 @@ static const struct stat_desc {
 	S(acc_bulk, "accumulates in bulk", "acc_bulk", ""),
 	S(aggr_msgs, "aggregated messages", "aggr_msgs", ""),
 	S(aggr_pkts, "packets in them", "aggr_pkts", ""),
+	S(typed_ops, "ops with a cached target type", "typed_ops", ""),
+	S(type_defs_sent, "target types sent", "type_defs_sent", ""),
+	S(type_defs_recv, "target types cached", "type_defs_recv", ""),
 #undef S
 #undef P
 };

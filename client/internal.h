@@ -231,6 +231,10 @@ struct rmad_request_s;
  * elements are held by requests (completed ones are reaped first) */
 int rmad_req_room(struct rmad_client *c);
 /* the op of rq went to the agent in element idx */
+/* A request of the library's own, waited for (and freed) in the call
+ * that made it: its op's status. */
+struct rmad_request_s *rmad_req_internal(void);
+int rmad_req_wait_internal(struct rmad_request_s *rq);
 void rmad_req_track(struct rmad_client *c, struct rmad_request_s *rq,
 		    uint32_t idx);
 /* rma.c: the data operations, with a request (NULL: none), on a window
@@ -276,6 +280,18 @@ int rmad_type_check(rmad_datatype_t type);
 int rmad_type_runs(rmad_datatype_t type, int count, struct rmad_trun **out,
 		   size_t *n, uint64_t *nbytes, int64_t *lo, int64_t *hi);
 
+/*
+ * types.c: a committed derived type's tree (shared/dtree.h), held for
+ * the caller (rmad_type_release), or NULL for a predefined type, an
+ * uncommitted one, or one whose tree cannot be made.  rmad_tree_of()
+ * gives the parsed tree and the wire form.
+ */
+struct dtree;
+struct rmad_type_s *rmad_type_tree(rmad_datatype_t type);
+const struct dtree *rmad_tree_of(const struct rmad_type_s *t,
+				 const uint8_t **blob, size_t *len);
+void rmad_type_release(struct rmad_type_s *t);
+
 /* rma_derived.c: an op with a derived type anywhere */
 int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		    int ocount, rmad_datatype_t otype, void *result,
@@ -290,6 +306,12 @@ int rmad_covered(rmad_win_t w, int rank, struct win_peer *p);
 /* count an op: local 1 (in place), 0 (to the agent), -1 (moved nothing) */
 int rmad_counted(rmad_win_t w, int local);
 int rmad_post_marker(rmad_win_t w, int target, struct rmad_request_s *rq);
+/* One op whose target layout is a derived type (RMAD_OPF_TTYPE): origin
+ * and result packed, the type's wire form at blob; waits until the op
+ * is complete at the origin.  0 or RMAD_ERR_*. */
+int rmad_post_typed(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
+		    int tcount, uint32_t op, const void *origin, void *result,
+		    const uint8_t *blob, size_t blob_len);
 
 /* group.c: the order of ints (ranks), for qsort and bsearch */
 int rmad_cmp_int(const void *a, const void *b);

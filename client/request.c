@@ -278,6 +278,46 @@ static int req_sleep(uint64_t seen)
 				 c->p.client_spin_us, rmad_agent_gone, c);
 }
 
+/* ------------------------------------------------ internal waits */
+
+struct rmad_request_s *rmad_req_internal(void)
+{
+	struct rmad_request_s *rq = calloc(1, sizeof(*rq));
+
+	if (!rq)
+		return NULL;
+	rq->magic = REQ_MAGIC;
+	rq->idx = RMAD_NIL;
+	rq->done = 1;
+	return rq;
+}
+
+int rmad_req_wait_internal(struct rmad_request_s *rq)
+{
+	int st = 0;
+
+	for (;;) {
+		uint64_t seen = rmad_counter_read(rmad_cl.me, RMAD_CNT_LOCAL);
+
+		if (req_done(rq)) {
+			st = rq->status;
+			break;
+		}
+		st = req_sleep(seen);
+		if (st) {
+			/* the agent is gone: the element stays with it */
+			pthread_mutex_lock(&req_lock);
+			if (rq->idx != RMAD_NIL)
+				unlink_kept(rq);
+			pthread_mutex_unlock(&req_lock);
+			break;
+		}
+	}
+	rq->magic = 0;
+	free(rq);
+	return st;
+}
+
 int rmad_test(rmad_request_t *req, int *done)
 {
 	struct rmad_request_s *rq;

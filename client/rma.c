@@ -418,6 +418,52 @@ int rmad_post_piece(rmad_win_t w, uint16_t opc, int target, uint64_t toff,
 		    NULL, result, NULL);
 }
 
+static int elem_new(rmad_win_t w, uint16_t opc, int target, uint32_t *idx,
+		    struct rmad_op_elem **out);
+
+int rmad_post_typed(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
+		    int tcount, uint32_t op, const void *origin, void *result,
+		    const uint8_t *blob, size_t blob_len)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct rmad_request_s *rq;
+	struct rmad_op_ttype d = { (uint64_t)(uintptr_t)blob,
+				   (uint32_t)blob_len, 0 };
+	struct rmad_op_elem *e;
+	uint32_t idx;
+	int err = c->dead ? RMAD_ERR_AGENT : rmad_req_room(c);
+
+	if (err)
+		return err;
+	rq = rmad_req_internal();
+	if (!rq)
+		return RMAD_ERR_NOMEM;
+	err = elem_new(w, opc, target, &idx, &e);
+	if (err) {
+		free(rq);
+		return err;
+	}
+	e->flags = RMAD_OPF_KEEP | RMAD_OPF_TTYPE;
+	e->op = op;
+	e->count = (uint64_t)tcount;
+	e->tdisp = tdisp;
+	/* a get's data lands where its origin would be */
+	e->origin_off = (uint64_t)(uintptr_t)(opc == RMAD_OPC_GET ? result :
+					       origin);
+	e->result_addr = (uint64_t)(uintptr_t)result;
+	memcpy(e->data, &d, sizeof(d));
+	e->status = RMAD_REQ_PENDING;
+	err = rmad_op_submit(c, idx);
+	if (err) {
+		rmad_op_free(c, idx);
+		free(rq);
+		return err;
+	}
+	rmad_req_track(c, rq, idx);
+	__atomic_add_fetch(&w->remote_posted, 1, __ATOMIC_RELAXED);
+	return rmad_req_wait_internal(rq);
+}
+
 /*
  * A cleared element of ours for a synchronization op opc of window w to
  * target (the caller sets the rest, then submits it).

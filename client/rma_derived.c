@@ -18,14 +18,19 @@
  * A request-based op whose pieces went to the agent completes with a
  * flush_local marker posted after them, without waiting in the call.
  *
- * The limit of this version, said in rmad(7): a non-contiguous op to
- * another node costs one agent op per piece (the agent sees no type and
- * caches none, and does not pipeline them as one).
+ * An op to another node whose types are each of one basic type goes to
+ * the agent as one op instead (typed()): the origin data packed (or in
+ * place when contiguous), the target type's tree named in the element
+ * (RMAD_OPF_TTYPE), the call waiting until the op is complete at the
+ * origin, then unpacking a get's result.  The agents cache the type
+ * (agent/rma_type.c).  Types that mix basic types, and a client whose
+ * agent cannot read its memory or takes no types, use the pieces.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "atomics.h"
+#include "dtree.h"
 #include "dtype.h"
 #include "internal.h"
 
@@ -124,6 +129,200 @@ mismatch:
 	return RMAD_ERR_TYPE;
 }
 
+/* ----------------------------------------------------- typed ops */
+
+#define NOT_TYPED	1	/* typed() cannot: the pieces path does */
+
+/* A layout: `count` of a type, in a buffer. */
+struct lay {
+	struct rmad_type_s *h;		/* held, or NULL for a basic type */
+	const struct dtree *t;
+	struct dtree *own;		/* a basic type's own tree */
+	uint8_t bb[6];			/* ... and its wire form */
+	uint64_t count, bytes;
+	uint32_t homog;
+};
+
+static int lay_get(struct lay *l, rmad_datatype_t type, int count)
+{
+	memset(l, 0, sizeof(*l));
+	l->count = (uint64_t)count;
+	if (type >= 1 && type <= RMAD_DTYPE_MAX) {
+		uint32_t m = DTREE_MAGIC;
+
+		memcpy(l->bb, &m, 4);
+		l->bb[4] = DTREE_BASIC;
+		l->bb[5] = (uint8_t)type;
+		if (dtree_parse(l->bb, sizeof(l->bb), 1, &l->own))
+			return NOT_TYPED;
+		l->t = l->own;
+	} else {
+		l->h = rmad_type_tree(type);
+		if (!l->h)
+			return NOT_TYPED;
+		l->t = rmad_tree_of(l->h, NULL, NULL);
+	}
+	if (l->t->mixed)
+		return NOT_TYPED;
+	l->homog = l->t->homog;
+	l->bytes = l->count * l->t->size;
+	return 0;
+}
+
+static void lay_put(struct lay *l)
+{
+	if (l->h)
+		rmad_type_release(l->h);
+	dtree_free(l->own);
+}
+
+/* its data in one run from buf + *off */
+static int lay_contig(const struct lay *l, int64_t *off)
+{
+	const struct dtree *t = l->t;
+
+	if (!t->dense || (l->count > 1 && dtree_extent(t) != (int64_t)t->size))
+		return 0;
+	*off = t->dlo;
+	return 1;
+}
+
+struct pk {
+	uint8_t *packed;
+	uint8_t *buf;
+	uint64_t pos;
+	int unpack;
+};
+
+static void pk_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
+{
+	struct pk *k = arg;
+
+	(void)basic;
+	if (k->unpack)
+		memcpy(k->buf + off, k->packed + k->pos, len);
+	else
+		memcpy(k->packed + k->pos, k->buf + off, len);
+	k->pos += len;
+}
+
+/* buf's data packed (or in place): *out, *tmp to free */
+static int lay_pack(const struct lay *l, const void *buf, uint8_t **out,
+		    uint8_t **tmp)
+{
+	int64_t off;
+	struct pk k = { 0 };
+
+	*tmp = NULL;
+	if (lay_contig(l, &off)) {
+		*out = (uint8_t *)buf + off;
+		return 0;
+	}
+	*tmp = malloc(l->bytes);
+	if (!*tmp)
+		return RMAD_ERR_NOMEM;
+	k.packed = *tmp;
+	k.buf = (uint8_t *)buf;
+	dtree_walk(l->t, l->count, 0, l->bytes, pk_run, &k);
+	*out = *tmp;
+	return 0;
+}
+
+/*
+ * The typed path (see the head of this file): 0 or RMAD_ERR_* once it
+ * took the op, NOT_TYPED when the pieces must do it.
+ */
+static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
+		 rmad_datatype_t otype, void *result, int rcount,
+		 rmad_datatype_t rtype, int target, size_t tdisp, int tcount,
+		 rmad_datatype_t ttype, uint32_t op, uint64_t base,
+		 uint64_t size)
+{
+	struct rmad_client *c = &rmad_cl;
+	struct lay lt, lo = { 0 }, lr = { 0 };
+	uint8_t *src = NULL, *dst = NULL, *stmp = NULL, *rtmp = NULL;
+	const uint8_t *blob;
+	size_t blen;
+	int64_t flo, fhi;
+	int in = origin != NULL, outb = result != NULL, err;
+
+	if (c->staged || !c->hdr->type_blob_max || opc == RMAD_OPC_CAS)
+		return NOT_TYPED;
+	err = lay_get(&lt, ttype, tcount);
+	if (!err && in)
+		err = lay_get(&lo, otype, ocount);
+	if (!err && outb)
+		err = lay_get(&lr, rtype, rcount);
+	if (err)
+		goto out;
+	err = NOT_TYPED;
+	if (lt.h) {
+		rmad_tree_of(lt.h, &blob, &blen);
+	} else {
+		blob = lt.bb;
+		blen = sizeof(lt.bb);
+	}
+	if (blen > c->hdr->type_blob_max)
+		goto out;
+	/* signatures: one basic type each, as many elements */
+	err = RMAD_ERR_TYPE;
+	if ((in && (lo.bytes != lt.bytes ||
+		    (lt.bytes && lo.homog != lt.homog))) ||
+	    (outb && (lr.bytes != lt.bytes ||
+		      (lt.bytes && lr.homog != lt.homog))))
+		goto out;
+	if (!lt.bytes) {
+		err = rmad_counted(w, -1);	/* nothing moves */
+		goto out;
+	}
+	if (opc != RMAD_OPC_PUT && opc != RMAD_OPC_GET) {
+		err = rmad_op_check(lt.homog, op);
+		if (!err && opc == RMAD_OPC_ACC && op == RMAD_NO_OP)
+			err = RMAD_ERR_OP;
+		if (err)
+			goto out;
+	}
+	/* the footprint of the target type, against the window */
+	if (dtree_footprint(lt.t, lt.count, &flo, &fhi) ||
+	    (w->flavor != RMAD_WIN_FLAVOR_DYNAMIC &&
+	     ((int64_t)base + flo < 0 ||
+	      (uint64_t)((int64_t)base + fhi) > size))) {
+		err = RMAD_ERR_DISP;
+		goto out;
+	}
+	if (in && (err = lay_pack(&lo, origin, &src, &stmp)) != 0)
+		goto out;
+	if (outb) {
+		int64_t off;
+
+		if (lay_contig(&lr, &off)) {
+			dst = (uint8_t *)result + off;
+		} else {
+			dst = rtmp = malloc(lr.bytes);
+			if (!dst) {
+				err = RMAD_ERR_NOMEM;
+				goto out;
+			}
+		}
+	}
+	err = rmad_post_typed(w, opc, target, tdisp, tcount, op, src, dst,
+			      blob, blen);
+	if (!err && rtmp) {
+		struct pk k = { rtmp, result, 0, 1 };
+
+		dtree_walk(lr.t, lr.count, 0, lr.bytes, pk_run, &k);
+	}
+	if (!err)
+		err = rmad_counted(w, 0);
+out:
+	free(stmp);
+	free(rtmp);
+	lay_put(&lt);
+	lay_put(&lo);
+	lay_put(&lr);
+	return err;
+}
+
 int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		    int ocount, rmad_datatype_t otype, void *result,
 		    int rcount, rmad_datatype_t rtype, int target,
@@ -164,6 +363,15 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		     1ull << 40) / (uint64_t)du)
 		return RMAD_ERR_DISP;
 	base = (uint64_t)tdisp * (uint64_t)du;
+	if (!p && (!in || origin) && (!outb || result)) {
+		/* to another node: one op when the types allow */
+		err = typed(w, opc, origin, ocount, otype, result, rcount,
+			    rtype, target, tdisp, tcount, ttype, op, base,
+			    size);
+		if (err != NOT_TYPED)
+			return err;
+		err = 0;
+	}
 	/* the layouts: target first, then origin, then result */
 	err = rmad_type_runs(ttype, tcount, &tr, &nt, &tb, &lo, &hi);
 	if (!err && in)

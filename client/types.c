@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtree.h"
 #include "dtype.h"
 #include "handle.h"
 #include "internal.h"
@@ -52,6 +53,12 @@ struct rmad_type_s {
 	int64_t lb, ub, tlb, tub;	/* bounds, true bounds */
 	int empty;			/* no data: bounds are lb = ub = 0 */
 	uintptr_t handle;
+	/* its wire form and parsed tree (dtree.h), made on first use by
+	 * an op (rmad_type_tree); tree_err: it has none */
+	uint8_t *blob;
+	size_t blob_len;
+	struct dtree *dt;
+	int tree_done, tree_err;
 };
 
 static struct handle_table type_handles = HANDLE_TABLE_INIT(HANDLE_TAG_TYPE);
@@ -100,6 +107,8 @@ static void type_put(struct rmad_type_s *t)
 	free(t->kids);
 	free(t->blens);
 	free(t->displs);
+	free(t->blob);
+	dtree_free(t->dt);
 	t->magic = 0;
 	free(t);
 }
@@ -642,6 +651,96 @@ static void walk(struct runs *rs, const struct rmad_type_s *t, int64_t off)
 		}
 		return;
 	}
+}
+
+/* ------------------------------------------------------ the tree */
+
+/* t's wire form (dtree.h) into b; -1 when it is too deep to travel */
+static int ser(struct dtree_wbuf *b, const struct rmad_type_s *t, int depth)
+{
+	if (depth > DTREE_MAX_DEPTH)
+		return -1;
+	switch (t->kind) {
+	case K_BASIC:
+		dtree_w_u8(b, DTREE_BASIC);
+		dtree_w_u8(b, (uint8_t)t->basic);
+		return 0;
+	case K_CONTIG:
+	case K_VECTOR:
+		dtree_w_u8(b, DTREE_VECTOR);
+		dtree_w_i64(b, t->count);
+		dtree_w_i64(b, t->blocklen);
+		dtree_w_i64(b, t->stride);
+		return ser(b, t->child, depth + 1);
+	case K_INDEXED:
+	case K_STRUCT:
+		dtree_w_u8(b, t->kind == K_INDEXED ? DTREE_INDEXED :
+						     DTREE_STRUCT);
+		dtree_w_i64(b, t->count);
+		for (int i = 0; i < t->count; i++) {
+			dtree_w_i64(b, t->blens[i]);
+			dtree_w_i64(b, t->displs[i]);
+		}
+		if (t->kind == K_INDEXED)
+			return ser(b, t->child, depth + 1);
+		for (int i = 0; i < t->count; i++)
+			if (ser(b, t->kids[i], depth + 1))
+				return -1;
+		return 0;
+	case K_RESIZED:
+		/* a resized type's bounds are its own; a dup's its child's,
+		 * which an empty dup has none of */
+		dtree_w_u8(b, DTREE_RESIZED);
+		dtree_w_u8(b, !t->empty);
+		dtree_w_i64(b, t->lb);
+		dtree_w_i64(b, t->ub);
+		return ser(b, t->child, depth + 1);
+	}
+	return -1;
+}
+
+struct rmad_type_s *rmad_type_tree(rmad_datatype_t type)
+{
+	struct rmad_type_s *t = type_get(type);
+	struct dtree_wbuf b = { 0 };
+
+	if (!t || t->kind == K_BASIC ||
+	    !__atomic_load_n(&t->committed, __ATOMIC_ACQUIRE))
+		return NULL;
+	pthread_mutex_lock(&type_lock);
+	if (!t->tree_done) {
+		t->tree_done = 1;
+		dtree_w_u32(&b, DTREE_MAGIC);
+		t->tree_err = ser(&b, t, 0) || b.err ||
+			      dtree_parse(b.p, b.n, 1u << 24, &t->dt);
+		if (t->tree_err) {
+			free(b.p);
+		} else {
+			t->blob = b.p;
+			t->blob_len = b.n;
+		}
+	}
+	if (t->tree_err)
+		t = NULL;
+	else
+		type_hold(t);
+	pthread_mutex_unlock(&type_lock);
+	return t;
+}
+
+const struct dtree *rmad_tree_of(const struct rmad_type_s *t,
+				 const uint8_t **blob, size_t *len)
+{
+	if (blob)
+		*blob = t->blob;
+	if (len)
+		*len = t->blob_len;
+	return t->dt;
+}
+
+void rmad_type_release(struct rmad_type_s *t)
+{
+	type_put(t);
 }
 
 int rmad_type_check(rmad_datatype_t type)

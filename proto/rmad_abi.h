@@ -176,7 +176,10 @@ struct rmad_stats {
 	 * message = pkts_aggregated / aggr_msgs */
 	uint64_t pkts_aggregated;
 	uint64_t aggr_msgs;
-	uint64_t reserved[1];
+	/* derived target types this process's agent sent ahead of this
+	 * process's ops on the window (TYPE_DEF: the type was not in the
+	 * target agent's cache, or had been evicted) */
+	uint64_t type_defs;
 };
 
 #ifdef __cplusplus

@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	11	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	12	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -103,7 +103,10 @@ struct rmad_shm_hdr {
 	uint64_t client_stride;		/* client segments apart (agent) */
 	uint64_t off_ops;		/* in a client segment */
 	uint32_t per_client;		/* op elements of a client segment */
-	uint32_t pad3[5];
+	uint32_t type_blob_max;		/* bytes of a derived type that ops
+					 * may carry (RMAD_OPF_TTYPE); 0: the
+					 * agent takes none */
+	uint32_t pad3[4];
 	uint64_t off_staging;		/* in a client segment */
 	uint32_t node;			/* this agent's node index */
 	uint32_t nnodes;		/* agents in the mesh */
@@ -249,6 +252,10 @@ enum {
 					 * cannot reach the client's memory) */
 #define RMAD_OPF_TBYTES	0x10		/* `tdisp` is in bytes, not disp
 					 * units (a piece of a derived type) */
+#define RMAD_OPF_TTYPE	0x20		/* the target layout is a derived
+					 * type (struct rmad_op_ttype in
+					 * `data`); `count` instances of it,
+					 * origin data packed */
 
 #define RMAD_OP_INLINE	48
 
@@ -292,6 +299,18 @@ struct rmad_op_elem {
 		struct rmad_op_lock lock;	/* LOCK, LOCK_ALL */
 	};
 };
+/*
+ * RMAD_OPF_TTYPE: where the target type's wire form (shared/dtree.h)
+ * lies in the client's memory.  The agent reads it when it takes the op;
+ * the client keeps it until the op completes.
+ */
+struct rmad_op_ttype {
+	uint64_t blob_addr;
+	uint32_t blob_len;		/* at most hdr.type_blob_max */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct rmad_op_ttype) <= RMAD_OP_INLINE,
+	       "rmad_op_ttype fits the inline area");
 _Static_assert(sizeof(struct rmad_op_lock) <= RMAD_OP_INLINE,
 	       "rmad_op_lock fits the inline area");
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 9
+#define RMAD_WIRE_VERSION 10
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -77,6 +77,13 @@ enum {
 	 * same source node, applied in order.  Never nested.
 	 */
 	RMAD_AM_BATCH = 32,
+	/*
+	 * A derived type for the receiver's cache of the sender's types
+	 * (agent/rma_type.c): hdr.count is the slot, hdr.disp the type's
+	 * key (dtree_key of the blob), the payload its wire form
+	 * (shared/dtree.h).  It replaces what the slot held.
+	 */
+	RMAD_AM_TYPE_DEF = 33,
 	RMAD_AM_TYPE_MAX
 };
 
@@ -98,6 +105,11 @@ enum {
  * it is applied (and everything before it, which the origin made sure
  * of), the target counts the origin's complete (no WIN_COMPLETE goes) */
 #define RMAD_AMF_PSCW_DONE	0x0020
+/* the target layout is a cached derived type: the payload starts with a
+ * struct rmad_am_typed; hdr.disp is the base displacement plus the
+ * chunk's offset in the op's packed stream, hdr.count its bytes and
+ * hdr.dtype RMAD_BYTE, so that answers are matched as a contiguous op's */
+#define RMAD_AMF_TYPED		0x0040
 /* on answers */
 #define RMAD_AMF_GRANTED	0x0100	/* the piggybacked lock was granted */
 #define RMAD_AMF_UNLOCKED	0x0200	/* ... and released after the op */
@@ -132,6 +144,15 @@ static_assert(sizeof(struct rmad_am_hdr) == 72, "am hdr");
 static_assert(offsetof(struct rmad_am_hdr, job) == 8, "am job");
 static_assert(offsetof(struct rmad_am_hdr, disp) == 32, "am disp");
 static_assert(offsetof(struct rmad_am_hdr, payload_len) == 56, "am plen");
+
+/* The head of a TYPED packet's payload. */
+struct rmad_am_typed {
+	uint32_t slot;			/* in the target's cache of our types */
+	uint32_t tcount;		/* instances of the type */
+	uint64_t key;			/* the type's key, checked there */
+	uint64_t base;			/* the displacement, in bytes */
+};
+static_assert(sizeof(struct rmad_am_typed) == 24, "am typed");
 
 /* JOB_JOIN / JOB_MAP payload: runs of consecutive ranks on one node. */
 struct rmad_am_rank_run {

@@ -161,6 +161,14 @@
 	  "one fabric message of up to am_buf_size bytes, applied in "	\
 	  "order there; a flush, an unlock, a full message or the end of " \
 	  "the agent's pass sends it at once.")			\
+	X(type_cache_entries, INT, "64", 0, 0, 4096,			\
+	  "Derived target types each agent keeps per origin node "	\
+	  "(rmad(7), \"Datatypes\"): a strided op to another node "	\
+	  "carries a type id once its type is in the target agent's "	\
+	  "cache, and the origin's agent sends the type again when it "	\
+	  "was evicted.  Must be the same on every node of the mesh; "	\
+	  "0 sends every non-contiguous op to another node as one op "	\
+	  "per contiguous piece instead.")				\
 	X(am_ordering, BOOL, "true", 0, 0, 0,				\
 	  "Rely on the fabric's send-after-send ordering, when the "	\
 	  "provider offers it, to leave puts and accumulates "		\

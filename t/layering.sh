@@ -29,6 +29,7 @@ layers=(
 	"dynwin"			# dynamic windows' attached regions
 	"rma_internal"			# RMA: what the layer's files share
 	"rma_xfer"			# RMA: client memory I/O and sends
+	"rma_type"			# RMA: derived target types, their cache
 	"rma_target"			# RMA: lock granting and apply
 	"rma_origin"			# RMA: the operation table
 	"rma_pscw"			# RMA: post/start/complete/wait notices

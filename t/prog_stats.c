@@ -72,7 +72,7 @@ static void agent_killed(rmad_win_t w, int agent_pid, int n)
 	CHECK(err == RMAD_ERR_AGENT, "dead agent: %s", rmad_strerror(err));
 	CHECK(s.ops_posted == (unsigned)n && s.ops_local == (unsigned)n &&
 	      s.ops_remote == 0 && s.sync_calls == 3 &&
-	      s.pkts_sent_total == 0 && s.ops_issued == 0 && s.reserved[0] == 0,
+	      s.pkts_sent_total == 0 && s.ops_issued == 0 && s.type_defs == 0,
 	      "dead agent: posted %llu, local %llu, sync %llu, pkts %llu",
 	      (unsigned long long)s.ops_posted,
 	      (unsigned long long)s.ops_local,

@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_type.c - ops whose target layout is a derived datatype, and the
+ * agents' cache of those types (rmad(7), "Datatypes").
+ *
+ * The client packs the origin data (or takes it in place when it is
+ * contiguous) and posts one element that names the target type's wire
+ * form (shared/dtree.h) in its memory: RMAD_OPF_TTYPE.  The origin agent
+ * reads and parses it, checks the op against the whole footprint of the
+ * type in the window, and sends the packed stream in chunks, several in
+ * flight (the pipeline of rma_origin.c), each chunk naming a slot of the
+ * target agent's cache of this node's types and the packed offset it
+ * starts at.  The target agent walks only that chunk's part of the type
+ * (dtree_walk) and applies it, checking the footprint again.
+ *
+ * The cache.  Each agent keeps, per origin node, type_cache_entries
+ * slots of parsed types; the origin agent keeps a mirror of what each
+ * target node's slots hold (their keys) and decides what goes where: a
+ * type already in a slot costs nothing, another one takes the least
+ * recently used slot and is sent there first (TYPE_DEF).  The channel
+ * between two agents keeps send-after-send order (fabric.c), so the
+ * definition is there before the first chunk that uses it, and a chunk
+ * is applied when it arrives (typed ops never ride on a lock request,
+ * so none waits in a lock queue): a slot may be given to another type
+ * as soon as the chunks that name it were sent.  A slot is pinned while
+ * an op still has chunks to send; an op that finds every slot pinned
+ * waits for one.  The target checks each chunk's key against its slot,
+ * so a mirror that went wrong (an unordered fabric, a restarted agent)
+ * fails ops with RMAD_ERR_TYPE instead of applying them with another
+ * type.  Memory: type_cache_entries parsed types of at most
+ * type_blob_max bytes per peer node, and the mirror's keys.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "am.h"
+#include "dynwin.h"
+#include "jobs.h"
+#include "windows.h"
+#include "dtree.h"
+#include "dtype.h"
+#include "log.h"
+#include "rmad_abi.h"
+#include "rma_internal.h"
+
+#define TY_MAX_NODES	1024		/* nodes of one parsed type */
+
+struct ty_slot {			/* the origin's mirror */
+	uint64_t key;
+	uint64_t stamp;			/* last use, for LRU */
+	uint32_t pins;			/* ops with chunks left to send */
+	uint8_t used;
+};
+
+struct ty_ent {				/* the target's cache */
+	uint64_t key;
+	struct dtree *t;
+};
+
+struct rma_typed {
+	uint64_t key;
+	uint32_t tcount;
+	uint32_t unit;			/* chunks are multiples of it */
+	int32_t node, slot;		/* slot -1 until its first chunk */
+	uint8_t pinned;
+	uint32_t blob_len;
+	uint8_t blob[];
+};
+
+uint32_t agent_type_blob_max(struct agent *a)
+{
+	size_t m = a->p.am_buf_size - sizeof(struct rmad_am_hdr);
+
+	if (!a->fab || !rmad_fabric_ordered(a->fab) ||
+	    !a->p.type_cache_entries)
+		return 0;
+	return (uint32_t)(m < RMAD_AM_MAX_PAYLOAD ? m : RMAD_AM_MAX_PAYLOAD);
+}
+
+/* Bytes of packed data one typed chunk carries, a multiple of unit. */
+size_t ty_room(struct agent *a, uint32_t unit)
+{
+	size_t room = a->p.am_buf_size - sizeof(struct rmad_am_hdr);
+
+	if (room > RMAD_AM_MAX_PAYLOAD / 2)
+		room = RMAD_AM_MAX_PAYLOAD / 2;
+	room -= sizeof(struct rmad_am_typed);
+	return unit ? room / unit * unit : room;
+}
+
+/* Is op allowed on every basic type in t? */
+static int ops_ok(const struct dtree *t, uint32_t op)
+{
+	if (t->kind == DTREE_BASIC)
+		return !rmad_op_check(t->basic, op);
+	if (t->kids) {
+		for (int64_t i = 0; i < t->count; i++)
+			if (t->blens[i] && t->kids[i]->size &&
+			    !ops_ok(t->kids[i], op))
+				return 0;
+		return 1;
+	}
+	return !t->child || !t->child->size || ops_ok(t->child, op);
+}
+
+/* Chunks of an accumulate hold whole basic elements: of the one type,
+ * or whole instances of a mixed one. */
+static uint32_t unit_of(const struct dtree *t, int acc)
+{
+	if (!acc)
+		return 1;
+	if (t->homog)
+		return (uint32_t)rmad_dtype_size(t->homog);
+	return t->size > UINT32_MAX ? 0 : (uint32_t)t->size;
+}
+
+int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
+		    const struct rmad_op_ttype *d, uint64_t tdisp_units,
+		    uint64_t count)
+{
+	uint32_t max = agent_type_blob_max(a);
+	struct rma_typed *ty;
+	struct dtree *t = NULL;
+	uint64_t size, base;
+	int64_t lo, hi;
+	int32_t du, st;
+	int node, acc = rmad_op_desc(op->opcode)->acc;
+
+	if (agent_win_target(w, op->target, &size, &du))
+		return RMAD_ERR_RANK;
+	node = agent_rank_node(w->job, op->target);
+	if (node < 0 || node == a->node)
+		return RMAD_ERR_RANK;
+	if (am_node_dead(a, node))
+		return RMAD_ERR_PROC_FAILED;
+	if (!rmad_op_desc(op->opcode)->rma || op->opcode == RMAD_OPC_CAS ||
+	    op->staged || !d->blob_len || d->blob_len > max)
+		return RMAD_ERR_TYPE;
+	if (count == 0 || count > INT32_MAX)
+		return RMAD_ERR_ARG;
+	ty = malloc(sizeof(*ty) + d->blob_len);
+	if (!ty)
+		return RMAD_ERR_NOMEM;
+	st = client_io(a, op->client, d->blob_addr, ty->blob, d->blob_len, 0);
+	if (!st)
+		st = dtree_parse(ty->blob, d->blob_len, TY_MAX_NODES, &t);
+	if (st)
+		goto bad;
+	st = RMAD_ERR_ARG;
+	if (!t->size || count > (1ull << 40) / t->size)
+		goto bad;
+	op->len = count * t->size;
+	st = RMAD_ERR_TYPE;
+	ty->unit = unit_of(t, acc);
+	if (!ty->unit || ty->unit > ty_room(a, 1))
+		goto bad;
+	if (acc && (op->op == 0 || !ops_ok(t, op->op) ||
+		    (op->opcode == RMAD_OPC_ACC && op->op == RMAD_NO_OP))) {
+		st = RMAD_ERR_OP;
+		goto bad;
+	}
+	if (w->dynamic)
+		du = 1;
+	if (tdisp_units > (w->dynamic ? 1ull << 57 : 1ull << 40) /
+			  (uint64_t)du) {
+		st = RMAD_ERR_DISP;
+		goto bad;
+	}
+	base = tdisp_units * (uint64_t)du;
+	/* the whole footprint, here and again at the target */
+	if (dtree_footprint(t, count, &lo, &hi))
+		goto bad;
+	if (!w->dynamic && ((int64_t)base + lo < 0 ||
+			    (int64_t)base + hi > (int64_t)size)) {
+		st = RMAD_ERR_DISP;
+		goto bad;
+	}
+	op->tdisp = base;
+	op->dtype = (uint8_t)RMAD_BYTE;	/* chunks count bytes */
+	ty->key = dtree_key(ty->blob, d->blob_len);
+	ty->blob_len = d->blob_len;
+	ty->tcount = (uint32_t)count;
+	ty->node = node;
+	ty->slot = -1;
+	ty->pinned = 0;
+	op->ty = ty;
+	dtree_free(t);
+	a->st.typed_ops++;
+	return 0;
+bad:
+	dtree_free(t);
+	free(ty);
+	return st;
+}
+
+static struct ty_slot *mirror(struct agent *a, int node)
+{
+	struct rma_ctx *R = a->rma;
+
+	if (node < 0 || node >= a->nnodes)
+		return NULL;
+	if (!R->tmir) {
+		R->tmir = calloc((size_t)a->nnodes, sizeof(*R->tmir));
+		if (!R->tmir)
+			return NULL;
+	}
+	if (!R->tmir[node])
+		R->tmir[node] = calloc((size_t)a->p.type_cache_entries,
+				       sizeof(struct ty_slot));
+	return R->tmir[node];
+}
+
+static void unpin(struct agent *a, struct rma_typed *ty)
+{
+	struct ty_slot *m;
+
+	if (!ty->pinned)
+		return;
+	ty->pinned = 0;
+	m = a->rma->tmir ? a->rma->tmir[ty->node] : NULL;
+	if (m && m[ty->slot].pins && !--m[ty->slot].pins &&
+	    a->rma->ty_wait) {
+		a->rma->ty_wait = 0;
+		a->rma->retry_pending = 1;	/* a waiting op may go */
+	}
+}
+
+int ty_issue(struct agent *a, struct rma_origin *o, struct rma_op *op)
+{
+	struct rma_ctx *R = a->rma;
+	struct rma_typed *ty = op->ty;
+	uint32_t n = (uint32_t)a->p.type_cache_entries;
+	struct ty_slot *m = mirror(a, ty->node);
+	int32_t k, lru = -1;
+
+	if (ty->slot >= 0)
+		return 0;
+	if (!m)
+		return RMAD_ERR_NOMEM;
+	for (k = 0; k < (int32_t)n; k++)
+		if (m[k].used && m[k].key == ty->key)
+			break;
+	if (k == (int32_t)n) {
+		struct rmad_am_hdr h = {
+			.type = RMAD_AM_TYPE_DEF,
+			.job = o->w->job->key,
+			.disp = ty->key,
+		};
+
+		for (k = 0; k < (int32_t)n; k++)
+			if (!m[k].pins &&
+			    (lru < 0 || !m[k].used ||
+			     (m[lru].used && m[k].stamp < m[lru].stamp)))
+				lru = k;
+		if (lru < 0) {
+			R->ty_wait = 1;	/* every slot has chunks to send */
+			return 1;
+		}
+		k = lru;
+		h.count = (uint64_t)k;
+		if (am_send_st(a, ty->node, &h, ty->blob, ty->blob_len,
+			       &o->st))
+			return am_node_dead(a, ty->node) ?
+			       RMAD_ERR_PROC_FAILED : RMAD_ERR_FABRIC;
+		m[k].key = ty->key;
+		m[k].used = 1;
+		a->st.type_defs_sent++;
+		o->st.type_defs++;
+	}
+	m[k].stamp = ++R->tyclock;
+	m[k].pins++;
+	ty->slot = k;
+	ty->pinned = 1;
+	return 0;
+}
+
+size_t ty_chunk_head(struct rma_op *op, uint8_t *buf)
+{
+	struct rma_typed *ty = op->ty;
+	struct rmad_am_typed th = {
+		.slot = (uint32_t)ty->slot,
+		.tcount = ty->tcount,
+		.key = ty->key,
+		.base = op->tdisp,
+	};
+
+	memcpy(buf, &th, sizeof(th));
+	return sizeof(th);
+}
+
+uint32_t ty_unit(const struct rma_op *op)
+{
+	return op->ty->unit;
+}
+
+void ty_sent(struct agent *a, struct rma_op *op)
+{
+	if (op->ty && op->sent >= op->len)
+		unpin(a, op->ty);
+}
+
+void ty_op_free(struct agent *a, struct rma_op *op)
+{
+	if (!op->ty)
+		return;
+	unpin(a, op->ty);
+	free(op->ty);
+	op->ty = NULL;
+}
+
+/* ------------------------------------------------------------ target */
+
+static void on_type_def(struct agent *a, const struct rmad_am_hdr *h,
+			const void *pl)
+{
+	struct rma_ctx *R = a->rma;
+	uint32_t n = (uint32_t)a->p.type_cache_entries;
+	uint32_t node = h->src_node;
+	struct dtree *t = NULL;
+	struct ty_ent *c;
+	int err;
+
+	if (node >= (uint32_t)a->nnodes || h->count >= n ||
+	    dtree_key(pl, h->payload_len) != h->disp) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped a type definition from node %u (slot %llu "
+			  "of %u)", node, (unsigned long long)h->count, n);
+		return;
+	}
+	if (!R->tcache)
+		R->tcache = calloc((size_t)a->nnodes, sizeof(*R->tcache));
+	if (R->tcache && !R->tcache[node])
+		R->tcache[node] = calloc(n, sizeof(struct ty_ent));
+	if (!R->tcache || !R->tcache[node]) {
+		rmad_warn("no memory for node %u's types", node);
+		return;
+	}
+	c = &R->tcache[node][h->count];
+	err = dtree_parse(pl, h->payload_len, TY_MAX_NODES, &t);
+	dtree_free(c->t);
+	c->t = NULL;
+	c->key = 0;
+	if (err) {
+		a->st.pkts_dropped++;
+		rmad_warn("node %u sent a bad type (%d)", node, err);
+		return;
+	}
+	c->t = t;
+	c->key = h->disp;
+	a->st.type_defs_recv++;
+}
+
+struct apply_ctx {
+	struct agent *a;
+	struct win_local *l;
+	const struct rmad_am_hdr *h;
+	uint64_t base;
+	const uint8_t *src;		/* data in, or NULL */
+	uint8_t *res;			/* results out, or NULL */
+	uint64_t pos;			/* packed bytes done */
+	int st;
+};
+
+static void apply_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
+{
+	struct apply_ctx *x = arg;
+	const struct rmad_am_hdr *h = x->h;
+	uint64_t addr = x->base + (uint64_t)off;
+	const uint8_t *src = x->src ? x->src + x->pos : NULL;
+	uint8_t *res = x->res ? x->res + x->pos : NULL;
+	uint64_t cnt = len / rmad_dtype_size(basic);
+
+	x->pos += len;
+	if (x->st)
+		return;
+	if (x->l->created) {
+		struct rmad_am_hdr s = *h;
+
+		s.disp = addr;
+		s.dtype = (uint16_t)basic;
+		s.count = cnt;
+		x->st = created_apply(x->a, x->l, &s, src, res, len);
+		return;
+	}
+	{
+		uint8_t *dst = (uint8_t *)x->l->data + addr;
+
+		switch (h->type) {
+		case RMAD_AM_RMA_PUT:
+			memcpy(dst, src, len);
+			break;
+		case RMAD_AM_RMA_GET:
+			memcpy(res, dst, len);
+			break;
+		default:
+			mapped_acc_apply(x->a, x->l, dst, src, res, basic,
+					 h->op, cnt);
+			break;
+		}
+	}
+}
+
+int ty_apply(struct agent *a, struct win_local *l,
+	     const struct rmad_am_hdr *h, const uint8_t *pl, uint8_t *res,
+	     uint64_t *rlen)
+{
+	struct rma_ctx *R = a->rma;
+	uint32_t n = (uint32_t)a->p.type_cache_entries;
+	struct rmad_am_typed th;
+	struct apply_ctx x = { a, l, h, 0, NULL, NULL, 0, 0 };
+	const struct dtree *t;
+	uint64_t len = h->count, dlen, pk, total;
+	int64_t lo, hi;
+	int acc, in;
+
+	*rlen = 0;
+	if (h->payload_len < sizeof(th) || h->dtype != RMAD_BYTE)
+		return RMAD_ERR_ARG;
+	memcpy(&th, pl, sizeof(th));
+	dlen = h->payload_len - sizeof(th);
+	if (h->src_node >= (uint32_t)a->nnodes || th.slot >= n ||
+	    !R->tcache || !R->tcache[h->src_node] ||
+	    !(t = R->tcache[h->src_node][th.slot].t) ||
+	    R->tcache[h->src_node][th.slot].key != th.key) {
+		rmad_warn("node %u: type slot %u holds no type %#llx",
+			  h->src_node, th.slot, (unsigned long long)th.key);
+		return RMAD_ERR_TYPE;
+	}
+	if (!th.tcount || th.tcount > INT32_MAX ||
+	    th.tcount > (1ull << 40) / t->size || h->disp < th.base)
+		return RMAD_ERR_ARG;
+	total = th.tcount * t->size;
+	pk = h->disp - th.base;
+	if (!len || len > RMAD_AM_MAX_PAYLOAD || pk > total ||
+	    len > total - pk)
+		return RMAD_ERR_ARG;
+	/* the whole footprint, in the window */
+	if (dtree_footprint(t, th.tcount, &lo, &hi) ||
+	    th.base > (1ull << 60) || (int64_t)th.base + lo < 0)
+		return RMAD_ERR_DISP;
+	if (l->dynamic ? dyn_check(l, th.base + (uint64_t)lo,
+				   (uint64_t)(hi - lo)) != 0 :
+	    (uint64_t)((int64_t)th.base + hi) > l->size)
+		return RMAD_ERR_DISP;
+	acc = h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC;
+	in = h->type == RMAD_AM_RMA_PUT || h->type == RMAD_AM_RMA_ACC ||
+	     (h->type == RMAD_AM_RMA_GACC && h->op != RMAD_NO_OP);
+	if (h->type == RMAD_AM_RMA_CAS || dlen != (in ? len : 0))
+		return RMAD_ERR_ARG;
+	if (acc) {
+		uint32_t u = unit_of(t, 1);
+
+		if (!ops_ok(t, h->op) ||
+		    (h->type == RMAD_AM_RMA_ACC && h->op == RMAD_NO_OP))
+			return RMAD_ERR_OP;
+		if (!u || pk % u || len % u)
+			return RMAD_ERR_ARG;	/* splits an element */
+	}
+	x.base = th.base;
+	x.src = in ? pl + sizeof(th) : NULL;
+	x.res = h->type == RMAD_AM_RMA_GET || h->type == RMAD_AM_RMA_GACC ?
+		res : NULL;
+	/* every accumulate under the accumulate lock (rma_target.c) */
+	if (acc && !l->created) {
+		int st = acc_lock(a, l);
+
+		if (st)
+			return st;
+	}
+	dtree_walk(t, th.tcount, pk, pk + len, apply_run, &x);
+	if (acc && !l->created)
+		acc_unlock(l);
+	if (!x.st && x.res)
+		*rlen = len;
+	return x.st;
+}
+
+/* ------------------------------------------------------------- life */
+
+void ty_node_dead(struct agent *a, int node)
+{
+	struct rma_ctx *R = a->rma;
+	uint32_t n = (uint32_t)a->p.type_cache_entries;
+
+	if (node < 0 || node >= a->nnodes)
+		return;
+	if (R->tmir && R->tmir[node])
+		for (uint32_t k = 0; k < n; k++)
+			R->tmir[node][k].used = 0;
+	if (R->tcache && R->tcache[node])
+		for (uint32_t k = 0; k < n; k++) {
+			dtree_free(R->tcache[node][k].t);
+			R->tcache[node][k].t = NULL;
+			R->tcache[node][k].key = 0;
+		}
+}
+
+void ty_init(struct agent *a)
+{
+	am_register(a, RMAD_AM_TYPE_DEF, on_type_def);
+}
+
+void ty_fini(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+	uint32_t n = (uint32_t)a->p.type_cache_entries;
+
+	for (uint32_t k = 0; R->sh && k < R->nsh; k++)
+		ty_op_free(a, &R->sh[k]);
+	for (int i = 0; i < a->nnodes; i++) {
+		if (R->tmir)
+			free(R->tmir[i]);
+		for (uint32_t k = 0; R->tcache && R->tcache[i] && k < n; k++)
+			dtree_free(R->tcache[i][k].t);
+		if (R->tcache)
+			free(R->tcache[i]);
+	}
+	free(R->tmir);
+	free(R->tcache);
+}
