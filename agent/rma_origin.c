@@ -413,10 +413,9 @@ static size_t am_room(struct agent *a, size_t es)
 /* Can op carry piggybacked synchronization: one active message? */
 static int can_ride(struct agent *a, const struct rma_op *op)
 {
-	/* not a typed op: its chunks are applied as they arrive, never
-	 * queued with a lock request (rma_type.c) */
-	return !op->rdma && !op->sent && !op->ty &&
-	       op->len <= am_room(a, rmad_dtype_size(op->dtype));
+	return !op->rdma && !op->sent &&
+	       op->len <= (op->ty ? ty_room(a, ty_unit(op)) :
+			   am_room(a, rmad_dtype_size(op->dtype)));
 }
 
 /*
@@ -668,7 +667,9 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 			return 0;
 		}
 		t->retry_at = 0;
-		if (i != RMAD_NIL && can_ride(a, &R->sh[i])) {
+		/* not a typed op: its chunks are applied as they arrive,
+		 * never queued with a lock request (rma_type.c) */
+		if (i != RMAD_NIL && can_ride(a, &R->sh[i]) && !R->sh[i].ty) {
 			int lone = R->sh[i].next == RMAD_NIL && thr &&
 				   R->sh[i].len <= thr;
 			uint16_t fl = t->excl ? RMAD_AMF_LOCK_EXCL :

@@ -235,6 +235,11 @@ int rmad_req_room(struct rmad_client *c);
  * that made it: its op's status. */
 struct rmad_request_s *rmad_req_internal(void);
 int rmad_req_wait_internal(struct rmad_request_s *rq);
+/* rq keeps tmp (freed) and ty (released) until its op completes; an
+ * orphan is freed then too, with nobody waiting for it */
+struct rmad_type_s;
+void rmad_req_hold(struct rmad_request_s *rq, void *tmp,
+		   struct rmad_type_s *ty, int orphan);
 void rmad_req_track(struct rmad_client *c, struct rmad_request_s *rq,
 		    uint32_t idx);
 /* rma.c: the data operations, with a request (NULL: none), on a window
@@ -306,12 +311,16 @@ int rmad_covered(rmad_win_t w, int rank, struct win_peer *p);
 /* count an op: local 1 (in place), 0 (to the agent), -1 (moved nothing) */
 int rmad_counted(rmad_win_t w, int local);
 int rmad_post_marker(rmad_win_t w, int target, struct rmad_request_s *rq);
-/* One op whose target layout is a derived type (RMAD_OPF_TTYPE): origin
- * and result packed, the type's wire form at blob; waits until the op
- * is complete at the origin.  0 or RMAD_ERR_*. */
+/*
+ * One op whose target layout is a derived type (RMAD_OPF_TTYPE): origin
+ * and result packed, the type's wire form at blob.  With rq NULL it
+ * waits until the op is complete at the origin; otherwise rq tracks the
+ * op (rmad_req_hold: what it keeps).  0 or RMAD_ERR_*.
+ */
 int rmad_post_typed(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		    int tcount, uint32_t op, const void *origin, void *result,
-		    const uint8_t *blob, size_t blob_len);
+		    const uint8_t *blob, size_t blob_len,
+		    struct rmad_request_s *rq);
 
 /* group.c: the order of ints (ranks), for qsort and bsearch */
 int rmad_cmp_int(const void *a, const void *b);

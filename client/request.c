@@ -41,6 +41,10 @@ struct rmad_request_s {
 					 * its op was in flight */
 	uintptr_t handle;
 	struct rmad_request_s *prev, *next;	/* requests with an element */
+	/* what its op needs until it completes (a typed op's packed
+	 * origin and target type): let go when it is reaped */
+	void *tmp;
+	struct rmad_type_s *ty;
 };
 
 static struct handle_table req_handles = HANDLE_TABLE_INIT(HANDLE_TAG_REQ);
@@ -79,6 +83,11 @@ static int reap(struct rmad_client *c, struct rmad_request_s *rq)
 	rmad_op_free(c, rq->idx);
 	rq->idx = RMAD_NIL;
 	unlink_kept(rq);
+	free(rq->tmp);
+	rq->tmp = NULL;
+	if (rq->ty)
+		rmad_type_release(rq->ty);
+	rq->ty = NULL;
 	if (rq->orphan) {
 		rq->magic = 0;
 		free(rq);
@@ -290,6 +299,14 @@ struct rmad_request_s *rmad_req_internal(void)
 	rq->idx = RMAD_NIL;
 	rq->done = 1;
 	return rq;
+}
+
+void rmad_req_hold(struct rmad_request_s *rq, void *tmp,
+		   struct rmad_type_s *ty, int orphan)
+{
+	rq->tmp = tmp;
+	rq->ty = ty;
+	rq->orphan = orphan;
 }
 
 int rmad_req_wait_internal(struct rmad_request_s *rq)

@@ -423,10 +423,11 @@ static int elem_new(rmad_win_t w, uint16_t opc, int target, uint32_t *idx,
 
 int rmad_post_typed(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 		    int tcount, uint32_t op, const void *origin, void *result,
-		    const uint8_t *blob, size_t blob_len)
+		    const uint8_t *blob, size_t blob_len,
+		    struct rmad_request_s *rq)
 {
 	struct rmad_client *c = &rmad_cl;
-	struct rmad_request_s *rq;
+	struct rmad_request_s *own = NULL;
 	struct rmad_op_ttype d = { (uint64_t)(uintptr_t)blob,
 				   (uint32_t)blob_len, 0 };
 	struct rmad_op_elem *e;
@@ -435,12 +436,14 @@ int rmad_post_typed(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 
 	if (err)
 		return err;
-	rq = rmad_req_internal();
-	if (!rq)
-		return RMAD_ERR_NOMEM;
+	if (!rq) {
+		rq = own = rmad_req_internal();
+		if (!rq)
+			return RMAD_ERR_NOMEM;
+	}
 	err = elem_new(w, opc, target, &idx, &e);
 	if (err) {
-		free(rq);
+		free(own);
 		return err;
 	}
 	e->flags = RMAD_OPF_KEEP | RMAD_OPF_TTYPE;
@@ -456,12 +459,12 @@ int rmad_post_typed(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	err = rmad_op_submit(c, idx);
 	if (err) {
 		rmad_op_free(c, idx);
-		free(rq);
+		free(own);
 		return err;
 	}
 	rmad_req_track(c, rq, idx);
 	__atomic_add_fetch(&w->remote_posted, 1, __ATOMIC_RELAXED);
-	return rmad_req_wait_internal(rq);
+	return own ? rmad_req_wait_internal(own) : 0;
 }
 
 /*

@@ -26,6 +26,7 @@
  * (agent/rma_type.c).  Types that mix basic types, and a client whose
  * agent cannot read its memory or takes no types, use the pieces.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,22 +139,35 @@ struct lay {
 	struct rmad_type_s *h;		/* held, or NULL for a basic type */
 	const struct dtree *t;
 	struct dtree *own;		/* a basic type's own tree */
-	uint8_t bb[6];			/* ... and its wire form */
+	const uint8_t *bb;		/* ... and its wire form */
 	uint64_t count, bytes;
 	uint32_t homog;
 };
+
+/* the wire forms of the predefined types: they outlive any op */
+#define BASIC_BLOB	6
+static uint8_t basic_blobs[RMAD_DTYPE_MAX + 1][BASIC_BLOB];
+static pthread_once_t basic_once = PTHREAD_ONCE_INIT;
+
+static void basic_init(void)
+{
+	uint32_t m = DTREE_MAGIC;
+
+	for (int i = 1; i <= RMAD_DTYPE_MAX; i++) {
+		memcpy(basic_blobs[i], &m, 4);
+		basic_blobs[i][4] = DTREE_BASIC;
+		basic_blobs[i][5] = (uint8_t)i;
+	}
+}
 
 static int lay_get(struct lay *l, rmad_datatype_t type, int count)
 {
 	memset(l, 0, sizeof(*l));
 	l->count = (uint64_t)count;
 	if (type >= 1 && type <= RMAD_DTYPE_MAX) {
-		uint32_t m = DTREE_MAGIC;
-
-		memcpy(l->bb, &m, 4);
-		l->bb[4] = DTREE_BASIC;
-		l->bb[5] = (uint8_t)type;
-		if (dtree_parse(l->bb, sizeof(l->bb), 1, &l->own))
+		pthread_once(&basic_once, basic_init);
+		l->bb = basic_blobs[type];
+		if (dtree_parse(l->bb, BASIC_BLOB, 1, &l->own))
 			return NOT_TYPED;
 		l->t = l->own;
 	} else {
@@ -236,9 +250,10 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 		 rmad_datatype_t otype, void *result, int rcount,
 		 rmad_datatype_t rtype, int target, size_t tdisp, int tcount,
 		 rmad_datatype_t ttype, uint32_t op, uint64_t base,
-		 uint64_t size)
+		 uint64_t size, struct rmad_request_s *rq)
 {
 	struct rmad_client *c = &rmad_cl;
+	struct rmad_request_s *keep = NULL;
 	struct lay lt, lo = { 0 }, lr = { 0 };
 	uint8_t *src = NULL, *dst = NULL, *stmp = NULL, *rtmp = NULL;
 	const uint8_t *blob;
@@ -260,7 +275,7 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 		rmad_tree_of(lt.h, &blob, &blen);
 	} else {
 		blob = lt.bb;
-		blen = sizeof(lt.bb);
+		blen = BASIC_BLOB;
 	}
 	if (blen > c->hdr->type_blob_max)
 		goto out;
@@ -305,8 +320,27 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 			}
 		}
 	}
+	/* only a result to unpack waits in the call; otherwise a request
+	 * (the caller's, or one of ours nobody waits for) keeps the packed
+	 * origin and the type until the op completes */
+	if (!rtmp) {
+		keep = rq ? rq : rmad_req_internal();
+		if (!keep) {
+			err = RMAD_ERR_NOMEM;
+			goto out;
+		}
+		rmad_req_hold(keep, stmp, lt.h, !rq);
+	}
 	err = rmad_post_typed(w, opc, target, tdisp, tcount, op, src, dst,
-			      blob, blen);
+			      blob, blen, keep);
+	if (keep && err) {
+		rmad_req_hold(keep, NULL, NULL, 0);
+		if (!rq)
+			free(keep);
+	} else if (keep) {
+		stmp = NULL;		/* the request's now */
+		lt.h = NULL;
+	}
 	if (!err && rtmp) {
 		struct pk k = { rtmp, result, 0, 1 };
 
@@ -367,7 +401,7 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		/* to another node: one op when the types allow */
 		err = typed(w, opc, origin, ocount, otype, result, rcount,
 			    rtype, target, tdisp, tcount, ttype, op, base,
-			    size);
+			    size, rq);
 		if (err != NOT_TYPED)
 			return err;
 		err = 0;
