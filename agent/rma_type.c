@@ -461,6 +461,17 @@ int ty_apply(struct agent *a, struct win_local *l,
 	x.src = in ? pl + sizeof(th) : NULL;
 	x.res = h->type == RMAD_AM_RMA_GET || h->type == RMAD_AM_RMA_GACC ?
 		res : NULL;
+	if (!acc && !l->created) {
+		/* a put or get on mapped memory: the copy loops */
+		if (in)
+			dtree_unpack(t, th.tcount, pk, pk + len,
+				     (uint8_t *)l->data + th.base, x.src);
+		else
+			dtree_pack(t, th.tcount, pk, pk + len,
+				   (uint8_t *)l->data + th.base, res);
+		*rlen = in ? 0 : len;
+		return 0;
+	}
 	/* every accumulate under the accumulate lock (rma_target.c) */
 	if (acc && !l->created) {
 		int st = acc_lock(a, l);

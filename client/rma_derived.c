@@ -201,31 +201,11 @@ static int lay_contig(const struct lay *l, int64_t *off)
 	return 1;
 }
 
-struct pk {
-	uint8_t *packed;
-	uint8_t *buf;
-	uint64_t pos;
-	int unpack;
-};
-
-static void pk_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
-{
-	struct pk *k = arg;
-
-	(void)basic;
-	if (k->unpack)
-		memcpy(k->buf + off, k->packed + k->pos, len);
-	else
-		memcpy(k->packed + k->pos, k->buf + off, len);
-	k->pos += len;
-}
-
 /* buf's data packed (or in place): *out, *tmp to free */
 static int lay_pack(const struct lay *l, const void *buf, uint8_t **out,
 		    uint8_t **tmp)
 {
 	int64_t off;
-	struct pk k = { 0 };
 
 	*tmp = NULL;
 	if (lay_contig(l, &off)) {
@@ -235,9 +215,7 @@ static int lay_pack(const struct lay *l, const void *buf, uint8_t **out,
 	*tmp = malloc(l->bytes);
 	if (!*tmp)
 		return RMAD_ERR_NOMEM;
-	k.packed = *tmp;
-	k.buf = (uint8_t *)buf;
-	dtree_walk(l->t, l->count, 0, l->bytes, pk_run, &k);
+	dtree_pack(l->t, l->count, 0, l->bytes, buf, *tmp);
 	*out = *tmp;
 	return 0;
 }
@@ -341,11 +319,8 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 		stmp = NULL;		/* the request's now */
 		lt.h = NULL;
 	}
-	if (!err && rtmp) {
-		struct pk k = { rtmp, result, 0, 1 };
-
-		dtree_walk(lr.t, lr.count, 0, lr.bytes, pk_run, &k);
-	}
+	if (!err && rtmp)
+		dtree_unpack(lr.t, lr.count, 0, lr.bytes, result, rtmp);
 	if (!err)
 		err = rmad_counted(w, 0);
 out:

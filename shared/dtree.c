@@ -368,12 +368,29 @@ struct em {
 	int64_t off;
 	uint64_t len;
 	uint32_t basic;
+	/* dtree_pack / dtree_unpack: copy in place of calling fn */
+	int dir;			/* 0: fn, 1: pack, 2: unpack */
+	uint8_t *mem, *pk;
+	uint64_t pos;
 };
+
+static inline void copy(struct em *e, int64_t off, uint64_t len)
+{
+	if (e->dir == 1)
+		memcpy(e->pk + e->pos, e->mem + off, len);
+	else
+		memcpy(e->mem + off, e->pk + e->pos, len);
+	e->pos += len;
+}
 
 static void emit(struct em *e, int64_t off, uint64_t len, uint32_t basic)
 {
 	if (!len)
 		return;
+	if (e->dir) {
+		copy(e, off, len);
+		return;
+	}
 	if (e->len && e->basic == basic && e->off + (int64_t)e->len == off) {
 		e->len += len;
 		return;
@@ -387,6 +404,50 @@ static void emit(struct em *e, int64_t off, uint64_t len, uint32_t basic)
 
 static void walk(const struct dtree *t, int64_t disp, uint64_t s,
 		 uint64_t e, struct em *m);
+
+/*
+ * n whole blocks of bs bytes from block i of a vector at base + k *
+ * stride: the common shapes' copy loops, with the usual block sizes
+ * spelled out so that each copy is a load and a store.
+ */
+#define VEC_LOOP(SRC, DST, BS)						\
+	for (uint64_t k = 0; k < n; k++) {				\
+		memcpy((DST), (SRC), (BS));				\
+		p += (BS);						\
+		b += stride;						\
+	}
+
+static void vec_pack(struct em *m, int64_t base, uint64_t i, uint64_t n,
+		     int64_t stride, uint64_t bs)
+{
+	const uint8_t *b = m->mem + base + (int64_t)i * stride;
+	uint8_t *p = m->pk + m->pos;
+
+	switch (bs) {
+	case 4: VEC_LOOP(b, p, 4) break;
+	case 8: VEC_LOOP(b, p, 8) break;
+	case 16: VEC_LOOP(b, p, 16) break;
+	case 32: VEC_LOOP(b, p, 32) break;
+	default: VEC_LOOP(b, p, bs) break;
+	}
+	m->pos += n * bs;
+}
+
+static void vec_unpack(struct em *m, int64_t base, uint64_t i, uint64_t n,
+		       int64_t stride, uint64_t bs)
+{
+	uint8_t *b = m->mem + base + (int64_t)i * stride;
+	const uint8_t *p = m->pk + m->pos;
+
+	switch (bs) {
+	case 4: VEC_LOOP(p, b, 4) break;
+	case 8: VEC_LOOP(p, b, 8) break;
+	case 16: VEC_LOOP(p, b, 16) break;
+	case 32: VEC_LOOP(p, b, 32) break;
+	default: VEC_LOOP(p, b, bs) break;
+	}
+	m->pos += n * bs;
+}
 
 /* packed bytes [s, e) of n copies of c, the j-th at base + j * ext(c) */
 static void walk_block(const struct dtree *c, int64_t base, uint64_t s,
@@ -436,8 +497,21 @@ static void walk(const struct dtree *t, int64_t disp, uint64_t s,
 		return;
 	case DTREE_VECTOR: {
 		uint64_t bs = (uint64_t)t->blocklen * t->child->size;
+		uint64_t i = s / bs;
 
-		for (uint64_t i = s / bs; i * bs < e; i++) {
+		if (m->dir && abuts(t->child) && s % bs == 0) {
+			/* whole blocks, each one run: the copy loop alone */
+			uint64_t n = (e - s) / bs;
+
+			if (m->dir == 1)
+				vec_pack(m, disp + t->child->dlo, i, n,
+					 t->stride, bs);
+			else
+				vec_unpack(m, disp + t->child->dlo, i, n,
+					   t->stride, bs);
+			i += n;
+		}
+		for (; i * bs < e; i++) {
 			uint64_t a = i * bs, b = a + bs;
 
 			walk_block(t->child, disp + (int64_t)i * t->stride,
@@ -462,10 +536,9 @@ static void walk(const struct dtree *t, int64_t disp, uint64_t s,
 	}
 }
 
-void dtree_walk(const struct dtree *t, uint64_t count, uint64_t from,
-		uint64_t to, dtree_run_fn fn, void *arg)
+static void walk_all(const struct dtree *t, uint64_t count, uint64_t from,
+		     uint64_t to, struct em *m)
 {
-	struct em m = { fn, arg, 0, 0, 0 };
 	uint64_t ts = t->size;
 	int64_t ext = dtree_extent(t);
 
@@ -475,10 +548,34 @@ void dtree_walk(const struct dtree *t, uint64_t count, uint64_t from,
 		uint64_t a = i * ts, b = a + ts;
 
 		walk(t, (int64_t)i * ext, from > a ? from - a : 0,
-		     (to < b ? to : b) - a, &m);
+		     (to < b ? to : b) - a, m);
 	}
+}
+
+void dtree_walk(const struct dtree *t, uint64_t count, uint64_t from,
+		uint64_t to, dtree_run_fn fn, void *arg)
+{
+	struct em m = { .fn = fn, .arg = arg };
+
+	walk_all(t, count, from, to, &m);
 	if (m.len)
 		fn(arg, m.off, m.len, m.basic);
+}
+
+void dtree_pack(const struct dtree *t, uint64_t count, uint64_t from,
+		uint64_t to, const void *mem, void *packed)
+{
+	struct em m = { .dir = 1, .mem = (uint8_t *)mem, .pk = packed };
+
+	walk_all(t, count, from, to, &m);
+}
+
+void dtree_unpack(const struct dtree *t, uint64_t count, uint64_t from,
+		  uint64_t to, void *mem, const void *packed)
+{
+	struct em m = { .dir = 2, .mem = mem, .pk = (uint8_t *)packed };
+
+	walk_all(t, count, from, to, &m);
 }
 
 /* ------------------------------------------------------------ write */

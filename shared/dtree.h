@@ -103,6 +103,16 @@ typedef void (*dtree_run_fn)(void *arg, int64_t off, uint64_t len,
 void dtree_walk(const struct dtree *t, uint64_t count, uint64_t from,
 		uint64_t to, dtree_run_fn fn, void *arg);
 
+/*
+ * Packed bytes [from, to) of `count` instances of t (the offsets relative
+ * to mem) into packed[0 .. to - from), or back: dtree_walk's order, with
+ * the copy loops of the common shapes (vectors, subarrays) inline.
+ */
+void dtree_pack(const struct dtree *t, uint64_t count, uint64_t from,
+		uint64_t to, const void *mem, void *packed);
+void dtree_unpack(const struct dtree *t, uint64_t count, uint64_t from,
+		  uint64_t to, void *mem, const void *packed);
+
 /* A growing buffer that a blob is written into. */
 struct dtree_wbuf {
 	uint8_t *p;

@@ -174,6 +174,37 @@ static void check_walk(const char *name, const struct dtree *t,
 			diag("%s: elements [%zu, %zu) differ", name, a, b);
 	}
 	ok(good, "%s: 300 random chunks = reference", name);
+	/* pack and unpack of random chunks against the reference's bytes */
+	{
+		int64_t lo, hi;
+		uint8_t *mem, *mem2, *pk;
+		size_t span;
+
+		dtree_footprint(t, count, &lo, &hi);
+		span = (size_t)(hi - lo);
+		mem = malloc(span);
+		mem2 = calloc(1, span);
+		pk = malloc(count * t->size);
+		for (size_t i = 0; i < span; i++)
+			mem[i] = (uint8_t)(i * 7 + 1);
+		for (int k = 0; k < 100 && good && r.n; k++) {
+			size_t a = (size_t)rand() % r.n;
+			size_t b = a + 1 + (size_t)rand() % (r.n - a);
+
+			dtree_pack(t, count, a * es, b * es, mem - lo, pk);
+			for (size_t j = a; j < b && good; j++)
+				good = !memcmp(pk + (j - a) * es,
+					       mem - lo + r.e[j].off, es);
+			dtree_unpack(t, count, a * es, b * es, mem2 - lo, pk);
+			for (size_t j = a; j < b && good; j++)
+				good = !memcmp(mem2 - lo + r.e[j].off,
+					       pk + (j - a) * es, es);
+		}
+		ok(good, "%s: pack and unpack of 100 random chunks", name);
+		free(mem);
+		free(mem2);
+		free(pk);
+	}
 	free(r.e);
 	free(w.e);
 }
@@ -184,7 +215,7 @@ int main(void)
 	struct dtree *t;
 	int64_t lo, hi;
 
-	plan(37);
+	plan(43);
 	srand(7);
 
 	/* vector(3, 2, 4) of double: MPI_Type_vector's bounds */
