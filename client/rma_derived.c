@@ -142,6 +142,11 @@ struct lay {
 	const uint8_t *bb;		/* ... and its wire form */
 	uint64_t count, bytes;
 	uint32_t homog;
+	/* a type that mixes basic types: one instance's signature, as
+	 * (basic type, bytes) runs */
+	struct sigrun *sig;
+	size_t nsig;
+	int sig_err;
 };
 
 /* the wire forms of the predefined types: they outlive any op */
@@ -160,6 +165,31 @@ static void basic_init(void)
 	}
 }
 
+#define SIG_MAX	256	/* signature runs compared here, else pieces */
+
+struct sigrun {
+	uint32_t basic;
+	uint64_t bytes;
+};
+
+static void sig_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
+{
+	struct lay *l = arg;
+
+	(void)off;
+	if (l->sig_err)
+		return;
+	if (l->nsig && l->sig[l->nsig - 1].basic == basic) {
+		l->sig[l->nsig - 1].bytes += len;
+		return;
+	}
+	if (l->nsig == SIG_MAX) {
+		l->sig_err = 1;
+		return;
+	}
+	l->sig[l->nsig++] = (struct sigrun){ basic, len };
+}
+
 static int lay_get(struct lay *l, rmad_datatype_t type, int count)
 {
 	memset(l, 0, sizeof(*l));
@@ -176,8 +206,14 @@ static int lay_get(struct lay *l, rmad_datatype_t type, int count)
 			return NOT_TYPED;
 		l->t = rmad_tree_of(l->h, NULL, NULL);
 	}
-	if (l->t->mixed)
-		return NOT_TYPED;
+	if (l->t->mixed) {
+		l->sig = malloc(SIG_MAX * sizeof(*l->sig));
+		if (!l->sig)
+			return RMAD_ERR_NOMEM;
+		dtree_walk(l->t, 1, 0, l->t->size, sig_run, l);
+		if (l->sig_err)
+			return NOT_TYPED;
+	}
 	l->homog = l->t->homog;
 	l->bytes = l->count * l->t->size;
 	return 0;
@@ -188,6 +224,27 @@ static void lay_put(struct lay *l)
 	if (l->h)
 		rmad_type_release(l->h);
 	dtree_free(l->own);
+	free(l->sig);
+}
+
+/*
+ * Do a and b have the same type signature?  1 yes, 0 no, NOT_TYPED
+ * when it takes more than this cheap test (types that mix basic types
+ * with different counts or instance signatures: the pieces decide).
+ */
+static int sig_same(const struct lay *a, const struct lay *b)
+{
+	if (a->bytes != b->bytes)
+		return 0;
+	if (!a->bytes)
+		return 1;
+	if (!a->t->mixed && !b->t->mixed)
+		return a->homog == b->homog;
+	if (!a->t->mixed || !b->t->mixed || a->count != b->count ||
+	    a->nsig != b->nsig ||
+	    memcmp(a->sig, b->sig, a->nsig * sizeof(*a->sig)))
+		return NOT_TYPED;
+	return 1;
 }
 
 /* its data in one run from buf + *off */
@@ -257,19 +314,29 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 	}
 	if (blen > c->hdr->type_blob_max)
 		goto out;
-	/* signatures: one basic type each, as many elements */
-	err = RMAD_ERR_TYPE;
-	if ((in && (lo.bytes != lt.bytes ||
-		    (lt.bytes && lo.homog != lt.homog))) ||
-	    (outb && (lr.bytes != lt.bytes ||
-		      (lt.bytes && lr.homog != lt.homog))))
+	/* signatures */
+	if ((in && (err = sig_same(&lo, &lt)) != 1) ||
+	    (outb && (err = sig_same(&lr, &lt)) != 1)) {
+		if (!err)
+			err = RMAD_ERR_TYPE;
 		goto out;
+	}
 	if (!lt.bytes) {
 		err = rmad_counted(w, -1);	/* nothing moves */
 		goto out;
 	}
 	if (opc != RMAD_OPC_PUT && opc != RMAD_OPC_GET) {
-		err = rmad_op_check(lt.homog, op);
+		/* a chunk holds whole instances of a mixed type */
+		err = NOT_TYPED;
+		if (lt.t->mixed && lt.t->size + 64 >
+		    (c->hdr->type_blob_max < 8192 ? c->hdr->type_blob_max :
+						    8192))
+			goto out;
+		err = 0;
+		for (size_t k = 0; k < lt.nsig && !err; k++)
+			err = rmad_op_check(lt.sig[k].basic, op);
+		if (!lt.nsig)
+			err = rmad_op_check(lt.homog, op);
 		if (!err && opc == RMAD_OPC_ACC && op == RMAD_NO_OP)
 			err = RMAD_ERR_OP;
 		if (err)

@@ -6,22 +6,22 @@
  * Rank 0 does every op twice: on rank 1 (another node: one op whose
  * target type travels to rank 1's agent and is cached there) and on its
  * own window (same node: done in place by the client, the reference).
- * Five target types (vector with a different origin type of the same
+ * Six target types (vector with a different origin type of the same
  * signature, indexed, subarray, resized vector with 3 instances, hvector
- * with a negative stride), in R rounds of put, accumulate,
+ * with a negative stride, a struct of ints and doubles), in R rounds of put, accumulate,
  * get_accumulate and get; then both windows must be equal, byte for
  * byte, and so must every result.
  *
  * argv[1] says what rmad_win_stats' type_defs must be: "cached" (the
- * default cache: each type sent once, 5) or "evict" (a cache of 2 slots
- * cycled through by 5 types: every first use in a round sends it again,
- * 5 * R).
+ * default cache: each type sent once, 6) or "evict" (a cache of 2 slots
+ * cycled through by 6 types: every first use in a round sends it again,
+ * 6 * R).
  */
 #include "prog.h"
 
 #define N	8192		/* doubles per window */
 #define R	4		/* rounds */
-#define NT	5
+#define NT	6
 
 static int rank, fails;
 
@@ -84,10 +84,23 @@ int main(int argc, char **argv)
 		tc[4] = 2;
 		td[4] = 4000;
 	}
+	{
+		/* { int a[3]; double d[2]; }, extent 32: mixed basic types */
+		int bl[2] = { 3, 2 };
+		ptrdiff_t ds[2] = { 0, 16 };
+		rmad_datatype_t ty[2] = { RMAD_INT, RMAD_DOUBLE };
+
+		OK(rmad_type_create_struct(2, bl, ds, ty, &tt[5]));
+		tc[5] = 3;
+		td[5] = 6000;
+	}
 	for (int k = 0; k < NT; k++) {
 		OK(rmad_type_commit(&tt[k]));
 		if (k == 0) {
 			OK(rmad_type_commit(&ot[0]));
+		} else if (k == 5) {
+			ot[5] = tt[5];	/* the same struct at both ends */
+			oc[5] = tc[5];
 		} else {
 			size_t b = 0;
 
@@ -104,6 +117,13 @@ int main(int argc, char **argv)
 
 				for (int i = 0; i < 4096; i++)
 					src[i] = (double)(r * 7 + k * 3 + i % 11);
+				for (int j = 0; k == 5 && j < 3; j++) {
+					int iv[3] = { r + j, 2 * j, r - j };
+					double dv[2] = { r * 0.5 + j, -j };
+
+					memcpy((char *)src + 32 * j, iv, 12);
+					memcpy((char *)src + 32 * j + 16, dv, 16);
+				}
 				memset(r1, 0, sizeof(r1));
 				memset(r2, 0, sizeof(r2));
 				OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 1, 0, win));

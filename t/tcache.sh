@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # tcache.sh - strided ops to another node through the agents' type cache
-# (t/prog_tcache.c): put, accumulate, get_accumulate and get with five
-# derived target types, each checked byte for byte against the same op
-# done in place; each type sent to the target's agent once with the
+# (t/prog_tcache.c): put, accumulate, get_accumulate and get with six
+# derived target types (one of them a struct of ints and doubles), each
+# checked byte for byte against the same op done in place; each type sent to the target's agent once with the
 # default cache, and again at every first use of a round when a cache
-# of 2 slots is cycled through by the 5 types (eviction, then a miss
+# of 2 slots is cycled through by the 6 types (eviction, then a miss
 # that the origin's agent handles by sending the type again).  Over shm
 # and tcp;ofi_rxm, and on a created window.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
@@ -22,7 +22,7 @@ run() {
 }
 run "shm, default cache: each type sent once" cached --provider shm
 run "tcp;ofi_rxm, default cache" cached --provider 'tcp;ofi_rxm'
-RMAD_TYPE_CACHE_ENTRIES=2 run "shm, 2 cache entries for 5 types: evicted, sent again" \
+RMAD_TYPE_CACHE_ENTRIES=2 run "shm, 2 cache entries for 6 types: evicted, sent again" \
 	evict --provider shm
 RMAD_T_FLAVOR=create RMAD_TYPE_CACHE_ENTRIES=2 run \
 	"created windows, tcp;ofi_rxm, 2 cache entries" evict \
