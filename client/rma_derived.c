@@ -312,7 +312,8 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 		blob = lt.bb;
 		blen = BASIC_BLOB;
 	}
-	if (blen > c->hdr->type_blob_max)
+	/* what the agents take of a type that travels */
+	if (blen > c->hdr->type_blob_max || lt.t->depth > DTREE_MAX_DEPTH)
 		goto out;
 	/* signatures */
 	if ((in && (err = sig_same(&lo, &lt)) != 1) ||

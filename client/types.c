@@ -10,10 +10,12 @@
  * blocks; a vector of a million blocks is one node.  Size, bounds and
  * true bounds are computed as the node is made.
  *
- * An operation walks the tree (rmad_type_runs) into contiguous runs of
- * one basic type each, adjacent runs merged: a vector of basic elements
- * costs one run per block, a contiguous type one run.  The runs are
- * those of one call, freed when it returns.
+ * An operation uses the type's wire form and parsed tree
+ * (shared/dtree.h, made once per type by rmad_type_tree): to another
+ * node it travels as is, and on this node rmad_type_runs walks it into
+ * contiguous runs of one basic type each, adjacent runs merged (a vector
+ * of basic elements costs one run per block, a contiguous type one run;
+ * the runs are those of one call, freed when it returns).
  *
  * Handles are generation-checked slots (handle.h), kind tag 0x9: a
  * predefined type is its small integer, a derived one a handle; a freed,
@@ -559,8 +561,10 @@ struct runs {
 	int err;
 };
 
-static void emit(struct runs *rs, int64_t off, uint64_t len, uint32_t basic)
+/* dtree_walk's runs, merged where they abut */
+static void emit(void *arg, int64_t off, uint64_t len, uint32_t basic)
 {
+	struct runs *rs = arg;
 	struct rmad_trun *last = rs->n ? &rs->r[rs->n - 1] : NULL;
 
 	if (!len || rs->err)
@@ -589,76 +593,12 @@ static void emit(struct runs *rs, int64_t off, uint64_t len, uint32_t basic)
 	rs->r[rs->n++] = (struct rmad_trun){ off, len, basic };
 }
 
-/* one contiguous run of basic data: [tlb, tub) with no gap */
-static int dense(const struct rmad_type_s *t)
-{
-	return t->homog && !t->empty &&
-	       (uint64_t)(t->tub - t->tlb) == t->size &&
-	       t->ub - t->lb == (int64_t)t->size;
-}
-
-static void walk(struct runs *rs, const struct rmad_type_s *t, int64_t off)
-{
-	int64_t ext;
-
-	if (rs->err)
-		return;
-	switch (t->kind) {
-	case K_BASIC:
-		emit(rs, off, t->size, t->basic);
-		return;
-	case K_RESIZED:
-		walk(rs, t->child, off);
-		return;
-	case K_CONTIG:
-	case K_VECTOR:
-		ext = t->child->ub - t->child->lb;
-		for (int i = 0; i < t->count && !rs->err; i++) {
-			int64_t o = off + (int64_t)i * t->stride;
-
-			if (dense(t->child)) {
-				emit(rs, o + t->child->tlb,
-				     (uint64_t)t->blocklen * t->child->size,
-				     t->child->homog);
-				continue;
-			}
-			for (int64_t j = 0; j < t->blocklen; j++)
-				walk(rs, t->child, o + j * ext);
-		}
-		return;
-	case K_INDEXED:
-		ext = t->child->ub - t->child->lb;
-		for (int i = 0; i < t->count && !rs->err; i++) {
-			int64_t o = off + t->displs[i];
-
-			if (dense(t->child)) {
-				emit(rs, o + t->child->tlb,
-				     (uint64_t)t->blens[i] * t->child->size,
-				     t->child->homog);
-				continue;
-			}
-			for (int64_t j = 0; j < t->blens[i]; j++)
-				walk(rs, t->child, o + j * ext);
-		}
-		return;
-	case K_STRUCT:
-		for (int i = 0; i < t->count && !rs->err; i++) {
-			const struct rmad_type_s *c = t->kids[i];
-
-			ext = c->ub - c->lb;
-			for (int64_t j = 0; j < t->blens[i]; j++)
-				walk(rs, c, off + t->displs[i] + j * ext);
-		}
-		return;
-	}
-}
-
 /* ------------------------------------------------------ the tree */
 
 /* t's wire form (dtree.h) into b; -1 when it is too deep to travel */
 static int ser(struct dtree_wbuf *b, const struct rmad_type_s *t, int depth)
 {
-	if (depth > DTREE_MAX_DEPTH)
+	if (depth > DTREE_OWN_DEPTH)
 		return -1;
 	switch (t->kind) {
 	case K_BASIC:
@@ -712,7 +652,7 @@ struct rmad_type_s *rmad_type_tree(rmad_datatype_t type)
 		t->tree_done = 1;
 		dtree_w_u32(&b, DTREE_MAGIC);
 		t->tree_err = ser(&b, t, 0) || b.err ||
-			      dtree_parse(b.p, b.n, 1u << 24, &t->dt);
+			      dtree_parse_own(b.p, b.n, &t->dt);
 		if (t->tree_err) {
 			free(b.p);
 		} else {
@@ -756,9 +696,8 @@ int rmad_type_check(rmad_datatype_t type)
 int rmad_type_runs(rmad_datatype_t type, int count, struct rmad_trun **out,
 		   size_t *n, uint64_t *nbytes, int64_t *lo, int64_t *hi)
 {
-	struct rmad_type_s *t = type_get(type);
+	struct rmad_type_s *t = type_get(type), *h = NULL;
 	struct runs rs = { 0 };
-	int64_t ext;
 
 	*out = NULL;
 	*n = 0;
@@ -767,9 +706,17 @@ int rmad_type_runs(rmad_datatype_t type, int count, struct rmad_trun **out,
 		return RMAD_ERR_TYPE;
 	if ((uint64_t)count * t->size > (1ull << 40))
 		return RMAD_ERR_ARG;
-	ext = t->ub - t->lb;
-	for (int i = 0; i < count && !rs.err; i++)
-		walk(&rs, t, (int64_t)i * ext);
+	if (t->kind == K_BASIC) {
+		if (count)
+			emit(&rs, 0, (uint64_t)count * t->size, t->basic);
+	} else {
+		h = rmad_type_tree(type);
+		if (!h)
+			return RMAD_ERR_TYPE;
+		dtree_walk(h->dt, (uint64_t)count, 0,
+			   (uint64_t)count * h->dt->size, emit, &rs);
+		type_put(h);
+	}
 	if (rs.err) {
 		free(rs.r);
 		return rs.err;

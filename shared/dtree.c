@@ -21,6 +21,7 @@ struct rd {
 	const uint8_t *p;
 	size_t left;
 	unsigned nodes, max_nodes;
+	int max_depth;
 	int err;
 };
 
@@ -192,7 +193,7 @@ static struct dtree *rd_node(struct rd *r, int depth)
 	struct dtree *t;
 	uint8_t kind;
 
-	if (depth > DTREE_MAX_DEPTH || ++r->nodes > r->max_nodes) {
+	if (depth > r->max_depth || ++r->nodes > r->max_nodes) {
 		r->err = RMAD_ERR_TYPE;
 		return NULL;
 	}
@@ -217,6 +218,7 @@ static struct dtree *rd_node(struct rd *r, int depth)
 		t->ub = t->tub = t->dhi = (int64_t)t->size;
 		t->empty = 0;
 		t->dense = 1;
+		t->depth = 1;
 		return t;
 	case DTREE_VECTOR: {
 		__int128 sp;
@@ -231,6 +233,7 @@ static struct dtree *rd_node(struct rd *r, int depth)
 		t->child = rd_node(r, depth + 1);
 		if (!t->child)
 			goto bad;
+		t->depth = (uint8_t)(t->child->depth + 1);
 		if (!t->count || !t->blocklen)
 			return t;
 		/* the blocks at 0 and at (count-1) * stride bound the rest */
@@ -258,10 +261,12 @@ static struct dtree *rd_node(struct rd *r, int depth)
 		t->child = rd_node(r, depth + 1);
 		if (!t->child || finish_blocks(t))
 			goto bad;
+		t->depth = (uint8_t)(t->child->depth + 1);
 		return t;
 	case DTREE_STRUCT:
 		if (rd_blocks(r, t))
 			goto bad;
+		t->depth = 1;
 		t->kids = calloc((size_t)(t->count ? t->count : 1),
 				 sizeof(*t->kids));
 		if (!t->kids) {
@@ -272,6 +277,8 @@ static struct dtree *rd_node(struct rd *r, int depth)
 			t->kids[i] = rd_node(r, depth + 1);
 			if (!t->kids[i])
 				goto bad;
+			if (t->kids[i]->depth >= t->depth)
+				t->depth = (uint8_t)(t->kids[i]->depth + 1);
 		}
 		if (finish_blocks(t))
 			goto bad;
@@ -286,6 +293,7 @@ static struct dtree *rd_node(struct rd *r, int depth)
 		if (!t->child || add_block(t, t->child, 0, 1))
 			goto bad;
 		t->dense = t->child->dense;
+		t->depth = (uint8_t)(t->child->depth + 1);
 		if (expl) {
 			t->empty = 0;
 			t->tlb = t->child->empty ? 0 : t->child->tlb;
@@ -303,10 +311,10 @@ bad:
 	return NULL;
 }
 
-int dtree_parse(const void *blob, size_t len, unsigned max_nodes,
-		struct dtree **out)
+static int parse(const void *blob, size_t len, unsigned max_nodes,
+		 int max_depth, struct dtree **out)
 {
-	struct rd r = { blob, len, 0, max_nodes, 0 };
+	struct rd r = { blob, len, 0, max_nodes, max_depth, 0 };
 	uint32_t magic = 0;
 	struct dtree *t;
 
@@ -326,6 +334,17 @@ int dtree_parse(const void *blob, size_t len, unsigned max_nodes,
 		t->lb = t->ub = t->tlb = t->tub = 0;
 	*out = t;
 	return 0;
+}
+
+int dtree_parse(const void *blob, size_t len, unsigned max_nodes,
+		struct dtree **out)
+{
+	return parse(blob, len, max_nodes, DTREE_MAX_DEPTH, out);
+}
+
+int dtree_parse_own(const void *blob, size_t len, struct dtree **out)
+{
+	return parse(blob, len, 1u << 24, DTREE_OWN_DEPTH, out);
 }
 
 void dtree_free(struct dtree *t)

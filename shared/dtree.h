@@ -44,7 +44,8 @@ enum {
 	DTREE_RESIZED = 5,
 };
 
-#define DTREE_MAX_DEPTH		16
+#define DTREE_MAX_DEPTH		16	/* of a type that travels */
+#define DTREE_OWN_DEPTH		200	/* of a process's own types */
 #define DTREE_MAX_COUNT		(1ll << 31)	/* blocks, block lengths */
 #define DTREE_MAX_DISP		(1ll << 48)	/* |displacement|, |stride| */
 #define DTREE_MAX_SIZE		(1ull << 40)	/* bytes of data */
@@ -55,6 +56,7 @@ struct dtree {
 					 * `homog`, in packed order, at dlo */
 	uint8_t empty;			/* no bounds (lb = ub = 0) */
 	uint8_t mixed;			/* data of more than one basic type */
+	uint8_t depth;			/* levels, this node's included */
 	uint32_t basic;			/* BASIC */
 	uint32_t homog;			/* the one basic type, or 0 */
 	int64_t count;			/* blocks */
@@ -75,6 +77,10 @@ struct dtree {
  * max_nodes bounds the tree (and with it the memory it takes). */
 int dtree_parse(const void *blob, size_t len, unsigned max_nodes,
 		struct dtree **out);
+/* The same for a blob a process made of its own types: deeper trees,
+ * no node limit (the limits of a blob that travels stay the caller's to
+ * check: depth, size). */
+int dtree_parse_own(const void *blob, size_t len, struct dtree **out);
 void dtree_free(struct dtree *t);
 
 static inline int64_t dtree_extent(const struct dtree *t)

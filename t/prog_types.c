@@ -232,6 +232,24 @@ int main(int argc, char **argv)
 
 		OK(rmad_put(m, 2, mixed, nxt, 200, 2, mixed, w));
 	}
+	/* F2: blocks in reverse order inside a contiguous type: the packed
+	 * order is not the address order (slots 150..153 of the target
+	 * get 2 1 4 3 of the 4 values) */
+	{
+		int bl[2] = { 1, 1 }, dd[2] = { 1, 0 };
+		rmad_datatype_t rev, two;
+		/* the origin buffer must live until the flush */
+		static int64_t v[4];
+
+		for (int i = 0; i < 4; i++)
+			v[i] = i + 1 + rank;
+		OK(rmad_type_indexed(2, bl, dd, RMAD_INT64, &rev));
+		OK(rmad_type_contiguous(2, rev, &two));
+		OK(rmad_type_commit(&two));
+		OK(rmad_put(v, 4, RMAD_INT64, nxt, 150, 1, two, w));
+		OK(rmad_type_free(&rev));
+		OK(rmad_type_free(&two));
+	}
 	/* G: a request-based put with a derived type */
 	{
 		rmad_request_t rq;
@@ -294,6 +312,12 @@ int main(int argc, char **argv)
 			      (long long)base[2 * i + 1]);
 			break;
 		}
+	CHECK(base[150] == 2 + prv && base[151] == 1 + prv &&
+	      base[152] == 4 + prv && base[153] == 3 + prv,
+	      "F2: reversed blocks: %lld %lld %lld %lld, want %d %d %d %d",
+	      (long long)base[150], (long long)base[151],
+	      (long long)base[152], (long long)base[153], 2 + prv, 1 + prv,
+	      4 + prv, 3 + prv);
 	for (int i = 0; i < 4; i++)
 		CHECK(base[64 + disp4[i]] == (int64_t)size * (size + 1) / 2,
 		      "C: slot %d holds %lld", 64 + disp4[i],
