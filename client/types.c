@@ -56,11 +56,11 @@ struct rmad_type_s {
 	int empty;			/* no data: bounds are lb = ub = 0 */
 	uintptr_t handle;
 	/* its wire form and parsed tree (dtree.h), made on first use by
-	 * an op (rmad_type_tree); tree_err: it has none */
+	 * an op (rmad_type_tree); tree_state 1 made, -1 it has none */
 	uint8_t *blob;
 	size_t blob_len;
 	struct dtree *dt;
-	int tree_done, tree_err;
+	int tree_state;
 };
 
 static struct handle_table type_handles = HANDLE_TABLE_INIT(HANDLE_TAG_TYPE);
@@ -643,28 +643,35 @@ struct rmad_type_s *rmad_type_tree(rmad_datatype_t type)
 {
 	struct rmad_type_s *t = type_get(type);
 	struct dtree_wbuf b = { 0 };
+	int st;
 
 	if (!t || t->kind == K_BASIC ||
 	    !__atomic_load_n(&t->committed, __ATOMIC_ACQUIRE))
 		return NULL;
-	pthread_mutex_lock(&type_lock);
-	if (!t->tree_done) {
-		t->tree_done = 1;
-		dtree_w_u32(&b, DTREE_MAGIC);
-		t->tree_err = ser(&b, t, 0) || b.err ||
-			      dtree_parse_own(b.p, b.n, &t->dt);
-		if (t->tree_err) {
-			free(b.p);
-		} else {
-			t->blob = b.p;
-			t->blob_len = b.n;
+	/* made once: after that, no lock on the ops' path */
+	st = __atomic_load_n(&t->tree_state, __ATOMIC_ACQUIRE);
+	if (!st) {
+		pthread_mutex_lock(&type_lock);
+		st = t->tree_state;
+		if (!st) {
+			dtree_w_u32(&b, DTREE_MAGIC);
+			if (ser(&b, t, 0) || b.err ||
+			    dtree_parse_own(b.p, b.n, &t->dt)) {
+				free(b.p);
+				st = -1;
+			} else {
+				t->blob = b.p;
+				t->blob_len = b.n;
+				st = 1;
+			}
+			/* release: the tree before the state that says so */
+			__atomic_store_n(&t->tree_state, st, __ATOMIC_RELEASE);
 		}
+		pthread_mutex_unlock(&type_lock);
 	}
-	if (t->tree_err)
-		t = NULL;
-	else
-		type_hold(t);
-	pthread_mutex_unlock(&type_lock);
+	if (st < 0)
+		return NULL;
+	type_hold(t);
 	return t;
 }
 
