@@ -269,6 +269,11 @@ void orecv(struct rma_origin *o, const struct rmad_am_hdr *h);
 /* Read or write len bytes of client c's memory at addr, in place. */
 int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 	      size_t len, int write);
+/* The same for n pieces of its memory at once, buf holding them end to
+ * end (process_vm_readv/writev; never an alloc_mem mapping). */
+struct iovec;
+int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
+	       unsigned long n, void *buf, size_t len, int write);
 /* The member's accumulate lock (acc_lock in its control page): for
  * created windows, and for types wider than 8 bytes on every flavor. */
 int acc_lock(struct agent *a, struct win_local *l);

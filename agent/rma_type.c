@@ -32,11 +32,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "agent.h"
 #include "am.h"
 #include "dynwin.h"
 #include "jobs.h"
+#include "mem.h"
 #include "windows.h"
 #include "dtree.h"
 #include "dtype.h"
@@ -401,6 +403,77 @@ static void apply_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
 	}
 }
 
+/* A created window's put or get: the runs of a chunk in batches of
+ * iovecs, one system call each */
+#define IOV_BATCH	1024
+
+struct iov_ctx {
+	struct agent *a;
+	struct win_local *l;
+	uint64_t base;
+	uint8_t *pk;			/* the chunk's packed bytes */
+	int write;
+	struct iovec iov[IOV_BATCH];
+	unsigned long n;
+	uint64_t from, pos;		/* the batch's packed bytes */
+	int st;
+};
+
+static void iov_flush(struct iov_ctx *x)
+{
+	if (x->n && !x->st)
+		x->st = client_iov(x->a, x->l->client, x->iov, x->n,
+				   x->pk + x->from, x->pos - x->from,
+				   x->write);
+	x->n = 0;
+	x->from = x->pos;
+}
+
+static void iov_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
+{
+	struct iov_ctx *x = arg;
+
+	(void)basic;
+	if (x->n == IOV_BATCH)
+		iov_flush(x);
+	x->iov[x->n].iov_base = (void *)(uintptr_t)(x->l->addr + x->base +
+						    (uint64_t)off);
+	x->iov[x->n].iov_len = len;
+	x->n++;
+	x->pos += len;
+}
+
+static int created_copy(struct agent *a, struct win_local *l,
+			const struct dtree *t, const struct rmad_am_typed *th,
+			uint64_t pk, uint64_t len, int64_t lo, int64_t hi,
+			uint8_t *buf, int write)
+{
+	static struct iov_ctx x;
+	uint8_t *p = agent_mem_lookup(a, l->client,
+				      l->addr + th->base + (uint64_t)lo,
+				      (size_t)(hi - lo));
+
+	if (p) {
+		/* rmad_alloc_mem memory, mapped here too */
+		if (write)
+			dtree_unpack(t, th->tcount, pk, pk + len, p - lo, buf);
+		else
+			dtree_pack(t, th->tcount, pk, pk + len, p - lo, buf);
+		return 0;
+	}
+	x.a = a;
+	x.l = l;
+	x.base = th->base;
+	x.pk = buf;
+	x.write = write;
+	x.n = 0;
+	x.from = x.pos = 0;
+	x.st = 0;
+	dtree_walk(t, th->tcount, pk, pk + len, iov_run, &x);
+	iov_flush(&x);
+	return x.st;
+}
+
 int ty_apply(struct agent *a, struct win_local *l,
 	     const struct rmad_am_hdr *h, const uint8_t *pl, uint8_t *res,
 	     uint64_t *rlen)
@@ -461,6 +534,13 @@ int ty_apply(struct agent *a, struct win_local *l,
 	x.src = in ? pl + sizeof(th) : NULL;
 	x.res = h->type == RMAD_AM_RMA_GET || h->type == RMAD_AM_RMA_GACC ?
 		res : NULL;
+	if (!acc && l->created) {
+		int st = created_copy(a, l, t, &th, pk, len, lo, hi,
+				      in ? (uint8_t *)x.src : res, in);
+
+		*rlen = !st && !in ? len : 0;
+		return st;
+	}
 	if (!acc && !l->created) {
 		/* a put or get on mapped memory: the copy loops */
 		if (in)

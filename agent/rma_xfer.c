@@ -57,6 +57,26 @@ int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 	return n < 0 && errno == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;
 }
 
+int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
+	       unsigned long n, void *buf, size_t len, int write)
+{
+	struct iovec l = { buf, len };
+	ssize_t got;
+
+	if (!a->cl[c].registered)
+		return RMAD_ERR_AGENT;
+	if (!a->p.cma || a->cl[c].staged)
+		return RMAD_ERR_PERM;
+	got = write ? process_vm_writev(a->cl[c].pid, &l, 1, remote, n, 0) :
+		      process_vm_readv(a->cl[c].pid, &l, 1, remote, n, 0);
+	if (got == (ssize_t)len)
+		return 0;
+	rmad_warn("client %u: cannot %s %zu bytes in %lu pieces: %s", c,
+		  write ? "write" : "read", len, n,
+		  got < 0 ? strerror(errno) : "short");
+	return got < 0 && errno == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;
+}
+
 /* Send for origin o, counting the packet in its statistics. */
 int osend(struct agent *a, struct rma_origin *o, int node,
 		 struct rmad_am_hdr *h, const void *pl, size_t plen)
