@@ -500,7 +500,7 @@ int ty_apply(struct agent *a, struct win_local *l,
 			  h->src_node, th.slot, (unsigned long long)th.key);
 		return RMAD_ERR_TYPE;
 	}
-	if (!th.tcount || th.tcount > INT32_MAX ||
+	if (!t->size || !th.tcount || th.tcount > INT32_MAX ||
 	    th.tcount > (1ull << 40) / t->size || h->disp < th.base)
 		return RMAD_ERR_ARG;
 	total = th.tcount * t->size;
