@@ -936,6 +936,7 @@ int main(int argc, char **argv)
 		goto fail;
 	/* before any client attaches: what typed ops may carry */
 	a->hdr->type_blob_max = agent_type_blob_max(a);
+	a->hdr->type_chunk_max = agent_type_chunk_max(a);
 	if (a->nnodes > 1 && rmad_boot_fence(&a->boot)) {
 		rmad_err("startup fence of the agent mesh failed");
 		goto fail;

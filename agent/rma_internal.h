@@ -226,8 +226,7 @@ struct rma_ctx {
 	void *bounce_desc;
 	/* rma_type.c: per node, the mirror of its cache of our types and
 	 * our cache of its types */
-	struct ty_slot **tmir;
-	struct ty_ent **tcache;
+	struct ty_peer *typ;
 	uint64_t tyclock;
 	int ty_wait;			/* an op waits for a free slot */
 };

@@ -46,18 +46,29 @@
 #include "rmad_abi.h"
 #include "rma_internal.h"
 
-#define TY_MAX_NODES	1024		/* nodes of one parsed type */
-
 struct ty_slot {			/* the origin's mirror */
 	uint64_t key;
 	uint64_t stamp;			/* last use, for LRU */
 	uint32_t pins;			/* ops with chunks left to send */
+	uint32_t len;			/* bytes of its wire form */
 	uint8_t used;
 };
 
 struct ty_ent {				/* the target's cache */
 	uint64_t key;
 	struct dtree *t;
+	uint32_t len;
+};
+
+/* What this agent keeps for one peer node. */
+struct ty_peer {
+	struct ty_slot *mir;		/* its cache of our types */
+	struct ty_ent *cache;		/* our cache of its types */
+	uint64_t bytes;			/* ... their wire forms' bytes */
+	/* a definition that comes in several messages, in order */
+	uint8_t *part;
+	uint32_t part_total, part_got, part_slot;
+	uint64_t part_key;
 };
 
 struct rma_typed {
@@ -72,12 +83,12 @@ struct rma_typed {
 
 uint32_t agent_type_blob_max(struct agent *a)
 {
-	size_t m = a->p.am_buf_size - sizeof(struct rmad_am_hdr);
+	uint64_t b = (uint64_t)a->p.type_cache_bytes;
 
 	if (!a->fab || !rmad_fabric_ordered(a->fab) ||
 	    !a->p.type_cache_entries)
 		return 0;
-	return (uint32_t)(m < RMAD_AM_MAX_PAYLOAD ? m : RMAD_AM_MAX_PAYLOAD);
+	return (uint32_t)(b < DTREE_TRAVEL_BYTES ? b : DTREE_TRAVEL_BYTES);
 }
 
 /* Bytes of packed data one typed chunk carries, a multiple of unit. */
@@ -89,6 +100,11 @@ size_t ty_room(struct agent *a, uint32_t unit)
 		room = RMAD_AM_MAX_PAYLOAD / 2;
 	room -= sizeof(struct rmad_am_typed);
 	return unit ? room / unit * unit : room;
+}
+
+uint32_t agent_type_chunk_max(struct agent *a)
+{
+	return (uint32_t)ty_room(a, 1);
 }
 
 /* Is op allowed on every basic type in t? */
@@ -146,7 +162,8 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 		return RMAD_ERR_NOMEM;
 	st = client_io(a, op->client, d->blob_addr, ty->blob, d->blob_len, 0);
 	if (!st)
-		st = dtree_parse(ty->blob, d->blob_len, TY_MAX_NODES, &t);
+		st = dtree_parse(ty->blob, d->blob_len, DTREE_TRAVEL_NODES,
+				 &t);
 	if (st)
 		goto bad;
 	st = RMAD_ERR_ARG;
@@ -196,21 +213,25 @@ bad:
 	return st;
 }
 
-static struct ty_slot *mirror(struct agent *a, int node)
+static struct ty_peer *peer(struct agent *a, int node)
 {
 	struct rma_ctx *R = a->rma;
 
 	if (node < 0 || node >= a->nnodes)
 		return NULL;
-	if (!R->tmir) {
-		R->tmir = calloc((size_t)a->nnodes, sizeof(*R->tmir));
-		if (!R->tmir)
-			return NULL;
-	}
-	if (!R->tmir[node])
-		R->tmir[node] = calloc((size_t)a->p.type_cache_entries,
-				       sizeof(struct ty_slot));
-	return R->tmir[node];
+	if (!R->typ)
+		R->typ = calloc((size_t)a->nnodes, sizeof(*R->typ));
+	return R->typ ? &R->typ[node] : NULL;
+}
+
+static struct ty_slot *mirror(struct agent *a, int node)
+{
+	struct ty_peer *p = peer(a, node);
+
+	if (p && !p->mir)
+		p->mir = calloc((size_t)a->p.type_cache_entries,
+				sizeof(struct ty_slot));
+	return p ? p->mir : NULL;
 }
 
 static void unpin(struct agent *a, struct rma_typed *ty)
@@ -220,7 +241,7 @@ static void unpin(struct agent *a, struct rma_typed *ty)
 	if (!ty->pinned)
 		return;
 	ty->pinned = 0;
-	m = a->rma->tmir ? a->rma->tmir[ty->node] : NULL;
+	m = a->rma->typ ? a->rma->typ[ty->node].mir : NULL;
 	if (m && m[ty->slot].pins && !--m[ty->slot].pins &&
 	    a->rma->ty_wait) {
 		a->rma->ty_wait = 0;
@@ -228,13 +249,46 @@ static void unpin(struct agent *a, struct rma_typed *ty)
 	}
 }
 
+/* TYPE_DEF of slot k: the wire form in messages of what a buffer holds,
+ * or with no blob, "forget slot k" */
+static int send_def(struct agent *a, struct rma_origin *o, int node,
+		    uint32_t k, uint64_t key, const uint8_t *blob,
+		    uint32_t len)
+{
+	size_t fr = a->p.am_buf_size - sizeof(struct rmad_am_hdr);
+	uint32_t off = 0;
+
+	if (fr > RMAD_AM_MAX_PAYLOAD)
+		fr = RMAD_AM_MAX_PAYLOAD;
+	do {
+		uint32_t n = len - off < fr ? len - off : (uint32_t)fr;
+		struct rmad_am_hdr h = {
+			.type = RMAD_AM_TYPE_DEF,
+			.job = o->w->job->key,
+			.count = k,
+			.disp = key,
+			.seq = off,
+			.wkey = len,
+		};
+
+		if (am_send_st(a, node, &h, blob ? blob + off : NULL, n,
+			       &o->st))
+			return am_node_dead(a, node) ? RMAD_ERR_PROC_FAILED :
+						       RMAD_ERR_FABRIC;
+		off += n;
+	} while (off < len);
+	return 0;
+}
+
 int ty_issue(struct agent *a, struct rma_origin *o, struct rma_op *op)
 {
 	struct rma_ctx *R = a->rma;
 	struct rma_typed *ty = op->ty;
 	uint32_t n = (uint32_t)a->p.type_cache_entries;
+	uint64_t budget = (uint64_t)a->p.type_cache_bytes;
 	struct ty_slot *m = mirror(a, ty->node);
-	int32_t k, lru = -1;
+	int32_t k;
+	int err;
 
 	if (ty->slot >= 0)
 		return 0;
@@ -243,29 +297,46 @@ int ty_issue(struct agent *a, struct rma_origin *o, struct rma_op *op)
 	for (k = 0; k < (int32_t)n; k++)
 		if (m[k].used && m[k].key == ty->key)
 			break;
-	if (k == (int32_t)n) {
-		struct rmad_am_hdr h = {
-			.type = RMAD_AM_TYPE_DEF,
-			.job = o->w->job->key,
-			.disp = ty->key,
-		};
+	while (k == (int32_t)n) {
+		/* a slot, and room for its bytes: least recently used
+		 * types go (none whose chunks are still to be sent) */
+		uint64_t total = 0;
+		int32_t fr = -1, lru = -1;
 
-		for (k = 0; k < (int32_t)n; k++)
-			if (!m[k].pins &&
-			    (lru < 0 || !m[k].used ||
-			     (m[lru].used && m[k].stamp < m[lru].stamp)))
-				lru = k;
-		if (lru < 0) {
+		for (int32_t j = 0; j < (int32_t)n; j++) {
+			if (m[j].used)
+				total += m[j].len;
+			if (m[j].pins)
+				continue;
+			if (!m[j].used) {
+				if (fr < 0)
+					fr = j;
+			} else if (lru < 0 || m[j].stamp < m[lru].stamp) {
+				lru = j;
+			}
+		}
+		if (fr >= 0 && total + ty->blob_len <= budget) {
+			k = fr;
+		} else if (lru < 0) {
 			R->ty_wait = 1;	/* every slot has chunks to send */
 			return 1;
+		} else if (total - m[lru].len + ty->blob_len <= budget) {
+			k = lru;	/* its definition replaces it */
+		} else {
+			/* not enough room even then: it goes, and more */
+			err = send_def(a, o, ty->node, (uint32_t)lru, 0, NULL,
+				       0);
+			if (err)
+				return err;
+			m[lru].used = 0;
+			continue;
 		}
-		k = lru;
-		h.count = (uint64_t)k;
-		if (am_send_st(a, ty->node, &h, ty->blob, ty->blob_len,
-			       &o->st))
-			return am_node_dead(a, ty->node) ?
-			       RMAD_ERR_PROC_FAILED : RMAD_ERR_FABRIC;
+		err = send_def(a, o, ty->node, (uint32_t)k, ty->key, ty->blob,
+			       ty->blob_len);
+		if (err)
+			return err;
 		m[k].key = ty->key;
+		m[k].len = ty->blob_len;
 		m[k].used = 1;
 		a->st.type_defs_sent++;
 		o->st.type_defs++;
@@ -313,36 +384,91 @@ void ty_op_free(struct agent *a, struct rma_op *op)
 
 /* ------------------------------------------------------------ target */
 
+static void ent_clear(struct ty_peer *p, struct ty_ent *c)
+{
+	dtree_free(c->t);
+	p->bytes -= c->len;
+	c->t = NULL;
+	c->key = 0;
+	c->len = 0;
+}
+
+static void part_reset(struct ty_peer *p)
+{
+	free(p->part);
+	p->part = NULL;
+	p->part_total = p->part_got = 0;
+}
+
+/*
+ * A definition (or a piece of one, in order: hdr.seq its offset, hdr.wkey
+ * the whole length), or with no bytes at all the order to forget a slot.
+ * The cache keeps to type_cache_bytes per origin node whatever the
+ * origin says; what does not fit is refused, and the ops that name it
+ * fail with RMAD_ERR_TYPE.
+ */
 static void on_type_def(struct agent *a, const struct rmad_am_hdr *h,
 			const void *pl)
 {
-	struct rma_ctx *R = a->rma;
 	uint32_t n = (uint32_t)a->p.type_cache_entries;
-	uint32_t node = h->src_node;
+	uint32_t node = h->src_node, len = h->payload_len;
+	struct ty_peer *p = peer(a, (int)node);
 	struct dtree *t = NULL;
 	struct ty_ent *c;
+	uint8_t *blob;
 	int err;
 
-	if (node >= (uint32_t)a->nnodes || h->count >= n ||
-	    dtree_key(pl, h->payload_len) != h->disp) {
+	if (!p || h->count >= n) {
 		a->st.pkts_dropped++;
 		rmad_warn("dropped a type definition from node %u (slot %llu "
 			  "of %u)", node, (unsigned long long)h->count, n);
 		return;
 	}
-	if (!R->tcache)
-		R->tcache = calloc((size_t)a->nnodes, sizeof(*R->tcache));
-	if (R->tcache && !R->tcache[node])
-		R->tcache[node] = calloc(n, sizeof(struct ty_ent));
-	if (!R->tcache || !R->tcache[node]) {
+	if (!p->cache)
+		p->cache = calloc(n, sizeof(struct ty_ent));
+	if (!p->cache) {
 		rmad_warn("no memory for node %u's types", node);
 		return;
 	}
-	c = &R->tcache[node][h->count];
-	err = dtree_parse(pl, h->payload_len, TY_MAX_NODES, &t);
-	dtree_free(c->t);
-	c->t = NULL;
-	c->key = 0;
+	c = &p->cache[h->count];
+	if (!h->wkey && !len) {
+		ent_clear(p, c);	/* evicted by its origin */
+		return;
+	}
+	if (!h->seq) {
+		part_reset(p);
+		if (!len || h->wkey > DTREE_TRAVEL_BYTES || len > h->wkey ||
+		    !(p->part = malloc(h->wkey)))
+			goto bad;
+		p->part_total = (uint32_t)h->wkey;
+		p->part_slot = (uint32_t)h->count;
+		p->part_key = h->disp;
+	} else if (!p->part || h->seq != p->part_got ||
+		   h->wkey != p->part_total || h->count != p->part_slot ||
+		   h->disp != p->part_key || !len ||
+		   len > p->part_total - p->part_got) {
+		part_reset(p);
+		goto bad;
+	}
+	memcpy(p->part + p->part_got, pl, len);
+	p->part_got += len;
+	if (p->part_got < p->part_total)
+		return;
+	/* whole: checked, parsed, and in its slot if it fits */
+	blob = p->part;
+	len = p->part_total;
+	p->part = NULL;
+	part_reset(p);
+	err = dtree_key(blob, len) != h->disp ? RMAD_ERR_TYPE :
+	      dtree_parse(blob, len, DTREE_TRAVEL_NODES, &t);
+	free(blob);
+	ent_clear(p, c);
+	if (!err && p->bytes + len > (uint64_t)a->p.type_cache_bytes) {
+		rmad_warn("node %u's types exceed type_cache_bytes here "
+			  "(the same on every node?)", node);
+		dtree_free(t);
+		return;
+	}
 	if (err) {
 		a->st.pkts_dropped++;
 		rmad_warn("node %u sent a bad type (%d)", node, err);
@@ -350,7 +476,13 @@ static void on_type_def(struct agent *a, const struct rmad_am_hdr *h,
 	}
 	c->t = t;
 	c->key = h->disp;
+	c->len = len;
+	p->bytes += len;
 	a->st.type_defs_recv++;
+	return;
+bad:
+	a->st.pkts_dropped++;
+	rmad_warn("dropped a piece of a type definition from node %u", node);
 }
 
 struct apply_ctx {
@@ -493,9 +625,9 @@ int ty_apply(struct agent *a, struct win_local *l,
 	memcpy(&th, pl, sizeof(th));
 	dlen = h->payload_len - sizeof(th);
 	if (h->src_node >= (uint32_t)a->nnodes || th.slot >= n ||
-	    !R->tcache || !R->tcache[h->src_node] ||
-	    !(t = R->tcache[h->src_node][th.slot].t) ||
-	    R->tcache[h->src_node][th.slot].key != th.key) {
+	    !R->typ || !R->typ[h->src_node].cache ||
+	    !(t = R->typ[h->src_node].cache[th.slot].t) ||
+	    R->typ[h->src_node].cache[th.slot].key != th.key) {
 		rmad_warn("node %u: type slot %u holds no type %#llx",
 			  h->src_node, th.slot, (unsigned long long)th.key);
 		return RMAD_ERR_TYPE;
@@ -573,18 +705,16 @@ void ty_node_dead(struct agent *a, int node)
 {
 	struct rma_ctx *R = a->rma;
 	uint32_t n = (uint32_t)a->p.type_cache_entries;
+	struct ty_peer *p;
 
-	if (node < 0 || node >= a->nnodes)
+	if (node < 0 || node >= a->nnodes || !R->typ)
 		return;
-	if (R->tmir && R->tmir[node])
-		for (uint32_t k = 0; k < n; k++)
-			R->tmir[node][k].used = 0;
-	if (R->tcache && R->tcache[node])
-		for (uint32_t k = 0; k < n; k++) {
-			dtree_free(R->tcache[node][k].t);
-			R->tcache[node][k].t = NULL;
-			R->tcache[node][k].key = 0;
-		}
+	p = &R->typ[node];
+	for (uint32_t k = 0; p->mir && k < n; k++)
+		p->mir[k].used = 0;
+	for (uint32_t k = 0; p->cache && k < n; k++)
+		ent_clear(p, &p->cache[k]);
+	part_reset(p);
 }
 
 void ty_init(struct agent *a)
@@ -595,18 +725,14 @@ void ty_init(struct agent *a)
 void ty_fini(struct agent *a)
 {
 	struct rma_ctx *R = a->rma;
-	uint32_t n = (uint32_t)a->p.type_cache_entries;
 
 	for (uint32_t k = 0; R->sh && k < R->nsh; k++)
 		ty_op_free(a, &R->sh[k]);
-	for (int i = 0; i < a->nnodes; i++) {
-		if (R->tmir)
-			free(R->tmir[i]);
-		for (uint32_t k = 0; R->tcache && R->tcache[i] && k < n; k++)
-			dtree_free(R->tcache[i][k].t);
-		if (R->tcache)
-			free(R->tcache[i]);
+	for (int i = 0; R->typ && i < a->nnodes; i++) {
+		ty_node_dead(a, i);
+		free(R->typ[i].mir);
+		free(R->typ[i].cache);
 	}
-	free(R->tmir);
-	free(R->tcache);
+	free(R->typ);
+	R->typ = NULL;
 }

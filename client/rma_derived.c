@@ -313,7 +313,8 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 		blen = BASIC_BLOB;
 	}
 	/* what the agents take of a type that travels */
-	if (blen > c->hdr->type_blob_max || lt.t->depth > DTREE_MAX_DEPTH)
+	if (blen > c->hdr->type_blob_max || lt.t->depth > DTREE_MAX_DEPTH ||
+	    lt.t->nodes > DTREE_TRAVEL_NODES)
 		goto out;
 	/* signatures */
 	if ((in && (err = sig_same(&lo, &lt)) != 1) ||
@@ -329,9 +330,7 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 	if (opc != RMAD_OPC_PUT && opc != RMAD_OPC_GET) {
 		/* a chunk holds whole instances of a mixed type */
 		err = NOT_TYPED;
-		if (lt.t->mixed && lt.t->size + 64 >
-		    (c->hdr->type_blob_max < 8192 ? c->hdr->type_blob_max :
-						    8192))
+		if (lt.t->mixed && lt.t->size > c->hdr->type_chunk_max)
 			goto out;
 		err = 0;
 		for (size_t k = 0; k < lt.nsig && !err; k++)

@@ -106,7 +106,10 @@ struct rmad_shm_hdr {
 	uint32_t type_blob_max;		/* bytes of a derived type that ops
 					 * may carry (RMAD_OPF_TTYPE); 0: the
 					 * agent takes none */
-	uint32_t pad3[4];
+	uint32_t type_chunk_max;	/* packed bytes of one chunk of such
+					 * an op: an accumulate's type that
+					 * mixes basic types is at most this */
+	uint32_t pad3[3];
 	uint64_t off_staging;		/* in a client segment */
 	uint32_t node;			/* this agent's node index */
 	uint32_t nnodes;		/* agents in the mesh */

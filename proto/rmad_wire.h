@@ -80,8 +80,11 @@ enum {
 	/*
 	 * A derived type for the receiver's cache of the sender's types
 	 * (agent/rma_type.c): hdr.count is the slot, hdr.disp the type's
-	 * key (dtree_key of the blob), the payload its wire form
-	 * (shared/dtree.h).  It replaces what the slot held.
+	 * key (dtree_key of the blob), hdr.wkey the wire form's length
+	 * (shared/dtree.h) and hdr.seq where this message's piece of it
+	 * starts: a form longer than one message comes in pieces, in
+	 * order.  It replaces what the slot held.  With wkey and the
+	 * payload empty: forget the slot (evicted by the sender).
 	 */
 	RMAD_AM_TYPE_DEF = 33,
 	RMAD_AM_TYPE_MAX

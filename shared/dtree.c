@@ -188,7 +188,20 @@ static int finish_blocks(struct dtree *t)
 	return 0;
 }
 
+static struct dtree *rd_node1(struct rd *r, int depth);
+
+/* a node and its subtree, which counts its nodes */
 static struct dtree *rd_node(struct rd *r, int depth)
+{
+	unsigned before = r->nodes;
+	struct dtree *t = rd_node1(r, depth);
+
+	if (t)
+		t->nodes = r->nodes - before;
+	return t;
+}
+
+static struct dtree *rd_node1(struct rd *r, int depth)
 {
 	struct dtree *t;
 	uint8_t kind;

@@ -45,6 +45,8 @@ enum {
 };
 
 #define DTREE_MAX_DEPTH		16	/* of a type that travels */
+#define DTREE_TRAVEL_NODES	4096	/* ... its nodes */
+#define DTREE_TRAVEL_BYTES	65536	/* ... its wire form */
 #define DTREE_OWN_DEPTH		200	/* of a process's own types */
 #define DTREE_MAX_COUNT		(1ll << 31)	/* blocks, block lengths */
 #define DTREE_MAX_DISP		(1ll << 48)	/* |displacement|, |stride| */
@@ -57,6 +59,7 @@ struct dtree {
 	uint8_t empty;			/* no bounds (lb = ub = 0) */
 	uint8_t mixed;			/* data of more than one basic type */
 	uint8_t depth;			/* levels, this node's included */
+	uint32_t nodes;			/* nodes, this one's included */
 	uint32_t basic;			/* BASIC */
 	uint32_t homog;			/* the one basic type, or 0 */
 	int64_t count;			/* blocks */

@@ -169,6 +169,12 @@
 	  "was evicted.  Must be the same on every node of the mesh; "	\
 	  "0 sends every non-contiguous op to another node as one op "	\
 	  "per contiguous piece instead.")				\
+	X(type_cache_bytes, SIZE, "1m", 0, 4096, 1073741824,		\
+	  "Bytes of derived target types (their wire forms) each agent "	\
+	  "keeps per origin node; a type larger than this, or than 64 "	\
+	  "KiB, travels as one op per contiguous piece.  The origin's "	\
+	  "agent evicts the least recently used types to stay within "	\
+	  "it.  Must be the same on every node of the mesh.")		\
 	X(am_ordering, BOOL, "true", 0, 0, 0,				\
 	  "Rely on the fabric's send-after-send ordering, when the "	\
 	  "provider offers it, to leave puts and accumulates "		\

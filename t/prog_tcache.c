@@ -25,6 +25,67 @@
 
 static int rank, fails;
 
+/*
+ * "big" and "bigevict": two indexed types of 3000 and 2500 blocks (wire
+ * forms of 48 and 40 KB, several messages each), put and read back in
+ * R rounds, checked against the same ops in place.  Sent once each with
+ * the default type_cache_bytes; with 64k, each evicts the other, so
+ * every use in every round sends its type again (2 * R).
+ */
+static void big(rmad_win_t win, double *w, int evict)
+{
+	static double src[3000], r1[3000], r2[3000], whole[N];
+	static int d1[3000], d2[2500];
+	int b1[3000], b2[2500];
+	rmad_datatype_t t[2];
+	int cnt[2] = { 3000, 2500 };
+	struct rmad_stats st;
+
+	for (int i = 0; i < 3000; i++) {
+		d1[i] = 2 * i;
+		b1[i] = 1;
+	}
+	for (int i = 0; i < 2500; i++) {
+		d2[i] = 3 * i + 1;
+		b2[i] = 1;
+	}
+	OK(rmad_type_indexed(3000, b1, d1, RMAD_DOUBLE, &t[0]));
+	OK(rmad_type_indexed(2500, b2, d2, RMAD_DOUBLE, &t[1]));
+	OK(rmad_type_commit(&t[0]));
+	OK(rmad_type_commit(&t[1]));
+	for (int r = 0; r < R; r++)
+		for (int k = 0; k < 2; k++) {
+			for (int i = 0; i < cnt[k]; i++)
+				src[i] = r * 10000 + k * 5000 + i;
+			for (int tg = 1; tg >= 0; tg--) {
+				OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, tg, 0, win));
+				OK(rmad_put(src, cnt[k], RMAD_DOUBLE, tg,
+					    T_D(win, tg, 0), 1, t[k], win));
+				OK(rmad_win_unlock(tg, win));
+				OK(rmad_win_lock(RMAD_LOCK_SHARED, tg, 0, win));
+				OK(rmad_get(tg ? r1 : r2, cnt[k], RMAD_DOUBLE,
+					    tg, T_D(win, tg, 0), 1, t[k], win));
+				OK(rmad_win_unlock(tg, win));
+			}
+			CHECK(!memcmp(r1, r2, sizeof(double) * cnt[k]) &&
+			      !memcmp(r1, src, sizeof(double) * cnt[k]),
+			      "round %d, type of %d blocks: read back differs",
+			      r, cnt[k]);
+		}
+	OK(rmad_win_lock(RMAD_LOCK_SHARED, 1, 0, win));
+	OK(rmad_get(whole, N, RMAD_DOUBLE, 1, T_D(win, 1, 0), N, RMAD_DOUBLE,
+		    win));
+	OK(rmad_win_unlock(1, win));
+	CHECK(!memcmp(whole, w, sizeof(whole)),
+	      "rank 1's window differs from the one written in place");
+	OK(rmad_win_stats(win, &st));
+	CHECK(st.type_defs == (evict ? 2u * R : 2u), "type_defs %llu, want %d",
+	      (unsigned long long)st.type_defs, evict ? 2 * R : 2);
+	printf("rank 0: types sent %llu\n", (unsigned long long)st.type_defs);
+	OK(rmad_type_free(&t[0]));
+	OK(rmad_type_free(&t[1]));
+}
+
 int main(int argc, char **argv)
 {
 	rmad_datatype_t tt[NT], ot[NT];
@@ -45,6 +106,17 @@ int main(int argc, char **argv)
 	if (!win)
 		return 1;
 	memset(w, 0, N * 8);
+	if (argc > 1 && !strncmp(argv[1], "big", 3)) {
+		rmad_barrier();
+		if (rank == 0 && size > 1)
+			big(win, w, !strcmp(argv[1], "bigevict"));
+		rmad_barrier();
+		OK(rmad_win_free(&win));
+		if (!fails)
+			printf("rank %d: ok\n", rank);
+		rmad_finalize();
+		return fails != 0;
+	}
 	/* the types, all of doubles */
 	OK(rmad_type_vector(40, 2, 5, RMAD_DOUBLE, &tt[0]));
 	OK(rmad_type_vector(80, 1, 2, RMAD_DOUBLE, &ot[0]));

@@ -7,9 +7,11 @@
 # default cache, and again at every first use of a round when a cache
 # of 2 slots is cycled through by the 6 types (eviction, then a miss
 # that the origin's agent handles by sending the type again).  Over shm
-# and tcp;ofi_rxm, and on a created window.
+# and tcp;ofi_rxm, and on a created window.  Then two indexed types of
+# 3000 and 2500 blocks, whose definitions travel in several messages:
+# sent once each, or at every use when type_cache_bytes holds only one.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 5
+plan 7
 pt="$top_builddir/t/prog_tcache"
 run() {
 	local what=$1 mode=$2 out rc
@@ -27,5 +29,10 @@ RMAD_TYPE_CACHE_ENTRIES=2 run "shm, 2 cache entries for 6 types: evicted, sent a
 RMAD_T_FLAVOR=create RMAD_TYPE_CACHE_ENTRIES=2 run \
 	"created windows, tcp;ofi_rxm, 2 cache entries" evict \
 	--provider 'tcp;ofi_rxm'
+run "tcp;ofi_rxm, two types of 48 and 40 KB (definitions in pieces), cached" \
+	big --provider 'tcp;ofi_rxm'
+RMAD_TYPE_CACHE_BYTES=64k run \
+	"shm, the same with type_cache_bytes = 64k: each evicts the other" \
+	bigevict --provider shm
 ok_clean
 done_testing
