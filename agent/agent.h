@@ -105,6 +105,8 @@ struct agent_stats {
 	uint64_t typed_ops;		/* ops with a cached target type */
 	uint64_t type_defs_sent;	/* TYPE_DEFs sent (cache fills) */
 	uint64_t type_defs_recv;	/* TYPE_DEFs taken into the cache */
+	uint64_t acc_pulls;		/* accumulate chunks read (fi_read)
+					 * from their origins and applied */
 	uint32_t op_pool_hwm;
 };
 

@@ -929,7 +929,8 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 		       int remote, struct rmad_fabric_mr **out, uint64_t *key,
 		       uint64_t *raddr, void **desc)
 {
-	uint64_t access = remote ? FI_REMOTE_READ | FI_REMOTE_WRITE :
+	uint64_t access = remote == 2 ? FI_REMOTE_READ :
+			  remote ? FI_REMOTE_READ | FI_REMOTE_WRITE :
 				   FI_READ | FI_WRITE;
 	struct rmad_fabric_mr *m;
 	int ret;

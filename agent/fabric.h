@@ -95,8 +95,9 @@ int rmad_fabric_has_rma(struct rmad_fabric *f);
  * One-sided transfers (fi_write/fi_read) straight into a peer's
  * registered memory.  Only with rmad_fabric_has_rma().
  *
- * A registration exposes [buf, buf+len) to remote reads and writes; the
- * peer addresses it as *raddr + offset with *key.  Local buffers need no
+ * A registration with remote = 1 exposes [buf, buf+len) to remote reads
+ * and writes, with remote = 2 to remote reads only; the peer addresses
+ * it as *raddr + offset with *key.  Local buffers need no
  * registration unless rmad_fabric_needs_local_mr() says so; then they
  * must lie in memory registered here with remote = 0, and its desc is
  * passed along.

@@ -109,6 +109,14 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 		op->rdma = 1;
 		op->raddr += op->tdisp;
 	}
+	/* large accumulates: the target's agent reads the operands
+	 * (rma_pull.c) */
+	if (op->opcode == RMAD_OPC_ACC && !op->is_inline && a->fab &&
+	    a->p.rdma_threshold && op->len >= a->p.rdma_threshold &&
+	    rmad_fabric_has_rma(a->fab)) {
+		op->rdma = 1;
+		op->pull = 1;
+	}
 	return 0;
 }
 
@@ -585,6 +593,7 @@ static void rma_node_dead(struct agent *a, int node)
 		}
 	}
 	ty_node_dead(a, node);
+	pull_node_dead(a, node);
 	a->rma->retry_pending = 1;
 	agent_flush_wakeups(a);
 }
@@ -659,6 +668,7 @@ void agent_rma_fini(struct agent *a)
 	R->bounce_mr = NULL;
 	R->bounce_desc = NULL;
 	R->xfree = NULL;
+	pull_fini(a);
 	ty_fini(a);
 	free(R->sh);
 	free(R->tmem);
@@ -675,9 +685,12 @@ int agent_rma_transfers(struct agent *a)
 	struct rma_ctx *R = a->rma;
 	int nfree = 0;
 
+	if (pull_busy(a))
+		return 1;	/* our reads of other nodes' chunks */
 	if (!R || !R->bounce)
 		return 0;
 	for (struct rma_xfer *x = R->xfree; x; x = x->next)
 		nfree++;
-	return nfree < XFER_MAX;
+	/* pulled chunks need no polling here: the target's read wakes us */
+	return nfree + (int)R->npull_slots < XFER_MAX;
 }

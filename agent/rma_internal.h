@@ -69,6 +69,8 @@ struct rma_op {
 	uint8_t is_inline;
 	uint8_t counted;		/* in its target's nissued/nres */
 	uint8_t rdma;			/* moves by fi_write/fi_read */
+	uint8_t pull;			/* ... an accumulate the target
+					 * reads (rma_pull.c) */
 	uint8_t nx;			/* of them, chunks in flight */
 	uint8_t staged;			/* origin, result: staging offsets */
 	uint8_t waited;			/* the client waits for it (KEEP) */
@@ -104,6 +106,7 @@ struct rma_target {
 	uint32_t nres;			/* of them, ops with results */
 	uint32_t nrdma;			/* of them, fi_write/fi_read ops */
 	uint32_t nacc;			/* of them, accumulates */
+	uint32_t npull;			/* of them, pulled accumulates */
 	uint8_t order_blocked;		/* an accumulate waits for them */
 	/* ops on the ordered channel: sent, known applied, RMA_DONE asked */
 	uint64_t sent_seq, done_seq, flush_seq;
@@ -190,6 +193,13 @@ struct rma_xfer {
 	char *buf;			/* the bounce buffer */
 	uint8_t direct;			/* it moved from/to the client's
 					 * mapped memory, not buf */
+	uint8_t pull;			/* a pulled accumulate's chunk in buf,
+					 * registered (mr) until answered: 1;
+					 * 2: its op ended first, the slot
+					 * waits for the answer anyway */
+	struct rmad_fabric_mr *mr;
+	int node;			/* pull: its target's, and the */
+	uint64_t disp, count;		/* request, as the answer echoes it */
 };
 
 /* rmad_stats counts packets by RMAD_PKT_*, the wire's RMA types in order */
@@ -224,6 +234,12 @@ struct rma_ctx {
 	size_t bounce_len;
 	struct rmad_fabric_mr *bounce_mr;
 	void *bounce_desc;
+	/* rma_pull.c, target side: reads waiting for a buffer, reads in
+	 * flight, and the buffers */
+	struct pull_rd *pq_head, *pq_tail, *pfly, *pzombie;
+	uint32_t npq, npull_fly, npbuf;
+	uint32_t npull_slots;		/* origin side: slots x->pull != 0 */
+	struct pull_buf *pbfree;
 	/* rma_type.c: per node, the mirror of its cache of our types and
 	 * our cache of its types */
 	struct ty_peer *typ;
@@ -288,6 +304,10 @@ int created_apply(struct agent *a, struct win_local *l,
 		  uint8_t *res, uint64_t len);
 int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
 		 void *buf, size_t len, int write);
+/* The bounce buffers and their transfer slots, made on first use
+ * (registered for local access if the provider wants that): 0 or
+ * RMAD_ERR_*. */
+int rma_bounce_init(struct agent *a);
 
 /* rma_target.c */
 void lw_release(uint32_t *lw, int excl);
@@ -302,10 +322,35 @@ void lock_release(struct agent *a, const struct rmad_am_hdr *h,
 void lock_free(struct win_local *l);
 void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		     const uint8_t *pl, struct agent_win *w, uint16_t aflags);
+/* An accumulate whose operands were read from the origin (rma_pull.c):
+ * checked and applied like apply_op's, up to RMAD_AM_PULL_MAX bytes. */
+void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
+		  const uint8_t *data, struct agent_win *w);
 void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 			   const uint8_t *pl, struct agent_win *w);
 void flush_request(struct agent *a, const struct rmad_am_hdr *h);
 int dead_shared(struct agent *a, struct win_local *l, uint32_t c);
+
+/* rma_pull.c: accumulates whose operands the target's agent reads.
+ * Origin side: post what the transfer slots allow of op i's chunks (1
+ * once every byte went out or it failed, with op->status set; 0 to go
+ * on later); a chunk was answered (0, or -1 when no such chunk is
+ * out); op i ends: its chunks' slots are released. */
+int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
+	       uint32_t i);
+int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len);
+void pull_op_end(struct agent *a, uint32_t i);
+/* An answer that names no live op: the chunk of an op that ended
+ * early (1: it was, and its slot is free now; 0: not one of those). */
+int pull_stale(struct agent *a, const struct rmad_am_hdr *h);
+/* Target side: a PULL accumulate came (checked, then read and applied,
+ * or answered with an error); node died; reads in flight or waiting;
+ * everything freed. */
+void pull_request(struct agent *a, const struct rmad_am_hdr *h,
+		  const void *pl, struct agent_win *w);
+void pull_node_dead(struct agent *a, int node);
+int pull_busy(struct agent *a);
+void pull_fini(struct agent *a);
 
 /* rma_pkt.c: a request that cannot be served is answered with status
  * (nothing answers an answer), so that its origin does not wait forever */

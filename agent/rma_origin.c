@@ -150,6 +150,8 @@ void op_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 	int32_t st = op->status;
 
 	set_err(o, st);
+	if (op->pull && op->nx)
+		pull_op_end(a, i);	/* chunks out: their keys close */
 	if (rmad_op_desc(op->opcode)->rma)
 		o->st.ops_completed++;
 	op->serial = 0;
@@ -186,6 +188,8 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 		t->nres++;
 	if (op->rdma)
 		t->nrdma++;
+	if (op->pull)
+		t->npull++;
 	if (is_acc(op->opcode))
 		t->nacc++;
 }
@@ -200,6 +204,8 @@ void uncount_issued(struct rma_target *t, struct rma_op *op)
 		t->nres--;
 	if (op->rdma)
 		t->nrdma--;
+	if (op->pull)
+		t->npull--;
 	if (is_acc(op->opcode))
 		t->nacc--;
 }
@@ -243,39 +249,6 @@ void xfer_done(struct rmad_fabric_xfer *fx, int status)
 	R->progress_win(a, o);
 }
 
-/* The bounce buffers, made on first use (registered if the provider
- * wants local buffers registered). */
-static int bounce_init(struct agent *a)
-{
-	struct rma_ctx *R = a->rma;
-
-	size_t len = (size_t)a->p.rdma_chunk * XFER_MAX;
-	void *p;
-
-	if (R->bounce)
-		return 0;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return RMAD_ERR_NOMEM;
-	if (rmad_fabric_needs_local_mr(a->fab) &&
-	    rmad_fabric_mr_reg(a->fab, p, len, 0, &R->bounce_mr, NULL, NULL,
-			       &R->bounce_desc)) {
-		munmap(p, len);
-		return RMAD_ERR_FABRIC;
-	}
-	R->bounce = p;
-	R->bounce_len = len;
-	for (int k = 0; k < XFER_MAX; k++) {
-		R->xfers[k].buf = R->bounce + (size_t)k * (size_t)a->p.rdma_chunk;
-		R->xfers[k].a = a;
-		R->xfers[k].fx.done = xfer_done;
-		R->xfers[k].next = R->xfree;
-		R->xfree = &R->xfers[k];
-	}
-	return 0;
-}
-
 /*
  * ISSUE for a put or get that moves by fi_write/fi_read: post what the
  * chunk credits allow.  The target's agent takes no part; a put counts
@@ -287,7 +260,7 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 	struct rma_ctx *R = a->rma;
 
 	struct rma_op *op = &R->sh[i];
-	int put = op->opcode == RMAD_OPC_PUT, err = bounce_init(a);
+	int put = op->opcode == RMAD_OPC_PUT, err = rma_bounce_init(a);
 	int direct = !op->staged && !rmad_fabric_needs_local_mr(a->fab);
 	uint64_t now = rmad_now_ns();
 	void *buf;
@@ -329,6 +302,7 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 		if (err)
 			break;
 		x->direct = buf != NULL;
+		x->fx.done = xfer_done;
 		if (!buf)
 			buf = x->buf;
 		err = put ? rmad_fabric_write(a->fab, t->node, buf, (size_t)n,
@@ -449,6 +423,16 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 		}
 	}
 	count_issued(t, op);
+	if (op->pull) {
+		int r = pull_issue(a, o, t, i);
+
+		if (op->done >= op->len && op->sent >= op->len) {
+			/* failed before anything went out */
+			uncount_issued(t, op);
+			op_finish(a, o, i);
+		}
+		return r;
+	}
 	if (op->rdma)
 		return issue_rdma(a, o, t, i);
 	if (op->len > room || !R->ordered)
@@ -714,10 +698,13 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 		uint32_t i = t->head;
 		uint16_t fl = 0;
 
-		if (!R->ordered && o->acc_order && is_acc(R->sh[i].opcode) &&
-		    t->nacc) {
-			/* an unordered channel: the previous accumulate must
-			 * be answered before the next may go */
+		if (o->acc_order && is_acc(R->sh[i].opcode) &&
+		    !R->sh[i].counted &&
+		    (t->npull || (!R->ordered && t->nacc))) {
+			/* an unordered channel, or a pulled accumulate
+			 * (applied after what follows it): the previous
+			 * accumulate must be answered before the next may
+			 * go (one partly sent goes on) */
 			if (!t->order_blocked)
 				o->st.order_waits++;
 			t->order_blocked = 1;

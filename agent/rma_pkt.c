@@ -87,6 +87,8 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 	    n > op->sent - (h->disp - op->tdisp))
 		goto bad;
 	off = h->disp - op->tdisp;
+	if (op->pull && pull_answered(a, i, off, n))
+		goto bad;	/* no such chunk out (a second answer) */
 	orecv(o, h);
 	t = target_find(o, op->target);
 	answer_flags(o, t, h, op);
@@ -127,6 +129,8 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 	make_rma_progress_win(a, o);
 	return;
 bad:
+	if (pull_stale(a, h))
+		return;		/* the late answer of an op that ended */
 	/* an op sent without asking for an answer failed at the target:
 	 * its error belongs to the origin's epoch */
 	o = h->status ? origin_of_rank(w, h->origin) : NULL;
@@ -298,6 +302,11 @@ void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 	case RMAD_AM_RMA_GET:
 	case RMAD_AM_RMA_GACC:
 	case RMAD_AM_RMA_CAS:
+		if (h->flags & RMAD_AMF_PULL) {
+			/* read from the origin first (rma_pull.c) */
+			pull_request(a, h, payload, w);
+			return;
+		}
 		if (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)) {
 			if (w->ready && agent_win_target(w, h->origin,
 							 &(uint64_t){ 0 },

@@ -390,14 +390,14 @@ void lock_free(struct win_local *l)
  * piggybacked synchronization (aflags: what the grant adds).  An UNLOCK
  * that rode along releases the origin's lock once the data is in.
  */
-void apply_op(struct agent *a, const struct rmad_am_hdr *h,
-		     const uint8_t *pl, struct agent_win *w, uint16_t aflags)
+static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
+		      const uint8_t *pl, struct agent_win *w, uint16_t aflags,
+		      uint64_t room)
 {
 	struct win_local *l = agent_win_local(w, h->target);
 	size_t es = rmad_dtype_size(h->dtype);
 	uint64_t len = h->count * es;
 	uint8_t res[RMAD_AM_MAX_PAYLOAD];
-	size_t room = a->p.am_buf_size - sizeof(*h);
 	int st = 0, type = h->type == RMAD_AM_RMA_PUT ||
 			   h->type == RMAD_AM_RMA_ACC ?
 			   RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP;
@@ -414,7 +414,8 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		cmm_smp_mb();
 		goto out;
 	}
-	if (!es || h->count > room || len > room || len > sizeof(res)) {
+	if (!es || h->count > room || len > room ||
+	    (h->type != RMAD_AM_RMA_ACC && len > sizeof(res))) {
 		st = RMAD_ERR_TYPE;
 		goto out;
 	}
@@ -511,6 +512,23 @@ out:
 			 RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)))
 		answer(a, h, type, st, aflags, res,
 		       type == RMAD_AM_RMA_RESP && !st ? len : 0);
+}
+
+void apply_op(struct agent *a, const struct rmad_am_hdr *h,
+	      const uint8_t *pl, struct agent_win *w, uint16_t aflags)
+{
+	apply_lim(a, h, pl, w, aflags, a->p.am_buf_size - sizeof(*h));
+}
+
+void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
+		  const uint8_t *data, struct agent_win *w)
+{
+	if (h->type != RMAD_AM_RMA_ACC ||
+	    (h->flags & (RMAD_AMF_TYPED | RMAD_AMF_PULL))) {
+		answer(a, h, RMAD_AM_RMA_ACK, RMAD_ERR_ARG, 0, NULL, 0);
+		return;
+	}
+	apply_lim(a, h, data, w, 0, RMAD_AM_PULL_MAX);
 }
 
 /*

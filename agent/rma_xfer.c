@@ -216,6 +216,28 @@ int created_apply(struct agent *a, struct win_local *l,
 	case RMAD_AM_RMA_GET:
 		return client_io(a, l->client, addr, res, len, 0);
 	}
+	if (h->type == RMAD_AM_RMA_ACC && len > sizeof(cur) && es &&
+	    sizeof(cur) >= es) {
+		/* a pulled chunk (rma_pull.c): piece by piece, the lock held
+		 * throughout */
+		uint64_t piece = sizeof(cur) / es * es;
+
+		st = acc_lock(a, l);
+		if (st)
+			return st;
+		for (uint64_t off = 0; off < len; off += piece) {
+			uint64_t n = len - off < piece ? len - off : piece;
+
+			st = client_io(a, l->client, addr + off, cur, n, 0);
+			if (st)
+				break;
+			rmad_acc_apply_excl(cur, pl + off, NULL, h->dtype,
+					    h->op, n / es);
+			st = client_io(a, l->client, addr + off, cur, n, 1);
+		}
+		acc_unlock(l);
+		return st;
+	}
 	if (len > sizeof(cur))
 		return RMAD_ERR_TYPE;
 	st = acc_lock(a, l);
@@ -245,4 +267,34 @@ int created_apply(struct agent *a, struct win_local *l,
 	}
 	acc_unlock(l);
 	return st;
+}
+
+int rma_bounce_init(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+
+	size_t len = (size_t)a->p.rdma_chunk * XFER_MAX;
+	void *p;
+
+	if (R->bounce)
+		return 0;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return RMAD_ERR_NOMEM;
+	if (rmad_fabric_needs_local_mr(a->fab) &&
+	    rmad_fabric_mr_reg(a->fab, p, len, 0, &R->bounce_mr, NULL, NULL,
+			       &R->bounce_desc)) {
+		munmap(p, len);
+		return RMAD_ERR_FABRIC;
+	}
+	R->bounce = p;
+	R->bounce_len = len;
+	for (int k = 0; k < XFER_MAX; k++) {
+		R->xfers[k].buf = R->bounce + (size_t)k * (size_t)a->p.rdma_chunk;
+		R->xfers[k].a = a;
+		R->xfers[k].next = R->xfree;
+		R->xfree = &R->xfers[k];
+	}
+	return 0;
 }

@@ -83,6 +83,7 @@ static const struct stat_desc {
 	S(typed_ops, "ops with a cached target type", "typed_ops", ""),
 	S(type_defs_sent, "target types sent", "type_defs_sent", ""),
 	S(type_defs_recv, "target types cached", "type_defs_recv", ""),
+	S(acc_pulls, "accumulate chunks read from origins", "acc_pulls", ""),
 #undef S
 #undef P
 };

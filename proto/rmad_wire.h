@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 10
+#define RMAD_WIRE_VERSION 11
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -113,6 +113,12 @@ enum {
  * chunk's offset in the op's packed stream, hdr.count its bytes and
  * hdr.dtype RMAD_BYTE, so that answers are matched as a contiguous op's */
 #define RMAD_AMF_TYPED		0x0040
+/* on an ACC: the operands are not in the payload, which is a struct
+ * rmad_am_pull naming them in the origin agent's memory; the target's
+ * agent reads them with fi_read (at most RMAD_AM_PULL_MAX bytes),
+ * combines them in bulk, and answers (ACK_REQ is always set).  Never
+ * with a lock request, UNLOCK or PSCW_DONE */
+#define RMAD_AMF_PULL		0x0080
 /* on answers */
 #define RMAD_AMF_GRANTED	0x0100	/* the piggybacked lock was granted */
 #define RMAD_AMF_UNLOCKED	0x0200	/* ... and released after the op */
@@ -147,6 +153,16 @@ static_assert(sizeof(struct rmad_am_hdr) == 72, "am hdr");
 static_assert(offsetof(struct rmad_am_hdr, job) == 8, "am job");
 static_assert(offsetof(struct rmad_am_hdr, disp) == 32, "am disp");
 static_assert(offsetof(struct rmad_am_hdr, payload_len) == 56, "am plen");
+
+/* The payload of a PULL accumulate: hdr.count elements of hdr.dtype at
+ * (raddr, key) in the origin agent's registered memory, readable only
+ * until the answer. */
+struct rmad_am_pull {
+	uint64_t raddr;
+	uint64_t key;
+};
+static_assert(sizeof(struct rmad_am_pull) == 16, "am pull");
+#define RMAD_AM_PULL_MAX	(512 * 1024)
 
 /* The head of a TYPED packet's payload. */
 struct rmad_am_typed {

@@ -31,6 +31,7 @@ layers=(
 	"rma_xfer"			# RMA: client memory I/O and sends
 	"rma_type"			# RMA: derived target types, their cache
 	"rma_target"			# RMA: lock granting and apply
+	"rma_pull"			# RMA: accumulates the target reads
 	"rma_origin"			# RMA: the operation table
 	"rma_pscw"			# RMA: post/start/complete/wait notices
 	"rma_win"			# RMA: window progress, sync, fence

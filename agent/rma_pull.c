@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rma_pull.c - large accumulates to another node, read by the target.
+ *
+ * An accumulate of rdma_threshold bytes or more does not cross as
+ * active messages of am_buf_size bytes, each copied through both
+ * agents.  The origin's agent copies a chunk of the operands (up to
+ * RMAD_AM_PULL_MAX bytes, and rdma_chunk) into one of its transfer
+ * slots' bounce buffers, registers that chunk for remote reads only,
+ * and sends an ACC packet flagged RMAD_AMF_PULL that names it (struct
+ * rmad_am_pull).  The target's agent checks the packet as it would an
+ * accumulate with data, reads the chunk with fi_read into a buffer of
+ * its own, combines it into the window in bulk (under the accumulate
+ * lock, accword.h) with every check made again, and answers.  The
+ * answer releases the origin's slot and closes the chunk's
+ * registration: its key reads nothing once the chunk is done.
+ *
+ * Order.  The target applies packets in arrival order, but a pulled
+ * chunk after the packets that follow it; so, when the window orders
+ * accumulates, the origin's agent sends no further accumulate to that
+ * target until every pulled one there is answered (npull, in
+ * rma_origin.c), and unlock, flush and PSCW complete wait for the
+ * answers too (pulled ops count among the fi_write/fi_read ops, nrdma).
+ *
+ * The target keeps at most PULL_BUFS reads in flight; further requests
+ * wait in a FIFO (an origin agent has at most XFER_MAX chunks out, so
+ * PULL_QUEUE_MAX is only reached by a misbehaving peer, whose requests
+ * are then refused with RMAD_ERR_NOMEM).  A read from a node that dies
+ * is abandoned with its buffer (the provider may still own it).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "agent.h"
+#include "am.h"
+#include "jobs.h"
+#include "windows.h"
+#include "dynwin.h"
+#include "dtype.h"
+#include "log.h"
+#include "rmad_abi.h"
+#include "util.h"
+#include "rma_internal.h"
+
+#define PULL_BUFS	16
+#define PULL_QUEUE_MAX	4096
+
+/* ---- origin side ---------------------------------------------------- */
+
+/* Bytes of one pulled chunk of elements of size es. */
+static uint64_t pull_room(struct agent *a, size_t es)
+{
+	uint64_t n = (uint64_t)a->p.rdma_chunk;
+
+	if (n > RMAD_AM_PULL_MAX)
+		n = RMAD_AM_PULL_MAX;
+	return n / es * es;
+}
+
+static void slot_release(struct rma_ctx *R, struct rma_xfer *x)
+{
+	rmad_fabric_mr_close(x->mr);
+	x->mr = NULL;
+	x->pull = 0;
+	R->npull_slots--;
+	x->next = R->xfree;
+	R->xfree = x;
+	R->retry_pending = 1;	/* an op may wait for a slot */
+}
+
+int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
+	       uint32_t i)
+{
+	struct rma_ctx *R = a->rma;
+	struct rma_op *op = &R->sh[i];
+	size_t es = rmad_dtype_size(op->dtype);
+	int err = es ? rma_bounce_init(a) : RMAD_ERR_TYPE;
+	uint64_t room = es ? pull_room(a, es) : 0;
+
+	while (!err && op->sent < op->len) {
+		struct rma_xfer *x = R->xfree;
+		uint64_t n = op->len - op->sent;
+		struct rmad_am_pull pl;
+		struct rmad_am_hdr h = {
+			.type = RMAD_AM_RMA_ACC,
+			.flags = RMAD_AMF_PULL | RMAD_AMF_ACK_REQ,
+			.job = o->w->job->key,
+			.origin = o->rank,
+			.target = op->target,
+			.dtype = op->dtype,
+			.op = op->op,
+			.wkey = o->w->key,
+		};
+
+		if (op->nx >= XFER_PER_OP)
+			return 0;
+		if (!x) {
+			R->retry_pending = 1;	/* a chunk of another op ends */
+			return 0;
+		}
+		if (n > room)
+			n = room;
+		err = op_io(a, op, op->origin + op->sent, x->buf, (size_t)n, 0);
+		if (!err)
+			err = rmad_fabric_mr_reg(a->fab, x->buf, (size_t)n, 2,
+						 &x->mr, &pl.key, &pl.raddr,
+						 NULL);
+		if (err)
+			break;
+		h.disp = op->tdisp + op->sent;
+		h.count = n / es;
+		h.seq = ((uint64_t)op->serial << 32) | i;
+		if (osend(a, o, t->node, &h, &pl, sizeof(pl))) {
+			rmad_fabric_mr_close(x->mr);
+			x->mr = NULL;
+			err = am_node_dead(a, t->node) ? RMAD_ERR_PROC_FAILED :
+							 RMAD_ERR_FABRIC;
+			break;
+		}
+		R->xfree = x->next;
+		R->npull_slots++;
+		x->pull = 1;
+		x->node = t->node;
+		x->disp = h.disp;
+		x->count = h.count;
+		x->op = i;
+		x->serial = op->serial;
+		x->off = op->sent;
+		x->len = n;
+		op->nx++;
+		op->sent += n;
+		o->st.rdma_reads++;	/* the target's, on our behalf */
+	}
+	if (err) {
+		/* nothing more goes out; the op ends once what went out is
+		 * answered */
+		op->status = err;
+		op->len = op->sent;
+	}
+	return 1;
+}
+
+int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len)
+{
+	struct rma_ctx *R = a->rma;
+	struct rma_op *op = &R->sh[i];
+
+	if (!R->bounce)
+		return -1;
+	for (int k = 0; k < XFER_MAX; k++) {
+		struct rma_xfer *x = &R->xfers[k];
+
+		if (x->pull != 1 || x->op != i || x->serial != op->serial ||
+		    x->off != off || x->len != len)
+			continue;
+		slot_release(R, x);
+		op->nx--;
+		return 0;
+	}
+	return -1;
+}
+
+void pull_op_end(struct agent *a, uint32_t i)
+{
+	struct rma_ctx *R = a->rma;
+	struct rma_op *op = &R->sh[i];
+
+	if (!R->bounce)
+		return;
+	/*
+	 * Its chunks' keys read nothing any more, and a chunk whose target
+	 * lives keeps its slot until the answer comes: a provider that
+	 * reads without checking the key (shm's process_vm_readv path)
+	 * must never find another op's bytes there.
+	 */
+	for (int k = 0; k < XFER_MAX; k++) {
+		struct rma_xfer *x = &R->xfers[k];
+
+		if (x->pull != 1 || x->op != i || x->serial != op->serial)
+			continue;
+		if (op->nx)
+			op->nx--;
+		if (am_node_dead(a, x->node)) {
+			slot_release(R, x);
+			continue;
+		}
+		rmad_fabric_mr_close(x->mr);
+		x->mr = NULL;
+		x->pull = 2;
+	}
+}
+
+int pull_stale(struct agent *a, const struct rmad_am_hdr *h)
+{
+	struct rma_ctx *R = a->rma;
+
+	if (!R->bounce || !R->npull_slots || h->type != RMAD_AM_RMA_ACK)
+		return 0;
+	for (int k = 0; k < XFER_MAX; k++) {
+		struct rma_xfer *x = &R->xfers[k];
+
+		if (x->pull == 2 && x->op == (uint32_t)h->seq &&
+		    x->serial == (uint32_t)(h->seq >> 32) &&
+		    x->node == (int)h->src_node && x->disp == h->disp &&
+		    x->count == h->count) {
+			slot_release(R, x);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- target side ---------------------------------------------------- */
+
+struct pull_buf {
+	struct pull_buf *next;
+	char *buf;
+	struct rmad_fabric_mr *mr;	/* local, when the provider wants it */
+	void *desc;
+};
+
+/* One read: waiting in the FIFO, or in flight. */
+struct pull_rd {
+	struct rmad_fabric_xfer fx;	/* first: the completion names it */
+	struct pull_rd *next;
+	struct agent *a;
+	struct rmad_am_hdr h;		/* the request, a private copy */
+	struct rmad_am_pull p;
+	struct pull_buf *b;
+	uint8_t dead;			/* its node died: forget it */
+};
+
+static void buf_free(struct pull_buf *b)
+{
+	rmad_fabric_mr_close(b->mr);
+	munmap(b->buf, RMAD_AM_PULL_MAX);
+	free(b);
+}
+
+static struct pull_buf *buf_get(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+	struct pull_buf *b = R->pbfree;
+
+	if (b) {
+		R->pbfree = b->next;
+		return b;
+	}
+	if (R->npbuf >= PULL_BUFS || !(b = calloc(1, sizeof(*b))))
+		return NULL;
+	b->buf = mmap(NULL, RMAD_AM_PULL_MAX, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (b->buf == MAP_FAILED) {
+		free(b);
+		return NULL;
+	}
+	if (rmad_fabric_needs_local_mr(a->fab) &&
+	    rmad_fabric_mr_reg(a->fab, b->buf, RMAD_AM_PULL_MAX, 0, &b->mr,
+			       NULL, NULL, &b->desc)) {
+		munmap(b->buf, RMAD_AM_PULL_MAX);
+		free(b);
+		return NULL;
+	}
+	R->npbuf++;
+	return b;
+}
+
+static void buf_put(struct rma_ctx *R, struct pull_buf *b)
+{
+	b->next = R->pbfree;
+	R->pbfree = b;
+}
+
+static void refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t st)
+{
+	a->st.pkts_dropped++;
+	rmad_warn("pulled accumulate from node %u (rank %d -> %d): "
+		  "refused (%d)", h->src_node, h->origin, h->target, st);
+	answer(a, h, RMAD_AM_RMA_ACK, st, 0, NULL, 0);
+}
+
+static void pull_kick(struct agent *a);
+
+static void unlink_rd(struct pull_rd **pp, struct pull_rd *rd)
+{
+	for (; *pp; pp = &(*pp)->next)
+		if (*pp == rd) {
+			*pp = rd->next;
+			return;
+		}
+}
+
+static void read_done(struct rmad_fabric_xfer *fx, int status)
+{
+	struct pull_rd *rd = (struct pull_rd *)fx;
+	struct agent *a = rd->a;
+	struct rma_ctx *R = a->rma;
+	struct agent_job *j;
+	struct agent_win *w;
+
+	if (rd->dead) {
+		/* abandoned when its node died; its buffer was counted out */
+		unlink_rd(&R->pzombie, rd);
+		buf_free(rd->b);
+		free(rd);
+		return;
+	}
+	unlink_rd(&R->pfly, rd);
+	R->npull_fly--;
+	if (status) {
+		refuse(a, &rd->h, RMAD_ERR_FABRIC);
+	} else {
+		struct rmad_am_hdr h = rd->h;
+
+		/* the window may have gone while we read: look again */
+		j = agent_job_find(a, h.job);
+		w = j ? agent_win_by_key(a, j, h.wkey) : NULL;
+		h.flags &= (uint16_t)~RMAD_AMF_PULL;
+		h.payload_len = (uint32_t)(h.count * rmad_dtype_size(h.dtype));
+		if (!w) {
+			refuse(a, &rd->h, RMAD_ERR_ARG);
+		} else {
+			apply_pulled(a, &h, (const uint8_t *)rd->b->buf, w);
+			a->st.acc_pulls++;
+		}
+	}
+	buf_put(R, rd->b);
+	free(rd);
+	pull_kick(a);
+}
+
+/* Start the reads that buffers allow, in arrival order. */
+static void pull_kick(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+
+	while (R->pq_head) {
+		struct pull_rd *rd = R->pq_head;
+		uint64_t len = rd->h.count * rmad_dtype_size(rd->h.dtype);
+		int err;
+
+		if (!(rd->b = buf_get(a)))
+			return;		/* a read in flight ends first */
+		rd->fx.done = read_done;
+		err = rmad_fabric_read(a->fab, (int)rd->h.src_node, rd->b->buf,
+				       (size_t)len, rd->b->desc, rd->p.raddr,
+				       rd->p.key, &rd->fx);
+		if (err == 1) {
+			/* the provider is full: after its progress */
+			buf_put(R, rd->b);
+			rd->b = NULL;
+			R->retry_pending = 1;
+			return;
+		}
+		R->pq_head = rd->next;
+		if (!R->pq_head)
+			R->pq_tail = NULL;
+		R->npq--;
+		if (err) {
+			refuse(a, &rd->h, err);
+			buf_put(R, rd->b);
+			free(rd);
+			continue;
+		}
+		rd->next = R->pfly;
+		R->pfly = rd;
+		R->npull_fly++;
+	}
+}
+
+void pull_request(struct agent *a, const struct rmad_am_hdr *h,
+		  const void *pl, struct agent_win *w)
+{
+	struct rma_ctx *R = a->rma;
+	struct win_local *l = agent_win_local(w, h->target);
+	size_t es = rmad_dtype_size(h->dtype);
+	uint64_t len = h->count * es;
+	int32_t st = 0;
+	struct pull_rd *rd;
+
+	if (!a->fab || !rmad_fabric_has_rma(a->fab) ||
+	    h->type != RMAD_AM_RMA_ACC ||
+	    (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL |
+			 RMAD_AMF_UNLOCK | RMAD_AMF_PSCW_DONE |
+			 RMAD_AMF_TYPED)) ||
+	    !(h->flags & RMAD_AMF_ACK_REQ) ||
+	    h->payload_len != sizeof(struct rmad_am_pull) ||
+	    h->src_node >= (uint32_t)rmad_fabric_nnodes(a->fab) ||
+	    h->src_node == (uint32_t)a->node)
+		st = RMAD_ERR_ARG;
+	else if (!l || (!l->created && !l->data))
+		st = RMAD_ERR_RANK;
+	else if (!es || !h->count || h->count > RMAD_AM_PULL_MAX ||
+		 len > RMAD_AM_PULL_MAX)
+		st = RMAD_ERR_TYPE;
+	else if ((st = rmad_op_check(h->dtype, h->op)) == 0 &&
+		 h->op == RMAD_NO_OP)
+		st = RMAD_ERR_OP;
+	else if (!st && (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
+			 h->disp > l->size || len > l->size - h->disp))
+		st = RMAD_ERR_DISP;
+	else if (!st && R->npq >= PULL_QUEUE_MAX)
+		st = RMAD_ERR_NOMEM;
+	if (!st && !(rd = calloc(1, sizeof(*rd))))
+		st = RMAD_ERR_NOMEM;
+	if (st) {
+		refuse(a, h, st);
+		return;
+	}
+	rd->a = a;
+	rd->h = *h;
+	memcpy(&rd->p, pl, sizeof(rd->p));
+	if (R->pq_tail)
+		R->pq_tail->next = rd;
+	else
+		R->pq_head = rd;
+	R->pq_tail = rd;
+	R->npq++;
+	pull_kick(a);
+}
+
+void pull_node_dead(struct agent *a, int node)
+{
+	struct rma_ctx *R = a->rma;
+	struct pull_rd **pp = &R->pq_head, *last = NULL;
+
+	/* origin side: slots that waited for that node's answers */
+	for (int k = 0; R->bounce && k < XFER_MAX; k++)
+		if (R->xfers[k].pull == 2 && R->xfers[k].node == node)
+			slot_release(R, &R->xfers[k]);
+
+	while (*pp) {
+		struct pull_rd *rd = *pp;
+
+		if (rd->h.src_node != (uint32_t)node) {
+			last = rd;
+			pp = &rd->next;
+			continue;
+		}
+		*pp = rd->next;
+		R->npq--;
+		free(rd);
+	}
+	R->pq_tail = last;
+	/* reads in flight there: each keeps its buffer until the provider
+	 * lets go of it (never, if it cannot tell), and a fresh buffer
+	 * may take its place */
+	for (pp = &R->pfly; *pp;) {
+		struct pull_rd *rd = *pp;
+
+		if (rd->h.src_node != (uint32_t)node) {
+			pp = &rd->next;
+			continue;
+		}
+		*pp = rd->next;
+		rd->dead = 1;
+		rd->next = R->pzombie;
+		R->pzombie = rd;
+		R->npull_fly--;
+		R->npbuf--;
+	}
+}
+
+int pull_busy(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+
+	return R && (R->npull_fly || R->pq_head);
+}
+
+void pull_fini(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+
+	while (R->pq_head) {
+		struct pull_rd *rd = R->pq_head;
+
+		R->pq_head = rd->next;
+		free(rd);
+	}
+	R->pq_tail = NULL;
+	R->npq = 0;
+	/* the fabric is not progressed any more: nothing writes there */
+	for (int k = 0; k < 2; k++) {
+		struct pull_rd **pp = k ? &R->pzombie : &R->pfly;
+
+		while (*pp) {
+			struct pull_rd *rd = *pp;
+
+			*pp = rd->next;
+			buf_free(rd->b);
+			free(rd);
+		}
+	}
+	R->npull_fly = 0;
+	while (R->pbfree) {
+		struct pull_buf *b = R->pbfree;
+
+		R->pbfree = b->next;
+		buf_free(b);
+	}
+}

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# accpull.sh - large accumulates between virtual nodes (t/prog_accpull.c):
+# the target's agent reads their operands with fi_read and combines them
+# in bulk (rma_pull.c).  Exact totals where large and small accumulates
+# from several origins meet, the order of a large REPLACE, small
+# REPLACEs and a large SUM from one origin, MAX on doubles, flush then
+# get under an exclusive lock, and a fence epoch; over shm and
+# tcp;ofi_rxm, with chunks smaller than the transfers (more than the
+# agent keeps in flight), on created and dynamic windows, and with
+# rdma_threshold = 0 (active messages instead, nothing read).
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+plan 13
+pr="$top_builddir/t/prog_accpull"
+# run WHAT NP WANT ARGS...: every rank passes, and every rank's
+# accumulates were read by their targets (WANT=some) or not (none)
+run() {
+	local what=$1 np=$2 want=$3 out rc n c
+	shift 3
+	out=$(run_bounded 180 "$RMAD_RUN" -q "$@" -np "$np" "$pr" 2 2>&1)
+	rc=$?
+	n=$(echo "$out" | grep -c ": ok (node")
+	[ "$rc" -eq 0 ] && [ "$n" -eq "$np" ]
+	ok $? "$what: $n of $np ranks passed (rc $rc)"
+	[ "$n" -eq "$np" ] || diag "$(echo "$out" | head -40)"
+	c=$(echo "$out" | sed -n 's/.* \([0-9]*\) chunks pulled.*/\1/p' |
+		tr '\n' ' ')
+	case $want in
+	some) [ -n "$c" ] && ! echo " $c" | grep -q ' 0 ' ;;
+	none) [ -n "$c" ] && [ -z "$(echo "$c" | tr -d ' 0')" ] ;;
+	esac
+	ok $? "$what: chunks read by the targets: $want ($c)"
+}
+run "shm, 2 vnodes, 3 ranks" 3 some --vnodes 2 --provider shm
+run "tcp;ofi_rxm, 3 vnodes, 3 ranks" 3 some --vnodes 3 \
+	--provider 'tcp;ofi_rxm'
+run "tcp;ofi_rxm, 2 vnodes, 64k chunks" 2 some --vnodes 2 \
+	--provider 'tcp;ofi_rxm' --set rdma_chunk=64k
+RMAD_T_FLAVOR=create run "created windows, shm, 2 vnodes, 64k chunks" 3 \
+	some --vnodes 2 --provider shm --set rdma_chunk=64k
+RMAD_T_FLAVOR=dynamic run "dynamic windows, tcp;ofi_rxm, 2 vnodes" 2 some \
+	--vnodes 2 --provider 'tcp;ofi_rxm'
+run "shm, 2 vnodes, rdma_threshold=0" 2 none --vnodes 2 --provider shm \
+	--set rdma_threshold=0
+ok_clean
+done_testing

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * prog_accpull.c - large accumulates to other nodes, the ones whose
+ * operands the target's agent reads with fi_read (rma_pull.c), checked
+ * by every rank with plain loads of its own window:
+ *
+ *   1. lock_all: every rank adds rank+1 to every element of a shared
+ *      region S of every other rank's window in one large SUM, and 1 to
+ *      a few elements of S in small SUMs between (small and pulled
+ *      accumulates on the same elements: the totals must be exact);
+ *   2. in the same epoch, per target, in its own segment: a large
+ *      REPLACE with A, small REPLACEs with -1-k at a few places, a large
+ *      SUM of 1, then a large MAX of doubles: the window must show
+ *      B+1 at those places and A+1 elsewhere (accumulates are applied
+ *      in order: a pulled one before the small one after it);
+ *   3. exclusive lock: a large SUM of 2 into the next rank's segment,
+ *      flush, a large get of it back, compared;
+ *   4. fence: a large SUM of 1 into S of every other rank, fence,
+ *      checked.
+ *
+ * Each rank reports how many chunks of its round-1 accumulates the
+ * targets read (rmad_win_stats rdma_reads).
+ *
+ * Usage: prog_accpull [rounds] (default 2).  Prints "rank R: ok (...)" or
+ * "rank R: FAIL ..." lines and exits non-zero on failure.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rmad.h>
+
+#include "prog.h"
+
+static int rank, size, fails;
+
+#define NS	(100 * 1000 + 7)	/* int64s in the shared region */
+#define NSEG	(150 * 1000 + 3)	/* int64s (and doubles) per origin */
+#define NHOT	8			/* small accumulates' places */
+
+/* the window: S, then per origin NSEG int64s and NSEG doubles */
+static size_t seg_i(int o)
+{
+	return NS + (size_t)o * 2 * NSEG;
+}
+
+static size_t seg_d(int o)
+{
+	return seg_i(o) + NSEG;
+}
+
+static size_t hot(int k)
+{
+	return (size_t)k * (NSEG / NHOT) + 5;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 2;
+	struct rmad_info in;
+	int64_t *base, *src, *one, *back;
+	double *dsrc;
+	size_t nel;
+	uint64_t pulled = 0;
+	rmad_win_t w = RMAD_WIN_NULL;
+
+	if (rmad_init(&argc, &argv)) {
+		printf("rank ?: FAIL rmad_init\n");
+		return 1;
+	}
+	rmad_rank(&rank);
+	rmad_size(&size);
+	rmad_get_info(&in);
+	nel = NS + (size_t)size * 2 * NSEG;
+	src = malloc(NSEG * sizeof(*src));
+	one = malloc(NSEG * sizeof(*one));
+	back = malloc(NSEG * sizeof(*back));
+	dsrc = malloc(NSEG * sizeof(*dsrc));
+	OK(t_win_allocate(nel * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	if (!src || !one || !back || !dsrc || !w)
+		goto out;
+	for (size_t i = 0; i < NSEG; i++)
+		one[i] = 1;
+	for (int r = 0; r < rounds && !fails; r++) {
+		int64_t A = (int64_t)r * 1000 + rank, inc = rank + 1;
+		int64_t want = 0;
+
+		memset(base, 0, nel * 8);
+		rmad_barrier();
+
+		/* 1 and 2, one lock_all epoch */
+		for (size_t i = 0; i < NSEG; i++) {
+			src[i] = A;
+			dsrc[i] = (double)(i % 1000) + 0.5 * rank;
+		}
+		for (size_t i = 0; i < NS; i++)
+			back[i] = inc;
+		OK(rmad_win_lock_all(0, w));
+		for (int t = 0; t < size; t++) {
+			if (t == rank)
+				continue;
+			OK(rmad_accumulate(back, NS, RMAD_INT64, t,
+					   T_D(w, t, 0), NS, RMAD_INT64,
+					   RMAD_SUM, w));
+			for (int k = 0; k < NHOT; k++)
+				OK(rmad_accumulate(one, 1 + k % 4, RMAD_INT64,
+						   t, T_D(w, t, hot(k) % NS),
+						   1 + k % 4, RMAD_INT64,
+						   RMAD_SUM, w));
+			OK(rmad_accumulate(src, NSEG, RMAD_INT64, t,
+					   T_D(w, t, seg_i(rank)), NSEG,
+					   RMAD_INT64, RMAD_REPLACE, w));
+			for (int k = 0; k < NHOT; k++) {
+				int64_t b = -1 - k;
+
+				OK(rmad_accumulate(&b, 1, RMAD_INT64, t,
+						   T_D(w, t, seg_i(rank) +
+						       hot(k)), 1,
+						   RMAD_INT64, RMAD_REPLACE,
+						   w));
+			}
+			OK(rmad_accumulate(one, NSEG, RMAD_INT64, t,
+					   T_D(w, t, seg_i(rank)), NSEG,
+					   RMAD_INT64, RMAD_SUM, w));
+			OK(rmad_accumulate(dsrc, NSEG, RMAD_DOUBLE, t,
+					   T_D(w, t, seg_d(rank)), NSEG,
+					   RMAD_DOUBLE, RMAD_MAX, w));
+		}
+		OK(rmad_win_unlock_all(w));
+		rmad_barrier();
+		for (int o = 0; o < size; o++)
+			if (o != rank)
+				want += o + 1;
+		for (size_t i = 0; i < NS; i++) {
+			int64_t e = want;
+
+			for (int k = 0; k < NHOT; k++)
+				if (i >= hot(k) % NS &&
+				    i < hot(k) % NS + 1 + (size_t)(k % 4))
+					e += size - 1;
+			if (base[i] != e) {
+				CHECK(0, "round %d: S[%zu] = %lld, want %lld",
+				      r, i, (long long)base[i], (long long)e);
+				break;
+			}
+		}
+		for (int o = 0; o < size; o++) {
+			int64_t *s = base + seg_i(o);
+			double *d = (double *)base + seg_d(o);
+			int64_t Ao = (int64_t)r * 1000 + o;
+
+			if (o == rank)
+				continue;
+			for (size_t i = 0, k = 0; i < NSEG; i++) {
+				int64_t e = Ao + 1;
+				double de = (double)(i % 1000) + 0.5 * o;
+
+				if (k < NHOT && i == hot((int)k))
+					e = -1 - (int64_t)k++ + 1;
+				if (s[i] != e) {
+					CHECK(0, "round %d: from %d: seg[%zu] "
+					      "= %lld, want %lld (order)", r,
+					      o, i, (long long)s[i],
+					      (long long)e);
+					break;
+				}
+				if (d[i] != de) {
+					CHECK(0, "round %d: from %d: max[%zu]"
+					      " = %g, want %g", r, o, i, d[i],
+					      de);
+					break;
+				}
+			}
+		}
+		if (r == 0) {
+			/* only accumulates so far: their chunks that the
+			 * targets read count among the fi_read chunks */
+			struct rmad_stats st;
+
+			OK(rmad_win_stats(w, &st));
+			pulled = st.rdma_reads;
+		}
+		rmad_barrier();
+
+		/* 3. exclusive lock: add, flush, read back */
+		if (size > 1) {
+			int t = (rank + 1) % size;
+
+			for (size_t i = 0; i < NSEG; i++)
+				src[i] = 2;
+			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, t, 0, w));
+			OK(rmad_accumulate(src, NSEG, RMAD_INT64, t,
+					   T_D(w, t, seg_i(rank)), NSEG,
+					   RMAD_INT64, RMAD_SUM, w));
+			OK(rmad_win_flush(t, w));
+			memset(back, 0, NSEG * sizeof(*back));
+			OK(rmad_get(back, NSEG, RMAD_INT64, t,
+				    T_D(w, t, seg_i(rank)), NSEG, RMAD_INT64,
+				    w));
+			OK(rmad_win_unlock(t, w));
+			for (size_t i = 0, k = 0; i < NSEG; i++) {
+				int64_t e = A + 3;
+
+				if (k < NHOT && i == hot((int)k))
+					e = -1 - (int64_t)k++ + 3;
+				if (back[i] != e) {
+					CHECK(0, "round %d: exclusive at %d: "
+					      "[%zu] = %lld, want %lld", r, t,
+					      i, (long long)back[i],
+					      (long long)e);
+					break;
+				}
+			}
+		}
+		rmad_barrier();
+
+		/* 4. fence */
+		OK(rmad_win_fence(0, w));
+		for (int t = 0; t < size; t++)
+			if (t != rank)
+				OK(rmad_accumulate(one, NS, RMAD_INT64, t,
+						   T_D(w, t, 0), NS,
+						   RMAD_INT64, RMAD_SUM, w));
+		OK(rmad_win_fence(0, w));
+		for (size_t i = 0; i < NS; i++) {
+			int64_t e = want + size - 1;
+
+			for (int k = 0; k < NHOT; k++)
+				if (i >= hot(k) % NS &&
+				    i < hot(k) % NS + 1 + (size_t)(k % 4))
+					e += size - 1;
+			if (base[i] != e) {
+				CHECK(0, "round %d: fence: S[%zu] = %lld, "
+				      "want %lld", r, i, (long long)base[i],
+				      (long long)e);
+				break;
+			}
+		}
+		OK(rmad_win_fence(0, w));
+		rmad_barrier();
+	}
+out:
+	if (w)
+		OK(rmad_win_free(&w));
+	free(src);
+	free(one);
+	free(back);
+	free(dsrc);
+	if (fails)
+		printf("rank %d: FAIL %d checks\n", rank, fails);
+	else
+		printf("rank %d: ok (node %d of %d, %d rounds, %llu chunks "
+		       "pulled)\n", rank, in.node, in.nnodes, rounds,
+		       (unsigned long long)pulled);
+	fflush(stdout);
+	rmad_finalize();
+	return fails != 0;
+}
