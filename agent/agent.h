@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -258,6 +259,10 @@ struct agent {
 	struct bell *bell;		/* bell.c: peers wake us (shm), or NULL */
 	/* progress (main.c): event-driven while the core is shared */
 	int event_mode;
+	int rt;				/* SCHED_FIFO now (rt_priority) */
+	int rt_refused;			/* ... and the system said no */
+	uint32_t rt_idle;		/* passes that found nothing to do
+					 * and could not sleep */
 	int nshare;			/* clients that may run on our core */
 
 	/* clients and jobs */
@@ -406,6 +411,23 @@ struct agent_win {
 static inline void agent_note_activity(struct agent *a)
 {
 	a->last_activity_ns = rmad_now_ns();
+}
+
+/*
+ * Wait a moment for another process: sched_yield() under SCHED_OTHER;
+ * a short sleep under SCHED_FIFO (rt_priority), where sched_yield()
+ * gives the core to no process of the normal class, such as the client
+ * that holds what we wait for.
+ */
+static inline void agent_yield(const struct agent *a)
+{
+	if (a->rt) {
+		struct timespec ts = { 0, 20000 };
+
+		nanosleep(&ts, NULL);
+	} else {
+		sched_yield();
+	}
 }
 
 #endif

@@ -397,7 +397,8 @@ static int setup_events(struct agent *a)
 
 /* --------------------------------------------------------- the loop */
 
-static void agent_sleep(struct agent *a)
+/* 1 if it slept; 0 when there was something to do after all */
+static int agent_sleep(struct agent *a)
 {
 	struct rmad_shm_hdr *h = a->hdr;
 	struct timeval tv;
@@ -412,7 +413,7 @@ static void agent_sleep(struct agent *a)
 	if (!agent_rings_empty(a) || (a->fab && rmad_fabric_pending(a->fab)) ||
 	    agent_rma_transfers(a)) {
 		uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
-		return;
+		return 0;
 	}
 	a->st.sleeps++;
 	if (a->fab) {
@@ -435,7 +436,7 @@ static void agent_sleep(struct agent *a)
 			if (t)
 				event_free(t);
 			uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
-			return;
+			return 0;
 		}
 		if (a->fab_ev) {
 			if (rmad_fabric_trywait(a->fab) != 0) {
@@ -444,7 +445,7 @@ static void agent_sleep(struct agent *a)
 					event_free(t);
 				uatomic_and(&h->agent_flags,
 					    ~RMAD_AGENT_NEED_WAKEUP);
-				return;
+				return 0;
 			}
 			armed = event_add(a->fab_ev, NULL) == 0;
 		}
@@ -462,6 +463,34 @@ static void agent_sleep(struct agent *a)
 		event_base_loop(a->base, EVLOOP_ONCE);
 	}
 	uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
+	return 1;
+}
+
+/*
+ * The scheduling class that goes with the mode: SCHED_FIFO at
+ * rt_priority while event-driven (a wakeup preempts the process that
+ * computes on our core), SCHED_OTHER while spinning.  Children (none
+ * today) start in SCHED_OTHER.
+ */
+static void set_sched(struct agent *a, int ev)
+{
+	int rt = ev && a->p.rt_priority > 0;
+	struct sched_param sp = { .sched_priority = rt ? a->p.rt_priority :
+							  0 };
+
+	if (rt == a->rt || (rt && a->rt_refused))
+		return;
+	if (sched_setscheduler(0, (rt ? SCHED_FIFO : SCHED_OTHER) |
+			       SCHED_RESET_ON_FORK, &sp) == 0) {
+		a->rt = rt;
+		rmad_info("scheduling: %s", rt ? "SCHED_FIFO" : "SCHED_OTHER");
+	} else if (rt) {
+		a->rt_refused = 1;
+		rmad_info("rt_priority %ld: SCHED_FIFO refused (%s); the agent "
+			  "keeps SCHED_OTHER, and its wakeups may wait for a "
+			  "computing process's time slice",
+			  a->p.rt_priority, strerror(errno));
+	}
 }
 
 /*
@@ -488,9 +517,12 @@ static void spin_once(struct agent *a, uint64_t now)
 /*
  * progress = event, or auto while a client may run on our core: sleep
  * as soon as there is nothing to do.  Spinning on a shared core takes
- * it from the process whose work we wait for.  (Clients keep their
- * client_spin_us: measured on 2 shared cores, clients that slept at
- * once left the agents' wakeups behind a computing rank's time slice.)
+ * it from the process whose work we wait for; so does a client that
+ * spins while it waits for us, so they sleep at once then
+ * (RMAD_AGENT_EVENT).  And we run under SCHED_FIFO (rt_priority), so
+ * that our wakeups preempt a computing rank on our core instead of
+ * waiting for its time slice: measured on 2 shared cores, that keeps a
+ * put+flush to a computing target flat in T.
  */
 static int event_mode(struct agent *a)
 {
@@ -508,6 +540,12 @@ static int event_mode(struct agent *a)
 
 	if (ev != a->event_mode) {
 		a->event_mode = ev;
+		/* waiting clients sleep at once while we share their core */
+		if (ev)
+			uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_EVENT);
+		else
+			uatomic_and(&a->hdr->agent_flags, ~RMAD_AGENT_EVENT);
+		set_sched(a, ev);
 		rmad_info("progress: %s (progress = %s, %d client(s) on "
 			  "our core)", ev ? "event-driven" : "spinning", m,
 			  a->nshare);
@@ -546,10 +584,21 @@ static void agent_run(struct agent *a)
 		if (n || a->p.busy_poll)
 			continue;
 		if (event_mode(a) ||
-		    now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000)
-			agent_sleep(a);
-		else
+		    now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000) {
+			if (agent_sleep(a) || !a->rt) {
+				a->rt_idle = 0;
+			} else if (++a->rt_idle % 256 == 0) {
+				/* we wait busily (transfers in flight): under
+				 * SCHED_FIFO a process of the normal class on
+				 * our core, maybe the one we wait for, gets a
+				 * moment too */
+				agent_yield(a);
+			} else {
+				sched_yield();	/* another agent on our core */
+			}
+		} else {
 			spin_once(a, now);
+		}
 	}
 	am_flush(a);
 }

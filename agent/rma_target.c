@@ -598,7 +598,7 @@ int dead_shared(struct agent *a, struct win_local *l, uint32_t c)
 		}
 		/* acquire: the word did not move while we counted */
 		if (busy || load_acquire(&ctl->lock) != v) {
-			sched_yield();
+			agent_yield(a);
 			continue;
 		}
 		if (v & RMAD_LW_EXCL)

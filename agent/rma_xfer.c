@@ -166,7 +166,7 @@ int acc_lock(struct agent *a, struct win_local *l)
 			l->acc_stuck = 1;
 			return RMAD_ERR_SYNC;
 		}
-		sched_yield();
+		agent_yield(a);
 	}
 }
 

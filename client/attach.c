@@ -554,7 +554,7 @@ int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx)
 		cmm_smp_mb();
 		kick(c);
 		err = rmad_counter_wait(c->me, RMAD_CNT_FREED, seen + 1,
-					c->p.client_spin_us, rmad_agent_gone,
+					rmad_spin_us(c), rmad_agent_gone,
 					c);
 		if (err)
 			return err;
@@ -648,7 +648,7 @@ static int sync_wait(struct rmad_client *c, rmad_win_t w,
 		goto out;
 	}
 	err = rmad_counter_wait(c->me, RMAD_CNT_SYNC, want,
-				c->p.client_spin_us, rmad_agent_gone, c);
+				rmad_spin_us(c), rmad_agent_gone, c);
 	if (err)
 		goto out;
 	st = load_relaxed(&e->status);

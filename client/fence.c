@@ -59,7 +59,7 @@ static struct rmad_win_ctl *bar_page(rmad_win_t w)
 static int shm_barrier(struct rmad_client *c, rmad_win_t w)
 {
 	struct rmad_win_ctl *ctl = bar_page(w);
-	uint64_t t0, spin_ns = (uint64_t)c->p.client_spin_us * 1000;
+	uint64_t t0, spin_ns = (uint64_t)rmad_spin_us(c) * 1000;
 	uint32_t g;
 
 	if (!ctl)

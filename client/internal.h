@@ -342,6 +342,16 @@ void rmad_detach(struct rmad_client *c);
 /* 0 while the agent is there; RMAD_ERR_AGENT once it is gone (a
  * rmad_counter_wait abort callback: "stop waiting if the agent is gone") */
 int rmad_agent_gone(void *arg);
+
+/* How long a waiter spins before it sleeps: client_spin_us, or not at
+ * all while the agent runs event-driven (RMAD_AGENT_EVENT: it shares a
+ * core with clients, and a spinning waiter would hold the core that the
+ * work it waits for needs). */
+static inline long rmad_spin_us(const struct rmad_client *c)
+{
+	return (__atomic_load_n(&c->hdr->agent_flags, __ATOMIC_RELAXED) &
+		RMAD_AGENT_EVENT) ? 0 : c->p.client_spin_us;
+}
 /* an element for an op on window w (NULL: on none) */
 int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx);
 void rmad_op_free(struct rmad_client *c, uint32_t idx);

@@ -141,7 +141,7 @@ static int wait_word(struct rmad_client *c, rmad_win_t w, uint32_t *word,
 		     void *arg)
 {
 	struct rmad_win_ctl *me = my_ctl(w);
-	uint64_t t0 = rmad_now_ns(), spin_ns = (uint64_t)c->p.client_spin_us * 1000;
+	uint64_t t0 = rmad_now_ns(), spin_ns = (uint64_t)rmad_spin_us(c) * 1000;
 
 	for (unsigned int n = 1;; n++) {
 		uint32_t v = __atomic_load_n(word, __ATOMIC_SEQ_CST);

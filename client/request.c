@@ -119,7 +119,7 @@ int rmad_req_room(struct rmad_client *c)
 		if (nkept < REQ_KEEP_MAX)
 			break;
 		err = rmad_counter_wait(c->me, RMAD_CNT_LOCAL, seen + 1,
-					c->p.client_spin_us, rmad_agent_gone,
+					rmad_spin_us(c), rmad_agent_gone,
 					c);
 	}
 	pthread_mutex_unlock(&req_lock);
@@ -284,7 +284,7 @@ static int req_sleep(uint64_t seen)
 	struct rmad_client *c = &rmad_cl;
 
 	return rmad_counter_wait(c->me, RMAD_CNT_LOCAL, seen + 1,
-				 c->p.client_spin_us, rmad_agent_gone, c);
+				 rmad_spin_us(c), rmad_agent_gone, c);
 }
 
 /* ------------------------------------------------ internal waits */

@@ -137,7 +137,7 @@ static int lw_acquire(struct rmad_client *c, rmad_win_t w,
 		/* held: spin a while, then sleep on the word */
 		if (!t0)
 			t0 = rmad_now_ns();
-		if (rmad_now_ns() - t0 < (uint64_t)c->p.client_spin_us * 1000) {
+		if (rmad_now_ns() - t0 < (uint64_t)rmad_spin_us(c) * 1000) {
 			caa_cpu_relax();
 			continue;
 		}

@@ -71,6 +71,9 @@
 /* hdr->agent_flags bits */
 #define RMAD_AGENT_NEED_WAKEUP	0x1u	/* agent sleeps: kick the doorbell */
 #define RMAD_AGENT_STOPPING	0x2u	/* agent is shutting down */
+/* event-driven (it shares its core with clients): waiting clients sleep
+ * at once instead of spinning for client_spin_us */
+#define RMAD_AGENT_EVENT	0x4u
 
 /*
  * A free list of pool elements: a Treiber stack whose head packs the

@@ -60,6 +60,14 @@
 	  "this agent may run on the "	\
 	  "agent's core (its CPU affinity includes it, or the agent is " \
 	  "not pinned), spin otherwise.")				\
+	X(rt_priority, INT, "1", 0, 0, 99,				\
+	  "While event-driven, the agent runs under SCHED_FIFO at this "	\
+	  "priority, when the system allows it (root, CAP_SYS_NICE or "	\
+	  "RLIMIT_RTPRIO), so that a wakeup for work preempts a "	\
+	  "computing process on its core at once instead of waiting "	\
+	  "for the end of its time slice; it sleeps whenever idle, and "	\
+	  "gives the core up for a moment when it must wait busily.  "	\
+	  "0 keeps SCHED_OTHER; spinning agents always use it.")	\
 	X(busy_poll, BOOL, "false", RMAD_P_RELOAD, 0, 0,		\
 	  "Never sleep: the agent polls its rings and the fabric "	\
 	  "continuously. Use it only when the agent has a core of its "	\
@@ -81,7 +89,9 @@
 	  "for their jobs. Keep it several times heartbeat_ms.")	\
 	X(client_spin_us, INT, "50", RMAD_P_RELOAD, 0, 1000000,	\
 	  "Microseconds a waiting client spins on a completion counter " \
-	  "before it sleeps on the futex.")				\
+	  "before it sleeps on the futex, while its agent spins; while " \
+	  "the agent is event-driven (progress), waiting clients sleep " \
+	  "at once.")							\
 	X(log_level, LEVEL, "warn", RMAD_P_RELOAD, 0, 0,		\
 	  "Log verbosity of the agent and of librmad: error, warn, "	\
 	  "info or debug.")						\
