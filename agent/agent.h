@@ -263,6 +263,8 @@ struct agent {
 	int rt_refused;			/* ... and the system said no */
 	uint32_t rt_idle;		/* passes that found nothing to do
 					 * and could not sleep */
+	/* we poll, not sleep, until then (agent_expect_answer) */
+	uint64_t expect_until;
 	int nshare;			/* clients that may run on our core */
 
 	/* clients and jobs */
@@ -411,6 +413,25 @@ struct agent_win {
 static inline void agent_note_activity(struct agent *a)
 {
 	a->last_activity_ns = rmad_now_ns();
+}
+
+/*
+ * We sent another node a request that it answers.  While event-driven
+ * under SCHED_FIFO, the agent polls for answer_spin_us from then on
+ * rather than sleep (agent_answer_due): the answer finds it awake, and
+ * so does the client's next operation, which its answer set free; each
+ * saves a wakeup.
+ */
+static inline void agent_expect_answer(struct agent *a)
+{
+	if (a->rt && a->p.answer_spin_us)
+		a->expect_until = rmad_now_ns() +
+				  (uint64_t)a->p.answer_spin_us * 1000;
+}
+
+static inline int agent_answer_due(const struct agent *a, uint64_t now)
+{
+	return a->rt && now < a->expect_until;
 }
 
 /*

@@ -585,13 +585,15 @@ static void agent_run(struct agent *a)
 			continue;
 		if (event_mode(a) ||
 		    now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000) {
-			if (agent_sleep(a) || !a->rt) {
+			/* an answer due finds us awake (answer_spin_us) */
+			if (!agent_answer_due(a, now) &&
+			    (agent_sleep(a) || !a->rt)) {
 				a->rt_idle = 0;
 			} else if (++a->rt_idle % 256 == 0) {
-				/* we wait busily (transfers in flight): under
-				 * SCHED_FIFO a process of the normal class on
-				 * our core, maybe the one we wait for, gets a
-				 * moment too */
+				/* we wait busily (transfers in flight, an
+				 * answer due): under SCHED_FIFO a process of
+				 * the normal class on our core, maybe the one
+				 * we wait for, gets a moment too */
 				agent_yield(a);
 			} else {
 				sched_yield();	/* another agent on our core */

@@ -278,6 +278,27 @@ void ty_fini(struct agent *a);
 void lock_drop_node(struct agent *a, struct win_local *l, uint32_t node);
 
 /* rma_xfer.c */
+/* Does the target answer this request (RMA between agents)? */
+static inline int am_wants_answer(const struct rmad_am_hdr *h)
+{
+	switch (h->type) {
+	case RMAD_AM_RMA_LOCK:
+	case RMAD_AM_RMA_UNLOCK:
+	case RMAD_AM_RMA_GET:
+	case RMAD_AM_RMA_GACC:
+	case RMAD_AM_RMA_CAS:
+	case RMAD_AM_RMA_FLUSH:
+		return 1;
+	case RMAD_AM_RMA_PUT:
+	case RMAD_AM_RMA_ACC:
+		return !!(h->flags & (RMAD_AMF_LOCK_SHARED |
+				      RMAD_AMF_LOCK_EXCL | RMAD_AMF_UNLOCK |
+				      RMAD_AMF_ACK_REQ));
+	default:
+		return 0;
+	}
+}
+/* Send for origin o (statistics; answers due: agent_expect_answer). */
 int osend(struct agent *a, struct rma_origin *o, int node,
 		 struct rmad_am_hdr *h, const void *pl, size_t plen);
 void orecv(struct rma_origin *o, const struct rmad_am_hdr *h);

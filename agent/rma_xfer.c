@@ -85,6 +85,8 @@ int osend(struct agent *a, struct rma_origin *o, int node,
 		o->st.pkts_sent[h->type - RMAD_AM_RMA_LOCK]++;
 		o->st.pkts_sent_total++;
 	}
+	if (am_wants_answer(h))
+		agent_expect_answer(a);
 	return am_send_st(a, node, h, pl, plen, &o->st);
 }
 

@@ -68,6 +68,15 @@
 	  "for the end of its time slice; it sleeps whenever idle, and "	\
 	  "gives the core up for a moment when it must wait busily.  "	\
 	  "0 keeps SCHED_OTHER; spinning agents always use it.")	\
+	X(answer_spin_us, INT, "50", RMAD_P_RELOAD, 0, 1000000,	\
+	  "While event-driven under SCHED_FIFO (rt_priority), how long "	\
+	  "in microseconds the agent keeps polling after it sent another " \
+	  "node a request that it answers (a flush, a get, a lock, an "	\
+	  "acknowledged put or accumulate) before it sleeps: the answer " \
+	  "and the client's next operation then find it awake, which "	\
+	  "saves a wakeup each.  Meanwhile it gives its core to other "	\
+	  "processes only for a moment every 256 passes.  0: sleep at "	\
+	  "once.")							\
 	X(busy_poll, BOOL, "false", RMAD_P_RELOAD, 0, 0,		\
 	  "Never sleep: the agent polls its rings and the fabric "	\
 	  "continuously. Use it only when the agent has a core of its "	\
