@@ -108,6 +108,7 @@ struct agent_stats {
 	uint64_t type_defs_recv;	/* TYPE_DEFs taken into the cache */
 	uint64_t acc_pulls;		/* accumulate chunks read (fi_read)
 					 * from their origins and applied */
+	uint64_t rt_lent;		/* SCHED_FIFO given up while busy */
 	uint32_t op_pool_hwm;
 };
 
@@ -261,6 +262,9 @@ struct agent {
 	int event_mode;
 	int rt;				/* SCHED_FIFO now (rt_priority) */
 	int rt_refused;			/* ... and the system said no */
+	int rt_lent;			/* SCHED_OTHER for now: busy too long
+					 * (rt_busy in main.c) */
+	uint64_t awake_since;		/* end of the last sleep */
 	uint32_t rt_idle;		/* passes that found nothing to do
 					 * and could not sleep */
 	/* we poll, not sleep, until then (agent_expect_answer) */

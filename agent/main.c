@@ -57,6 +57,9 @@
  * must not wait for a quiet moment.
  */
 #define EVENT_POLL_NS 200000
+/* an agent under SCHED_FIFO that has not slept for this long returns
+ * to SCHED_OTHER until its next sleep (rt_busy) */
+#define RT_BUSY_NS 10000000ull
 
 static int apply_sets(struct agent *a, struct rmad_params *p, char *err,
 		      size_t len)
@@ -397,6 +400,42 @@ static int setup_events(struct agent *a)
 
 /* --------------------------------------------------------- the loop */
 
+/*
+ * SCHED_FIFO is for the wakeups: a sleeping agent woken for work
+ * preempts the rank computing on its core.  An agent that stays busy
+ * (a stream of operations, transfers it waits for) gains nothing from
+ * it, and one that ran 95 % of a second would be throttled by the
+ * kernel (sched_rt_runtime_us) for the rest of it.  So after RT_BUSY_NS
+ * without a sleep it lends the core back to the normal class, and takes
+ * SCHED_FIFO again just before its next sleep.
+ */
+static void rt_busy(struct agent *a, uint64_t now)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (!a->rt || now - a->awake_since < RT_BUSY_NS)
+		return;
+	if (sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK,
+			       &sp) == 0) {
+		a->rt = 0;
+		a->rt_lent = 1;
+		a->st.rt_lent++;
+	}
+}
+
+static void rt_restore(struct agent *a)
+{
+	struct sched_param sp = { .sched_priority = (int)a->p.rt_priority };
+
+	if (!a->rt_lent)
+		return;
+	a->rt_lent = 0;
+	if (!a->event_mode || a->p.rt_priority <= 0)
+		return;		/* the mode changed meanwhile */
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+		a->rt = 1;
+}
+
 /* 1 if it slept; 0 when there was something to do after all */
 static int agent_sleep(struct agent *a)
 {
@@ -416,6 +455,7 @@ static int agent_sleep(struct agent *a)
 		return 0;
 	}
 	a->st.sleeps++;
+	rt_restore(a);
 	if (a->fab) {
 		/*
 		 * Sleep until the fabric's wait fd fires (tcp;ofi_rxm has
@@ -463,6 +503,7 @@ static int agent_sleep(struct agent *a)
 		event_base_loop(a->base, EVLOOP_ONCE);
 	}
 	uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
+	a->awake_since = rmad_now_ns();
 	return 1;
 }
 
@@ -573,6 +614,7 @@ static void agent_run(struct agent *a)
 		n += make_rma_progress_global(a);
 		agent_flush_wakeups(a);
 		now = rmad_now_ns();
+		rt_busy(a, now);
 		if (n)
 			a->last_activity_ns = now;
 		if (now - last_events >= EVENT_POLL_NS) {
