@@ -7,6 +7,9 @@
  *    flight, between two processes on this host (a fork; addresses and
  *    memory keys go through a socketpair).  Progress is manual, so the
  *    target busy-polls its CQ the whole time, as a dedicated agent would.
+ *  - the round trip of a message (fi_send, answered by the target with
+ *    fi_send of the same size) up to 4 KiB: what an operation that needs
+ *    the target's answer (a put+flush) costs at least on that provider.
  *  - with --floor, the same-node floor: memcpy bandwidth and the round
  *    trip of a cache line between two cores (two pinned threads).
  *
@@ -40,6 +43,7 @@
 
 #define MAX_SIZE (4u << 20)
 #define WINDOW 64
+#define MSG_MAX 4096	/* round-trip messages, after the write area */
 
 struct fab {
 	struct fi_info *info;
@@ -109,7 +113,7 @@ static void row(const char *label, const char *test, const char *mode,
 static int fab_open(struct fab *f)
 {
 	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	const char *node = NULL;
 	uint64_t flags = 0;
@@ -143,11 +147,11 @@ static int fab_open(struct fab *f)
 	ret = ret ? ret : fi_enable(f->ep);
 	if (ret)
 		return ret;
-	f->buf = aligned_alloc(4096, MAX_SIZE);
+	f->buf = aligned_alloc(4096, MAX_SIZE + 2 * MSG_MAX);
 	if (!f->buf)
 		return -FI_ENOMEM;
-	memset(f->buf, 0, MAX_SIZE);
-	ret = fi_mr_reg(f->domain, f->buf, MAX_SIZE,
+	memset(f->buf, 0, MAX_SIZE + 2 * MSG_MAX);
+	ret = fi_mr_reg(f->domain, f->buf, MAX_SIZE + 2 * MSG_MAX,
 			FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
 			0, 0, 0, &f->mr, NULL);
 	if (ret)
@@ -201,7 +205,7 @@ static int exchange(struct fab *f, int sock, struct card *peer)
 /* poll until n completions came in; the CQ is our only progress */
 static int wait_cq(struct fab *f, int n)
 {
-	struct fi_cq_entry e[WINDOW];
+	struct fi_cq_msg_entry e[WINDOW];
 	struct fi_cq_err_entry err;
 
 	while (n > 0) {
@@ -235,23 +239,60 @@ static int post_write(struct fab *f, struct card *peer, size_t size,
 	return (int)r;
 }
 
+static struct fi_context2 rctx, sctx;	/* round trips: receive, send */
+
+static int post_recv(struct fab *f)
+{
+	ssize_t r;
+
+	do {
+		r = fi_recv(f->ep, f->buf + MAX_SIZE, MSG_MAX, f->desc,
+			    FI_ADDR_UNSPEC, &rctx);
+		if (r == -FI_EAGAIN)
+			fi_cq_read(f->cq, NULL, 0);
+	} while (r == -FI_EAGAIN);
+	return (int)r;
+}
+
+static int post_send(struct fab *f, size_t size)
+{
+	ssize_t r;
+
+	do {
+		r = fi_send(f->ep, f->buf + MAX_SIZE + MSG_MAX, size, f->desc,
+			    f->peer, &sctx);
+		if (r == -FI_EAGAIN)
+			fi_cq_read(f->cq, NULL, 0);
+	} while (r == -FI_EAGAIN);
+	return (int)r;
+}
+
 /*
- * The target: poll the CQ for the origin's sake, and between polls look
+ * The target: poll the CQ for the origin's sake, answer each message
+ * with one of the same size, and between polls look
  * at the socket for "check size" (answered ok/not) or "quit".
  */
 static int target(struct fab *f, int sock)
 {
-	struct fi_cq_entry e[WINDOW];
+	struct fi_cq_msg_entry e[WINDOW];
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
 	unsigned char *want = malloc(MAX_SIZE);
 
-	if (!want)
+	if (!want || post_recv(f))
 		return 1;
 	for (unsigned long k = 0;; k++) {
 		uint64_t cmd;
+		ssize_t r = fi_cq_read(f->cq, e, WINDOW);
 		char ok;
 
-		fi_cq_read(f->cq, e, WINDOW);
+		for (ssize_t j = 0; j < r; j++) {
+			if (e[j].op_context != &rctx)
+				continue;
+			if (post_recv(f) || post_send(f, e[j].len)) {
+				free(want);
+				return 1;
+			}
+		}
 		if (k % 256 || poll(&pfd, 1, 0) <= 0)
 			continue;
 		if (read(sock, &cmd, sizeof(cmd)) != sizeof(cmd) || !cmd)
@@ -307,6 +348,19 @@ static int origin(struct fab *f, int sock, struct card *peer)
 		if (!rc)
 			row(label, "put", "raw", size, t, done, 1, 0,
 			    ask_check(sock, size));
+		done = 0;
+		for (int k = -w; k < n && !rc && size <= MSG_MAX; k++) {
+			double t0 = now();
+
+			/* the answer's receive, then the send: 2 completions */
+			rc = post_recv(f);
+			rc = rc ? rc : post_send(f, size);
+			rc = rc ? rc : wait_cq(f, 2);
+			if (k >= 0)
+				t[done++] = now() - t0;
+		}
+		if (!rc && size <= MSG_MAX)
+			row(label, "rtt", "raw", size, t, done, 1, 0, 1);
 		if (size < 1024)
 			continue;
 		done = 0;
