@@ -324,8 +324,18 @@ ATOMIC_TYPES(DEFINE_APPLY)
 	}
 
 /* AVX2 where the CPU has it (chosen once, at load, by an ifunc): twice
- * the elements per instruction of x86-64's baseline SSE2 */
-#if defined(__x86_64__) && defined(__has_attribute)
+ * the elements per instruction of x86-64's baseline SSE2.  Not under
+ * ThreadSanitizer, whose instrumented resolver would run before its
+ * runtime is up (the program crashes at load). */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define BULK_NO_CLONES
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define BULK_NO_CLONES
+#endif
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(BULK_NO_CLONES)
 #if __has_attribute(target_clones)
 #define BULK_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
