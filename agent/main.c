@@ -524,6 +524,8 @@ static void set_sched(struct agent *a, int ev)
 	if (sched_setscheduler(0, (rt ? SCHED_FIFO : SCHED_OTHER) |
 			       SCHED_RESET_ON_FORK, &sp) == 0) {
 		a->rt = rt;
+		/* rt_busy counts from here, not from the agent's start */
+		a->awake_since = rmad_now_ns();
 		rmad_info("scheduling: %s", rt ? "SCHED_FIFO" : "SCHED_OTHER");
 	} else if (rt) {
 		a->rt_refused = 1;
