@@ -423,17 +423,14 @@ static void rt_busy(struct agent *a, uint64_t now)
 	}
 }
 
+static void set_sched(struct agent *a, int ev);
+
+/* the class of the mode again, if rt_busy lent the core (quietly) */
 static void rt_restore(struct agent *a)
 {
-	struct sched_param sp = { .sched_priority = (int)a->p.rt_priority };
-
-	if (!a->rt_lent)
-		return;
+	if (a->rt_lent)
+		set_sched(a, a->event_mode);
 	a->rt_lent = 0;
-	if (!a->event_mode || a->p.rt_priority <= 0)
-		return;		/* the mode changed meanwhile */
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
-		a->rt = 1;
 }
 
 /* 1 if it slept; 0 when there was something to do after all */
@@ -526,7 +523,10 @@ static void set_sched(struct agent *a, int ev)
 		a->rt = rt;
 		/* rt_busy counts from here, not from the agent's start */
 		a->awake_since = rmad_now_ns();
-		rmad_info("scheduling: %s", rt ? "SCHED_FIFO" : "SCHED_OTHER");
+		if (!a->rt_lent)	/* taking back a lent core is no news */
+			rmad_info("scheduling: %s",
+				  rt ? "SCHED_FIFO" : "SCHED_OTHER");
+		a->rt_lent = 0;
 	} else if (rt) {
 		a->rt_refused = 1;
 		rmad_info("rt_priority %ld: SCHED_FIFO refused (%s); the agent "
