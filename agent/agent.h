@@ -23,6 +23,7 @@
 #include "boot.h"
 #include "fabric.h"
 #include "params.h"
+#include "pool.h"
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
 #include "rmad_wire.h"
@@ -45,7 +46,14 @@ struct agent_client {
 	int32_t local_rank;
 	struct agent_job *job;
 	uint64_t bad_ops;		/* rejected submissions */
-	int moved;			/* counters advanced in this batch */
+	int moved;			/* a wake is due at the pass's end */
+	/*
+	 * What this pass completed, published once at its end by
+	 * agent_flush_wakeups: the elements given back (one push onto the
+	 * client's list) and the counters' advances (one store each).
+	 */
+	struct rmad_pool_chain gb;
+	uint32_t gb_cnt[RMAD_NCNT];
 	uint64_t barrier_wait_op;	/* op index of a pending barrier + 1 */
 	int32_t rma_err;		/* async RMA error with no epoch to
 					 * report it in: the next sync's */
@@ -274,6 +282,7 @@ struct agent {
 	/* clients and jobs */
 	struct agent_client *cl;	/* max_clients */
 	int nclients;
+	int nmoved;			/* clients with moved set */
 	struct agent_job *jobs;		/* max_jobs */
 	struct agent_ping *pings;
 	uint64_t next_cookie;

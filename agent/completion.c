@@ -326,6 +326,43 @@ static void unreserve(struct agent *a, uint32_t i)
  * owns it, to the global list otherwise.  Borrowed elements go home to
  * the global list once the client's list is full again.
  */
+/* A wake is due for client c at the end of the pass. */
+static void mark_moved(struct agent *a, uint32_t c)
+{
+	a->cl[c].moved = 1;
+	a->nmoved = 1;
+}
+
+/* Counter `which` of client c goes up by n at the end of the pass. */
+static void cnt_add(struct agent *a, uint32_t c, int which, uint32_t n)
+{
+	a->cl[c].gb_cnt[which] += n;
+	mark_moved(a, c);
+}
+
+/*
+ * Element i back to client c's list at the end of the pass, with the
+ * others of the pass in one push (agent_flush_wakeups).  An element of
+ * another client's segment (none is lent across) goes at once.
+ */
+static int give_back(struct agent *a, uint32_t c, uint32_t i)
+{
+	struct rmad_pool_view v;
+
+	if (slot_of(a, i) != c)
+		return list_put(a, i);
+	v = client_view(a, c);
+	return rmad_pool_chain_add(&a->cl[c].gb, &v, local_of(a, i));
+}
+
+/* Forget what client c's pass would have published (it is gone, or its
+ * segment starts afresh). */
+static void forget_pass(struct agent *a, uint32_t c)
+{
+	rmad_pool_chain_init(&a->cl[c].gb);
+	memset(a->cl[c].gb_cnt, 0, sizeof(a->cl[c].gb_cnt));
+}
+
 static void release_op(struct agent *a, uint32_t c, uint32_t i)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
@@ -339,11 +376,10 @@ static void release_op(struct agent *a, uint32_t c, uint32_t i)
 		/* with client_op_pool 0 one element still comes back: a
 		 * client waiting for one hears of it only through FREED */
 		if (own || a->cp.op_resv[i] ||
-		    load_relaxed(&sc->op_free.count) <
+		    load_relaxed(&sc->op_free.count) + a->cl[c].gb.n <
 		    (h->client_op_pool ? h->client_op_pool : 1)) {
-			if (list_put(a, i) == 0) {
-				rmad_counter_advance(sc, RMAD_CNT_FREED, 1);
-				a->cl[c].moved = 1;
+			if (give_back(a, c, i) == 0) {
+				cnt_add(a, c, RMAD_CNT_FREED, 1);
 				return;
 			}
 		}
@@ -466,7 +502,7 @@ int completion_refill(struct agent *a, uint32_t c)
 	store_relaxed(&sc->want_ops, 0);
 	/* FREED tells the waiting client to look at its list again */
 	rmad_counter_advance(sc, RMAD_CNT_FREED, 1);
-	a->cl[c].moved = 1;
+	mark_moved(a, c);
 	return 0;
 }
 
@@ -493,7 +529,6 @@ void agent_op_abandon(struct agent *a, uint32_t i)
 void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
 {
 	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, &a->lay, i);
-	struct rmad_shm_client *sc;
 	uint16_t flags = a->cp.op_flags[i];
 	int alive = c < a->lay.max_clients && a->cl[c].registered &&
 		    a->cp.op_owner[i] == c;
@@ -503,31 +538,61 @@ void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
 		release_op(a, c, i);
 		return;
 	}
-	sc = shm_client(a, c);
-	/* release: a client that sees the status (a request's test) sees
-	 * what the op wrote before it */
-	__atomic_store_n(&e->status, status, __ATOMIC_RELEASE);
+	/*
+	 * release: a client that sees the status (a request's test) sees
+	 * what the op wrote before it.  Only a kept element's status is
+	 * read: one given back is not written, which spares the element's
+	 * second cache line a trip to this core and back.
+	 */
+	if (flags & (RMAD_OPF_KEEP | RMAD_OPF_SYNC))
+		__atomic_store_n(&e->status, status, __ATOMIC_RELEASE);
 	if (flags & RMAD_OPF_KEEP)
 		a->cp.op_inflight[i] = 0;	/* the client frees it */
 	else
 		release_op(a, c, i);
-	/* release (in advance): the status above is visible first */
+	/* advanced (with release) at the pass's end, after the status */
 	if (flags & RMAD_OPF_SYNC) {
-		rmad_counter_advance(sc, RMAD_CNT_SYNC, 1);
+		cnt_add(a, c, RMAD_CNT_SYNC, 1);
 	} else {
-		rmad_counter_advance(sc, RMAD_CNT_LOCAL, 1);
-		rmad_counter_advance(sc, RMAD_CNT_REMOTE, 1);
+		cnt_add(a, c, RMAD_CNT_LOCAL, 1);
+		cnt_add(a, c, RMAD_CNT_REMOTE, 1);
 	}
-	a->cl[c].moved = 1;
 }
 
+/*
+ * The end of a pass: each client with news gets its elements back in one
+ * push, its counters advanced once each (after the push: a client
+ * waiting for FREED finds the elements), and one wake.
+ */
 void agent_flush_wakeups(struct agent *a)
 {
-	for (int c = 0; c < a->p.max_clients; c++) {
-		if (!a->cl[c].moved)
+	if (!a->nmoved)
+		return;
+	a->nmoved = 0;
+	for (uint32_t c = 0; c < a->lay.max_clients; c++) {
+		struct agent_client *ac = &a->cl[c];
+		struct rmad_shm_client *sc;
+
+		if (!ac->moved)
 			continue;
-		a->cl[c].moved = 0;
-		rmad_counter_wake(shm_client(a, (uint32_t)c));
+		ac->moved = 0;
+		if (!ac->registered) {
+			forget_pass(a, c);
+			continue;
+		}
+		sc = shm_client(a, c);
+		if (ac->gb.n) {
+			struct rmad_pool_view v = client_view(a, c);
+
+			rmad_pool_put_chain(&sc->op_free, &v, &ac->gb);
+		}
+		for (int k = 0; k < RMAD_NCNT; k++) {
+			if (!ac->gb_cnt[k])
+				continue;
+			rmad_counter_advance(sc, k, ac->gb_cnt[k]);
+			ac->gb_cnt[k] = 0;
+		}
+		rmad_counter_wake(sc);
 	}
 }
 
@@ -640,6 +705,7 @@ void completion_client_reset(struct agent *a, uint32_t c)
 
 	v.first = a->lay.op_pool_size;
 	v.n = a->lay.client_op_pool;
+	forget_pass(a, c);
 	rmad_pool_init(&shm_client(a, c)->op_free, &v);
 	for (uint32_t k = 0; k < a->lay.client_op_pool; k++)
 		a->cp.op_inflight[first + k] = 0;
@@ -656,6 +722,8 @@ uint32_t completion_client_gone(struct agent *a, uint32_t c)
 	const struct rmad_shm_hdr *h = &a->lay;
 	uint32_t back = 0;
 
+	/* what its pass gave back is not on its list: those go home too */
+	forget_pass(a, c);
 	for (uint32_t i = c * h->per_client;
 	     i < c * h->per_client + h->op_pool_size; i++) {
 		if (a->cp.op_owner[i] != c)

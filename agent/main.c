@@ -625,6 +625,8 @@ static void agent_run(struct agent *a)
 		}
 		/* the end of the pass: what waits in aggregates goes */
 		am_flush(a);
+		/* and what the event callbacks or the sends completed */
+		agent_flush_wakeups(a);
 		if (n || a->p.busy_poll)
 			continue;
 		if (event_mode(a) ||

@@ -75,3 +75,40 @@ int rmad_pool_put(struct rmad_shm_freelist *fl,
 	uatomic_add(&fl->count, 1);
 	return 0;
 }
+
+int rmad_pool_chain_add(struct rmad_pool_chain *ch,
+			const struct rmad_pool_view *v, uint32_t idx)
+{
+	if (!in_pool(v, idx))
+		return -1;
+	/* relaxed: the chain is private until put_chain's release */
+	store_relaxed(link_of(v, idx), ch->head);
+	if (ch->head == RMAD_NIL)
+		ch->tail = idx;
+	ch->head = idx;
+	ch->n++;
+	return 0;
+}
+
+void rmad_pool_put_chain(struct rmad_shm_freelist *fl,
+			 const struct rmad_pool_view *v,
+			 struct rmad_pool_chain *ch)
+{
+	uint64_t old;
+
+	if (!ch->n)
+		return;
+	old = load_relaxed(&fl->head);
+	for (;;) {
+		uint64_t nxt = (uint64_t)ch->head | (((old >> 32) + 1) << 32);
+
+		store_relaxed(link_of(v, ch->tail), (uint32_t)old);
+		/* release: every link and element before the new head */
+		if (__atomic_compare_exchange_n(&fl->head, &old, nxt, 0,
+						__ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	uatomic_add(&fl->count, ch->n);
+	rmad_pool_chain_init(ch);
+}

@@ -39,4 +39,31 @@ uint32_t rmad_pool_get(struct rmad_shm_freelist *fl,
 int rmad_pool_put(struct rmad_shm_freelist *fl,
 		  const struct rmad_pool_view *v, uint32_t idx);
 
+/*
+ * A private chain of elements that goes onto a list in one CAS: the
+ * agent gives a pass's completed elements back this way, so the list's
+ * head (a cache line the client's gets also write) moves once per pass
+ * instead of once per element.  Links are written as elements are added;
+ * the chain is nobody else's until rmad_pool_put_chain publishes it.
+ */
+struct rmad_pool_chain {
+	uint32_t head;		/* RMAD_NIL when empty */
+	uint32_t tail;
+	uint32_t n;
+};
+
+static inline void rmad_pool_chain_init(struct rmad_pool_chain *ch)
+{
+	ch->head = ch->tail = RMAD_NIL;
+	ch->n = 0;
+}
+
+/* Returns 0, or -1 if idx is outside the pool (nothing is changed). */
+int rmad_pool_chain_add(struct rmad_pool_chain *ch,
+			const struct rmad_pool_view *v, uint32_t idx);
+/* Pushes the whole chain (if any) and empties it. */
+void rmad_pool_put_chain(struct rmad_shm_freelist *fl,
+			 const struct rmad_pool_view *v,
+			 struct rmad_pool_chain *ch);
+
 #endif

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_pool.c - element free lists: exhaustion and refill, bounds, and
- * exclusive ownership under multi-process get/put contention.
+ * exclusive ownership under multi-process get/put contention, with one
+ * process giving elements back in chains (rmad_pool_put_chain) as the
+ * agent does.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,7 +41,7 @@ int main(void)
 	int distinct = 1;
 
 	alarm_after(120);
-	plan(9);
+	plan(12);
 	if (a == MAP_FAILED)
 		return 1;
 	v = (struct rmad_pool_view){ .base = a->e, .stride = sizeof(a->e[0]),
@@ -66,6 +68,35 @@ int main(void)
 	   "out-of-pool indices are refused");
 	ok(a->fl.count == N, "refused puts changed nothing");
 
+	/* chains: gather some, give them back in one push */
+	{
+		struct rmad_pool_chain ch;
+		uint32_t k, m = 0, seen[N] = { 0 }, twice = 0;
+
+		rmad_pool_chain_init(&ch);
+		ok(rmad_pool_chain_add(&ch, &v, 3) == -1 &&
+		   rmad_pool_chain_add(&ch, &v, 4 + N) == -1 && ch.n == 0,
+		   "a chain refuses out-of-pool indices");
+		rmad_pool_put_chain(&a->fl, &v, &ch);	/* empty: nothing */
+		for (i = 0; i < 10; i++) {
+			k = rmad_pool_get(&a->fl, &v);
+			rmad_pool_chain_add(&ch, &v, k);
+		}
+		ok(a->fl.count == N - 10 && ch.n == 10,
+		   "ten elements in a private chain (count %u)", a->fl.count);
+		rmad_pool_put_chain(&a->fl, &v, &ch);
+		while ((k = rmad_pool_get(&a->fl, &v)) != RMAD_NIL &&
+		       m <= N) {
+			twice |= seen[k - 4]++;
+			got[m++] = k;
+		}
+		ok(m == N && !twice && ch.n == 0 && ch.head == RMAD_NIL,
+		   "after the chain's push the list holds all %d once (%u)",
+		   N, m);
+		for (i = 0; i < m; i++)
+			rmad_pool_put(&a->fl, &v, got[i]);
+	}
+
 	/* corrupt head: get must refuse to follow it */
 	{
 		uint64_t saved = a->fl.head;
@@ -80,7 +111,9 @@ int main(void)
 		pids[p] = fork();
 		if (pids[p] == 0) {
 			uint32_t me = (uint32_t)p + 1;
+			struct rmad_pool_chain ch;
 
+			rmad_pool_chain_init(&ch);
 			for (int r = 0; r < ROUNDS; r++) {
 				uint32_t k = rmad_pool_get(&a->fl, &v);
 				uint32_t zero = 0;
@@ -92,15 +125,24 @@ int main(void)
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 					uatomic_inc(&a->violations);
 				store_release(&a->e[k].owner, 0);
-				rmad_pool_put(&a->fl, &v, k);
+				if (p) {
+					rmad_pool_put(&a->fl, &v, k);
+					continue;
+				}
+				/* process 0 gives back as the agent does */
+				rmad_pool_chain_add(&ch, &v, k);
+				if (ch.n == 1 + (uint32_t)r % 7)
+					rmad_pool_put_chain(&a->fl, &v, &ch);
 			}
+			rmad_pool_put_chain(&a->fl, &v, &ch);
 			_exit(0);
 		}
 	}
 	for (int p = 0; p < NPROC; p++)
 		waitpid(pids[p], NULL, 0);
-	ok(a->violations == 0, "%d processes x %d get/put: no element owned "
-	   "twice (%u violations)", NPROC, ROUNDS, a->violations);
+	ok(a->violations == 0, "%d processes x %d get/put (one putting "
+	   "chains): no element owned twice (%u violations)", NPROC, ROUNDS,
+	   a->violations);
 	n = 0;
 	while (rmad_pool_get(&a->fl, &v) != RMAD_NIL && n <= N)
 		n++;
