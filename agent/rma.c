@@ -286,6 +286,8 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		return;
 	}
 	op->o = o;
+	if (route_issue_fast(a, o, i))
+		return;
 	if (o->shead != RMAD_NIL || route(a, o, i) < 0)
 		list_add(R, &o->shead, &o->stail, i);
 	make_rma_progress_win(a, o);

@@ -400,6 +400,9 @@ uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t);
 void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 			  int node, int type, int excl);
 int route(struct agent *a, struct rma_origin *o, uint32_t i);
+/* route() and issue_ops_target() alone, when only op i's target can
+ * move: 1 when done, 0 for the general path (make_rma_progress_win) */
+int route_issue_fast(struct agent *a, struct rma_origin *o, uint32_t i);
 /* ISSUE_OPS_TARGET plus the target's lazy lock and release (origin) */
 int issue_ops_target(struct agent *a, struct rma_origin *o,
 		     struct rma_target *t);

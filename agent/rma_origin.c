@@ -990,6 +990,44 @@ make:
 	return 0;
 }
 
+/*
+ * ROUTE and issue in one step, for a data op whose target is granted and
+ * open (no closing synchronization, no release or eviction pending) while
+ * nothing else of the origin is in motion (no stalled submission, no sync
+ * waiting, no lock_all pass, not dying).  Then only that target can move,
+ * and MAKE_RMA_PROGRESS_WIN would walk every target slot twice to issue
+ * its ops alone; this issues them directly.  Returns 1 when op i went
+ * this way, 0 (nothing done) when the caller takes the general path.
+ */
+int route_issue_fast(struct agent *a, struct rma_origin *o, uint32_t i)
+{
+	struct rma_op *op = &a->rma->sh[i];
+	struct rma_target *t;
+
+	switch (op->opcode) {
+	case RMAD_OPC_PUT:
+	case RMAD_OPC_GET:
+	case RMAD_OPC_ACC:
+	case RMAD_OPC_GACC:
+	case RMAD_OPC_CAS:
+		break;
+	default:
+		return 0;
+	}
+	if (op->staged || op->waited || op->ty || o->shead != RMAD_NIL ||
+	    o->yhead != RMAD_NIL || o->state == RMA_LOCK_ALL_ISSUED ||
+	    o->la_unlock || o->dying || o->nevicted)
+		return 0;
+	t = target_find(o, op->target);
+	if (!t || t->state != RMA_LOCK_GRANTED || t->want_unlock ||
+	    t->sync_want || t->release || t->evict || t->pscw_close ||
+	    am_node_dead(a, t->node))
+		return 0;
+	tlist_add(o, t, i);
+	issue_ops_target(a, o, t);
+	return 1;
+}
+
 struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 				     uint32_t c, uint32_t nslots,
 				     uint32_t npool)
