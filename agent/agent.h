@@ -299,6 +299,7 @@ struct agent {
 	uint64_t last_activity_ns;
 	uint64_t idle_since_ns;		/* no clients since (embedded exit) */
 	uint64_t shared_core_until;	/* spin by short sleeps until then */
+	uint32_t spin_turns;		/* idle turns of the spin phase */
 	struct event *tick_ev;
 	struct event *sig_ev[3];
 	struct agent_stats st;

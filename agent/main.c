@@ -538,18 +538,27 @@ static void set_sched(struct agent *a, int ev)
 
 /*
  * One turn of the spin phase.  On a core of our own, sched_yield()
- * returns at once and we look again.  When it took long, something
- * else computes on our core (an oversubscribed node: tests, vnodes):
- * yielding would hand it a whole time slice per turn, so for a while
- * we spin by short sleeps instead, which the scheduler ends with a
- * wakeup preemption, keeping answers to other nodes in microseconds.
+ * returns at once, but it is a system call, and a turn that makes one
+ * finds new work later: so a turn pauses and looks again, and one turn
+ * in SPIN_YIELD_TURNS yields, to notice a process that wants our core.
+ * When that yield took long, something else computes on our core (an
+ * oversubscribed node: tests, vnodes): yielding would hand it a whole
+ * time slice per turn, so for a while we spin by short sleeps instead,
+ * which the scheduler ends with a wakeup preemption, keeping answers to
+ * other nodes in microseconds.
  */
+#define SPIN_YIELD_TURNS 32
+
 static void spin_once(struct agent *a, uint64_t now)
 {
 	if (now < a->shared_core_until) {
 		struct timespec ts = { 0, 20000 };
 
 		nanosleep(&ts, NULL);
+		return;
+	}
+	if (++a->spin_turns % SPIN_YIELD_TURNS) {
+		caa_cpu_relax();
 		return;
 	}
 	sched_yield();
