@@ -43,6 +43,8 @@
 #include "util.h"
 
 #define RING_BATCH	256
+/* slots taken, and their elements fetched, before the first is handled */
+#define RING_GULP	32
 
 static struct rmad_shm_client *shm_client(struct agent *a, uint32_t c)
 {
@@ -137,14 +139,35 @@ int agent_poll_rings(struct agent *a)
 		 * waits for elements that only its epoch's end would free.
 		 */
 		want = load_acquire(&sc->want_ops);
-		while (n < RING_BATCH &&
-		       rmad_ring_pop(sc->ring, mask, h->ring_entries,
-				     &ac->head, &v)) {
-			/* the client's index, in its own segment: where it
-			 * came from says whose it is */
-			handle_op(a, c, v < h->per_client ?
-				  c * h->per_client + v : RMAD_NIL);
-			n++;
+		while (n < RING_BATCH) {
+			uint32_t got[RING_GULP], from = ac->head, k = 0;
+
+			while (k < RING_GULP &&
+			       rmad_ring_take(sc->ring, mask, &ac->head, &v)) {
+				/* the client's index, in its own segment:
+				 * where it came from says whose it is */
+				got[k] = v < h->per_client ?
+					 c * h->per_client + v : RMAD_NIL;
+				/* its lines were last written on the
+				 * client's core: ask for them all before
+				 * the first is read */
+				if (got[k] != RMAD_NIL) {
+					const char *e = (const char *)
+						rmad_shm_op_at(a->seg, h,
+							       got[k]);
+
+					__builtin_prefetch(e);
+					__builtin_prefetch(e + 64);
+				}
+				k++;
+			}
+			if (!k)
+				break;
+			rmad_ring_release(sc->ring, mask, h->ring_entries,
+					  from, ac->head);
+			for (uint32_t j = 0; j < k; j++)
+				handle_op(a, c, got[j]);
+			n += (int)k;
 		}
 		if (n)
 			store_release(&sc->sq_head, ac->head);

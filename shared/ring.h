@@ -5,7 +5,8 @@
  * Synchronization table:
  *   push  || push   : safe, producers claim positions with a CAS on tail
  *   push  || pop    : safe, each slot's seq hands it over
- *   pop   || pop    : NOT safe; only the agent pops, from one thread
+ *   pop   || pop    : NOT safe; only the agent pops (takes and
+ *                     releases), from one thread
  *
  * Each slot carries a sequence number (Vyukov's bounded queue).  Slot
  * i starts with seq == i.  A producer that claimed position pos writes
@@ -72,11 +73,14 @@ static inline int rmad_ring_push(struct rmad_ring_slot *ring, uint32_t mask,
 }
 
 /*
- * Pop one value at the consumer's private position *head.  Returns 1 and
- * stores the value, or 0 when the next slot is not published yet.
+ * Take one value at the consumer's private position *head, leaving its
+ * slot held: returns 1 and stores the value, or 0 when the next slot is
+ * not published yet.  Held slots go back to the producers with
+ * rmad_ring_release, several at once: the consumer then writes each
+ * cache line of slots once per batch, not once per value.
  */
-static inline int rmad_ring_pop(struct rmad_ring_slot *ring, uint32_t mask,
-				uint32_t entries, uint32_t *head, uint32_t *v)
+static inline int rmad_ring_take(struct rmad_ring_slot *ring, uint32_t mask,
+				 uint32_t *head, uint32_t *v)
 {
 	uint32_t pos = *head;
 	struct rmad_ring_slot *s = &ring[pos & mask];
@@ -85,9 +89,30 @@ static inline int rmad_ring_pop(struct rmad_ring_slot *ring, uint32_t mask,
 	if (load_acquire(&s->seq) != pos + 1)
 		return 0;
 	*v = load_relaxed(&s->op);
-	/* release: our read of op happens before a producer reuses it */
-	store_release(&s->seq, pos + entries);
 	*head = pos + 1;
+	return 1;
+}
+
+/* Free the slots of positions [from, to) for the producers' next lap. */
+static inline void rmad_ring_release(struct rmad_ring_slot *ring,
+				     uint32_t mask, uint32_t entries,
+				     uint32_t from, uint32_t to)
+{
+	for (uint32_t pos = from; pos != to; pos++)
+		/* release: our read of op happens before a producer
+		 * reuses the slot */
+		store_release(&ring[pos & mask].seq, pos + entries);
+}
+
+/* Take one value and free its slot at once. */
+static inline int rmad_ring_pop(struct rmad_ring_slot *ring, uint32_t mask,
+				uint32_t entries, uint32_t *head, uint32_t *v)
+{
+	uint32_t pos = *head;
+
+	if (!rmad_ring_take(ring, mask, head, v))
+		return 0;
+	rmad_ring_release(ring, mask, entries, pos, pos + 1);
 	return 1;
 }
 

@@ -5,7 +5,10 @@
  * Several forked producers push tagged values into one ring in shared
  * memory while the parent pops: every value must arrive exactly once, in
  * each producer's order.  Also: a full ring refuses a push, an empty one
- * pops nothing, and the free-running counters wrap correctly.
+ * pops nothing, and the free-running counters wrap correctly.  The
+ * consumer takes values in gulps and frees their slots afterwards
+ * (rmad_ring_take, rmad_ring_release), as the agent does: a held slot is
+ * not reused.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,7 +41,7 @@ static void init_at(struct shared_ring *r, uint32_t base)
 	r->head = base;
 }
 
-static int contention(uint32_t base)
+static int contention(uint32_t base, uint32_t gulp)
 {
 	struct shared_ring *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
 				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -64,21 +67,32 @@ static int contention(uint32_t base)
 		}
 	}
 	while (got < (uint64_t)NPROD * PER) {
-		if (!rmad_ring_pop(r->slot, ENTRIES - 1, ENTRIES, &head, &v)) {
+		uint32_t from = head, k = 0, vals[16];
+
+		while (k < gulp && k < 16 &&
+		       rmad_ring_take(r->slot, ENTRIES - 1, &head, &vals[k]))
+			k++;
+		if (!k) {
 			caa_cpu_relax();
 			continue;
 		}
-		got++;
-		if ((v >> 24) >= NPROD || (v & 0xffffff) != next[v >> 24]) {
-			bad++;
-			continue;
+		rmad_ring_release(r->slot, ENTRIES - 1, ENTRIES, from, head);
+		for (uint32_t j = 0; j < k; j++) {
+			v = vals[j];
+			got++;
+			if ((v >> 24) >= NPROD ||
+			    (v & 0xffffff) != next[v >> 24]) {
+				bad++;
+				continue;
+			}
+			next[v >> 24]++;
 		}
-		next[v >> 24]++;
 	}
 	for (int p = 0; p < NPROD; p++)
 		waitpid(pids[p], NULL, 0);
-	ok(bad == 0, "base %u: %llu values, none lost, duplicated or "
-	   "reordered (bad %llu)", base, (unsigned long long)got,
+	ok(bad == 0, "base %u, gulps of %u: %llu values, none lost, "
+	   "duplicated or reordered (bad %llu)", base, gulp,
+	   (unsigned long long)got,
 	   (unsigned long long)bad);
 	v = 0;
 	ok(!rmad_ring_pop(r->slot, ENTRIES - 1, ENTRIES, &head, &v),
@@ -94,7 +108,7 @@ int main(void)
 	int full_ok = 1;
 
 	alarm_after(120);
-	plan(9);
+	plan(11);
 
 	rmad_ring_init(r.slot, ENTRIES, &r.tail, &r.head);
 	head = 0;
@@ -113,7 +127,24 @@ int main(void)
 	   rmad_ring_pop(r.slot, ENTRIES - 1, ENTRIES, &head, &v) && v == 7,
 	   "the next lap works");
 
-	contention(0);
-	contention(UINT32_MAX - 1000);	/* the counters wrap mid-run */
+	/* held slots: taken, not yet released, are not reused */
+	for (uint32_t i = 0; i < ENTRIES; i++)
+		rmad_ring_push(r.slot, ENTRIES - 1, &r.tail, i);
+	{
+		uint32_t from = head, k = 0;
+
+		while (rmad_ring_take(r.slot, ENTRIES - 1, &head, &v))
+			k++;
+		ok(k == ENTRIES &&
+		   rmad_ring_push(r.slot, ENTRIES - 1, &r.tail, 5) == -1,
+		   "%u taken and held: the ring still refuses a push", k);
+		rmad_ring_release(r.slot, ENTRIES - 1, ENTRIES, from, head);
+		ok(rmad_ring_push(r.slot, ENTRIES - 1, &r.tail, 5) == 0 &&
+		   rmad_ring_pop(r.slot, ENTRIES - 1, ENTRIES, &head, &v) &&
+		   v == 5, "released: the next lap works");
+	}
+
+	contention(0, 1);
+	contention(UINT32_MAX - 1000, 7);	/* the counters wrap mid-run */
 	return done_testing();
 }
