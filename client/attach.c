@@ -521,6 +521,25 @@ static uint32_t pick_op(struct rmad_client *c, rmad_win_t w,
 	return i;
 }
 
+/*
+ * The next free element was last written on the agent's core (it gave
+ * it back): ask for its lines, for writing, while this op is filled in
+ * and submitted, so the next op's get and fill find them here.  Only a
+ * hint: the element may be taken by another thread first.
+ */
+static void prefetch_next(struct rmad_client *c)
+{
+	uint32_t i = (uint32_t)load_relaxed(&c->me->op_free.head);
+
+	if (i < rmad_shm_nops_client(c->hdr)) {
+		const char *e = (const char *)rmad_shm_op_at(c->seg, c->hdr,
+							     i);
+
+		__builtin_prefetch(e, 1);
+		__builtin_prefetch(e + 64, 1);
+	}
+}
+
 int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx)
 {
 	struct rmad_pool_view v = my_view(c);
@@ -547,6 +566,7 @@ int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx)
 			RMAD_TSAN_ACQUIRE(e);
 			__atomic_store_n(&e->next, RMAD_NIL, __ATOMIC_RELAXED);
 			*idx = i;
+			prefetch_next(c);
 			return 0;
 		}
 		/* our list is dry: ask the agent to lend from the global one */
