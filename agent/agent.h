@@ -281,6 +281,10 @@ struct agent {
 
 	/* clients and jobs */
 	struct agent_client *cl;	/* max_clients */
+	/* the registered slots, in no order: the loop's passes walk these,
+	 * not all max_clients slots (clients.c) */
+	uint32_t *live;			/* max_clients */
+	uint32_t nlive;
 	int nclients;
 	int nmoved;			/* clients with moved set */
 	struct agent_job *jobs;		/* max_jobs */

@@ -122,7 +122,10 @@ int agent_poll_rings(struct agent *a)
 	uint32_t mask = h->ring_entries - 1;
 	int total = 0;
 
-	for (uint32_t c = 0; c < h->max_clients; c++) {
+	/* a client released while its ops are handled leaves the list at
+	 * once: read it afresh each turn */
+	for (uint32_t k = 0; k < a->nlive; k++) {
+		uint32_t c = a->live[k];
 		struct agent_client *ac = &a->cl[c];
 		struct rmad_shm_client *sc;
 		uint32_t v, want;
@@ -185,7 +188,8 @@ int agent_rings_empty(struct agent *a)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
 
-	for (uint32_t c = 0; c < h->max_clients; c++) {
+	for (uint32_t k = 0; k < a->nlive; k++) {
+		uint32_t c = a->live[k];
 		struct rmad_shm_client *sc;
 		struct rmad_ring_slot *s;
 
@@ -263,6 +267,11 @@ static void client_release(struct agent *a, uint32_t c, int died)
 		return;
 	}
 	ac->registered = 0;
+	for (uint32_t k = 0; k < a->nlive; k++)
+		if (a->live[k] == c) {
+			a->live[k] = a->live[--a->nlive];
+			break;
+		}
 	a->nshare -= ac->shares_core;
 	ac->shares_core = 0;
 	store_release(&sc->state, died ? RMAD_CLIENT_DEAD : RMAD_CLIENT_FREE);
@@ -371,6 +380,7 @@ static void handle_register(struct agent *a, uint32_t c,
 		store_release(&sc->state, RMAD_CLIENT_ACTIVE);
 	}
 	ac->registered = 1;
+	a->live[a->nlive++] = c;
 	ac->shares_core = agent_core_shared(a, cred.pid);
 	a->nshare += ac->shares_core;
 	ac->staged = 0;

@@ -944,6 +944,7 @@ static void agent_cleanup(struct agent *a)
 	if (a->m.lock_fd >= 0)
 		close(a->m.lock_fd);
 	free(a->cl);
+	free(a->live);
 	free(a->jobs);
 	free(a->m.set_args);
 	a->m.set_args = NULL;
@@ -979,8 +980,9 @@ int main(int argc, char **argv)
 	}
 	gethostname(a->hostname, sizeof(a->hostname) - 1);
 	a->cl = calloc((size_t)a->p.max_clients, sizeof(*a->cl));
+	a->live = calloc((size_t)a->p.max_clients, sizeof(*a->live));
 	a->jobs = calloc((size_t)a->p.max_jobs, sizeof(*a->jobs));
-	if (!a->cl || !a->jobs) {
+	if (!a->cl || !a->live || !a->jobs) {
 		rmad_err("out of memory");
 		goto fail;
 	}
