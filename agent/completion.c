@@ -321,11 +321,6 @@ static void unreserve(struct agent *a, uint32_t i)
 		a->cp.reserved[a->cp.op_owner[i]]--;
 }
 
-/*
- * Hand element i back: to its client's list if the client is alive and
- * owns it, to the global list otherwise.  Borrowed elements go home to
- * the global list once the client's list is full again.
- */
 /* A wake is due for client c at the end of the pass. */
 static void mark_moved(struct agent *a, uint32_t c)
 {
@@ -363,6 +358,12 @@ static void forget_pass(struct agent *a, uint32_t c)
 	memset(a->cl[c].gb_cnt, 0, sizeof(a->cl[c].gb_cnt));
 }
 
+/*
+ * Hand element i back: to its client's list (at the pass's end) if the
+ * client is alive and owns it, to the global list otherwise.  Borrowed
+ * elements go home to the global list once the client's list is full
+ * again.
+ */
 static void release_op(struct agent *a, uint32_t c, uint32_t i)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
