@@ -124,8 +124,8 @@ int agent_poll_rings(struct agent *a)
 
 	/* a client released while its ops are handled leaves the list at
 	 * once: read it afresh each turn */
-	for (uint32_t k = 0; k < a->nlive; k++) {
-		uint32_t c = a->live[k];
+	for (uint32_t li = 0; li < a->nlive; li++) {
+		uint32_t c = a->live[li];
 		struct agent_client *ac = &a->cl[c];
 		struct rmad_shm_client *sc;
 		uint32_t v, want;
@@ -188,8 +188,8 @@ int agent_rings_empty(struct agent *a)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
 
-	for (uint32_t k = 0; k < a->nlive; k++) {
-		uint32_t c = a->live[k];
+	for (uint32_t li = 0; li < a->nlive; li++) {
+		uint32_t c = a->live[li];
 		struct rmad_shm_client *sc;
 		struct rmad_ring_slot *s;
 
