@@ -116,6 +116,29 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 	}
 }
 
+int agent_clients_alloc(struct agent *a)
+{
+	a->cl = calloc((size_t)a->p.max_clients, sizeof(*a->cl));
+	a->live = calloc((size_t)a->p.max_clients, sizeof(*a->live));
+	a->nlive = 0;
+	if (!a->cl || !a->live) {
+		agent_clients_free(a);
+		return RMAD_ERR_NOMEM;
+	}
+	for (int c = 0; c < a->p.max_clients; c++)
+		a->cl[c].fd = -1;
+	return 0;
+}
+
+void agent_clients_free(struct agent *a)
+{
+	free(a->cl);
+	free(a->live);
+	a->cl = NULL;
+	a->live = NULL;
+	a->nlive = 0;
+}
+
 int agent_poll_rings(struct agent *a)
 {
 	const struct rmad_shm_hdr *h = &a->lay;

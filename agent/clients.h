@@ -11,6 +11,10 @@
 
 #include "agent.h"
 
+/* The client slots (max_clients, all free) and the list of registered
+ * ones: 0, or RMAD_ERR_NOMEM; agent_clients_free gives them back. */
+int agent_clients_alloc(struct agent *a);
+void agent_clients_free(struct agent *a);
 int agent_listen(struct agent *a);
 void agent_unlisten(struct agent *a);
 void agent_accept_pending(struct agent *a);

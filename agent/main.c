@@ -943,8 +943,7 @@ static void agent_cleanup(struct agent *a)
 		rmdir(a->sdir);	/* only if empty: other agents may share it */
 	if (a->m.lock_fd >= 0)
 		close(a->m.lock_fd);
-	free(a->cl);
-	free(a->live);
+	agent_clients_free(a);
 	free(a->jobs);
 	free(a->m.set_args);
 	a->m.set_args = NULL;
@@ -979,15 +978,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	gethostname(a->hostname, sizeof(a->hostname) - 1);
-	a->cl = calloc((size_t)a->p.max_clients, sizeof(*a->cl));
-	a->live = calloc((size_t)a->p.max_clients, sizeof(*a->live));
 	a->jobs = calloc((size_t)a->p.max_jobs, sizeof(*a->jobs));
-	if (!a->cl || !a->live || !a->jobs) {
+	if (agent_clients_alloc(a) || !a->jobs) {
 		rmad_err("out of memory");
 		goto fail;
 	}
-	for (int c = 0; c < a->p.max_clients; c++)
-		a->cl[c].fd = -1;
 	if (setup_events(a))
 		goto fail;
 	am_init(a);

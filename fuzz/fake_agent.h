@@ -60,12 +60,9 @@ static struct agent *fake_agent(int nnodes)
 	a->node = 0;
 	a->nnodes = nnodes;
 	a->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	a->cl = calloc((size_t)a->p.max_clients, sizeof(*a->cl));
 	a->jobs = calloc((size_t)a->p.max_jobs, sizeof(*a->jobs));
-	if (!a->cl || !a->jobs)
+	if (agent_clients_alloc(a) || !a->jobs)
 		abort();
-	for (int c = 0; c < a->p.max_clients; c++)
-		a->cl[c].fd = -1;
 	am_init(a);
 	agent_jobs_am_init(a);
 	if (agent_segment_create(a) || agent_win_init(a) ||
