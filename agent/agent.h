@@ -286,7 +286,7 @@ struct agent {
 	uint32_t *live;			/* max_clients */
 	uint32_t nlive;
 	int nclients;
-	int nmoved;			/* clients with moved set */
+	int any_moved;			/* some client's moved is set */
 	struct agent_job *jobs;		/* max_jobs */
 	struct agent_ping *pings;
 	uint64_t next_cookie;

@@ -325,7 +325,7 @@ static void unreserve(struct agent *a, uint32_t i)
 static void mark_moved(struct agent *a, uint32_t c)
 {
 	a->cl[c].moved = 1;
-	a->nmoved = 1;
+	a->any_moved = 1;
 }
 
 /* Counter `which` of client c goes up by n at the end of the pass. */
@@ -567,20 +567,19 @@ void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
  */
 void agent_flush_wakeups(struct agent *a)
 {
-	if (!a->nmoved)
+	if (!a->any_moved)
 		return;
-	a->nmoved = 0;
-	for (uint32_t c = 0; c < a->lay.max_clients; c++) {
+	a->any_moved = 0;
+	/* a client gone meanwhile left the list, and what its pass held
+	 * was forgotten then (completion_client_gone) */
+	for (uint32_t li = 0; li < a->nlive; li++) {
+		uint32_t c = a->live[li];
 		struct agent_client *ac = &a->cl[c];
 		struct rmad_shm_client *sc;
 
 		if (!ac->moved)
 			continue;
 		ac->moved = 0;
-		if (!ac->registered) {
-			forget_pass(a, c);
-			continue;
-		}
 		sc = shm_client(a, c);
 		if (ac->gb.n) {
 			struct rmad_pool_view v = client_view(a, c);
