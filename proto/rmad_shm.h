@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	12	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	13	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -377,7 +377,12 @@ struct rmad_win_ctl {
 	/* bulk accumulates (shared/accword.h): set by the holder of
 	 * acc_lock while it combines with plain loads and stores */
 	uint32_t acc_big;
-	uint32_t pad[5];
+	/* bulk accumulates: 1 + the highest client slot that ever entered
+	 * a small accumulate here (raised, never lowered, before that
+	 * slot's acc_small count); a bulk scans the counts below it only.
+	 * Written by members: read once, bounded by max_clients */
+	uint32_t acc_small_hi;
+	uint32_t pad[4];
 	/* bit i: the same-node member of local index i (its place among
 	 * the node's members of the window, by rank) posted to us */
 	uint32_t posted[RMAD_WIN_MAX_LOCAL / 32];

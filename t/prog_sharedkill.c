@@ -29,6 +29,7 @@
 #include <rmad.h>
 
 #include "prog.h"
+#include "accword.h"
 #include "rmad_shm.h"
 
 static int rank, fails;
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
 				__atomic_store_n(&ctl->acc_big, 1,
 						 __ATOMIC_SEQ_CST);
 			}
+			acc_small_mark(ctl, (uint32_t)slot);
 			__atomic_store_n(&ctl->acc_small[slot], 1,
 					 __ATOMIC_SEQ_CST);
 		} else if (slot >= 0 && !strncmp(mode, "intent", 6)) {

@@ -135,16 +135,31 @@ static void check_timeouts(struct rmad_win_ctl *ctl)
 	memset(ctl, 0, sizeof(*ctl));
 	ctl->acc_small[5] = 1;
 	r = acc_bulk_begin(ctl, 64, 1000 * 1000);
+	ok(r == 1 && ctl->acc_big == 1,
+	   "a bulk scans only the slots below acc_small_hi");
+	acc_bulk_end(ctl);
+	acc_small_mark(ctl, 5);
+	acc_small_mark(ctl, 2);
+	ok(ctl->acc_small_hi == 6, "acc_small_hi only grows");
+	r = acc_bulk_begin(ctl, 64, 1000 * 1000);
 	ok(r == 0 && ctl->acc_big == 0,
 	   "a bulk gives up when a small accumulate keeps its byte");
+	r = acc_bulk_begin(ctl, 5, 1000 * 1000);
+	ok(r == 1, "a bulk scans only max_clients slots");
+	acc_bulk_end(ctl);
+	ctl->acc_small_hi = 0xffffffffu;
+	r = acc_bulk_begin(ctl, 64, 1000 * 1000);
+	ok(r == 0, "a bound beyond max_clients is clamped");
 	ctl->acc_small[5] = 0;
 	ctl->acc_big = 1;
 	r = acc_small_enter(ctl, 3, 1000 * 1000);
 	ok(r == RMAD_ERR_SYNC && ctl->acc_small[3] == 0,
 	   "a small accumulate gives up when a bulk keeps the word");
 	ctl->acc_big = 0;
+	ctl->acc_small_hi = 0;
 	ok(acc_small_enter(ctl, 3, 1000 * 1000) == 0 &&
-	   ctl->acc_small[3] == 1, "a small accumulate enters a free word");
+	   ctl->acc_small[3] == 1 && ctl->acc_small_hi == 4,
+	   "a small accumulate enters a free word and raises the bound");
 	acc_small_leave(ctl, 3);
 }
 
@@ -301,7 +316,7 @@ int main(void)
 	static struct rmad_win_ctl ctl;
 
 	alarm_after(120);
-	plan(6);
+	plan(10);
 	check_equivalence();
 	check_refusals();
 	check_timeouts(&ctl);
