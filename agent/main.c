@@ -445,7 +445,7 @@ static int agent_sleep(struct agent *a)
 	 * with the client's fence between its push and its read of the
 	 * flag.  Either we see its op, or it sees the flag and kicks us.
 	 */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	if (!agent_rings_empty(a) || (a->fab && rmad_fabric_pending(a->fab)) ||
 	    agent_rma_transfers(a)) {
 		uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);

@@ -411,7 +411,7 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 	if (h->flags & RMAD_AMF_TYPED) {
 		/* a chunk of a derived target type (rma_type.c) */
 		st = ty_apply(a, l, h, pl, res, &len);
-		cmm_smp_mb();
+		rmad_smp_mb();
 		goto out;
 	}
 	if (!es || h->count > room || len > room ||
@@ -456,7 +456,7 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 		goto out;
 	if (l->created) {
 		st = created_apply(a, l, h, pl, res, len);
-		cmm_smp_mb();
+		rmad_smp_mb();
 		goto out;
 	}
 	dst = (uint8_t *)l->data + h->disp;
@@ -489,7 +489,7 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 		acc_unlock(l);
 	/* release: the window update is visible before the answer (and
 	 * before an unlock lets the next holder in) */
-	cmm_smp_mb();
+	rmad_smp_mb();
 out:
 	if (st) {
 		a->st.pkts_dropped++;

@@ -571,7 +571,7 @@ int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx)
 		}
 		/* our list is dry: ask the agent to lend from the global one */
 		store_release(&c->me->want_ops, 1);
-		cmm_smp_mb();
+		rmad_smp_mb();
 		kick(c);
 		err = rmad_counter_wait(c->me, RMAD_CNT_FREED, seen + 1,
 					rmad_spin_us(c), rmad_agent_gone,
@@ -620,7 +620,7 @@ int rmad_op_submit(struct rmad_client *c, uint32_t idx)
 	 * the agent's fence between setting it and its last look at the
 	 * rings.
 	 */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	if (load_relaxed(&c->hdr->agent_flags) & RMAD_AGENT_NEED_WAKEUP)
 		kick(c);
 	return 0;

@@ -166,7 +166,7 @@ static int win_fence(int assert, rmad_win_t w)
 	    w->exposed)
 		return RMAD_ERR_SYNC;	/* inside a lock or PSCW epoch */
 	/* our stores and in-place operations before everyone's arrival */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	if (w->remote_members && !(assert & RMAD_MODE_NOSUCCEED) &&
 	    ((assert & RMAD_MODE_NOPRECEDE) || w->epoch == EPOCH_NONE)) {
 		/* nothing to close: open without waiting */
@@ -178,7 +178,7 @@ static int win_fence(int assert, rmad_win_t w)
 		err = shm_barrier(c, w);
 	}
 	/* and everyone's before our next access */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	__atomic_store_n(&w->fence_moved, 0, __ATOMIC_RELAXED);
 	/* an error ends the fence sequence: no epoch stays open */
 	w->epoch = err || (assert & RMAD_MODE_NOSUCCEED) ? EPOCH_NONE :

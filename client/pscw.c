@@ -195,7 +195,7 @@ int rmad_win_post(rmad_group_t group, int assert, rmad_win_t handle)
 		return me < 0 ? RMAD_ERR_INTERNAL : RMAD_ERR_AGENT;
 	}
 	/* our stores before any origin's access */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	for (int i = 0; i < n && !(assert & RMAD_MODE_NOCHECK); i++) {
 		struct win_peer *p;
 		uint64_t size;
@@ -243,7 +243,7 @@ static void exposure_end(rmad_win_t w)
 	w->exposed = 0;
 	w->post_n = 0;
 	/* the origins' accesses before our loads and stores */
-	cmm_smp_mb();
+	rmad_smp_mb();
 }
 
 int rmad_win_wait(rmad_win_t handle)
@@ -385,7 +385,7 @@ int rmad_win_start(rmad_group_t group, int assert, rmad_win_t handle)
 	w->acc_remote = nremote;
 	w->epoch = EPOCH_PSCW;
 	/* the targets' posts before our accesses */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	return err;
 }
 
@@ -401,7 +401,7 @@ int rmad_win_complete(rmad_win_t handle)
 	if (w->epoch != EPOCH_PSCW)
 		return RMAD_ERR_SYNC;
 	/* our in-place accesses before the targets' wait */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	for (int i = 0; i < w->nacc; i++) {
 		struct win_peer *p;
 		uint64_t size;

@@ -907,7 +907,7 @@ static int win_unlock(int target, rmad_win_t win)
 		if (p->locked != LOCKED_NOCHECK)
 			lw_release(c, p, p->locked == RMAD_LOCK_EXCLUSIVE);
 		else
-			cmm_smp_mb();
+			rmad_smp_mb();
 		p->locked = 0;
 		win->nlocal_locks--;
 	} else {
@@ -992,7 +992,7 @@ static int win_unlock_all(rmad_win_t win)
 			lw_release(c, p, 0);
 		p->locked = 0;
 	}
-	cmm_smp_mb();
+	rmad_smp_mb();
 	win->epoch = EPOCH_NONE;
 	flushed_upto(win, __atomic_load_n(&win->remote_posted,
 					  __ATOMIC_ACQUIRE));
@@ -1024,11 +1024,11 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 			return RMAD_ERR_SYNC;
 		if (p) {
 			/* done when issued: only the barrier is left */
-			cmm_smp_mb();
+			rmad_smp_mb();
 			return 0;
 		}
 	}
-	cmm_smp_mb();
+	rmad_smp_mb();
 	posted = __atomic_load_n(&win->remote_posted, __ATOMIC_ACQUIRE);
 	if (posted == __atomic_load_n(&win->remote_flushed, __ATOMIC_ACQUIRE))
 		return 0;	/* nothing went to the agent since */
@@ -1128,6 +1128,6 @@ int rmad_win_sync(rmad_win_t handle)
 	if (!rmad_win_ok(win))
 		return RMAD_ERR_ARG;
 	/* unified model: public and private copies are one; order them */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	return timed(win, 0);
 }

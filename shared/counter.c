@@ -49,7 +49,7 @@ void rmad_counter_wake(struct rmad_shm_client *c)
 	 * waiters, pairing with the fence in rmad_counter_wait, so either the
 	 * waiter sees the new counter or we see its waiters announcement.
 	 */
-	cmm_smp_mb();
+	rmad_smp_mb();
 	if (load_relaxed(&c->waiters))
 		rmad_futex_wake(&c->futex, 0x7fffffff);
 }
@@ -77,7 +77,7 @@ int rmad_counter_wait(struct rmad_shm_client *c, int which, uint64_t target,
 		/* acquire: a new futex value implies the new counters */
 		seen = load_acquire(&c->futex);
 		/* Full fence: pairs with the one in rmad_counter_wake. */
-		cmm_smp_mb();
+		rmad_smp_mb();
 		if (rmad_counter_read(c, which) >= target) {
 			uatomic_dec(&c->waiters);
 			return 0;
