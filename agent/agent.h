@@ -264,7 +264,8 @@ struct agent {
 	uint32_t ngfree;		/* the global op pool's free budget */
 	int doorbell;			/* eventfd */
 	struct event *doorbell_ev;
-	struct event *fab_ev;		/* the fabric's wait fd, while asleep */
+	struct event *fab_ev;		/* the fabric's wait fd (fab_watch) */
+	struct event *wake_ev;		/* a sleep's idle_poll_us timer */
 	struct bell *bell;		/* bell.c: peers wake us (shm), or NULL */
 	/* progress (main.c): event-driven while the core is shared */
 	int event_mode;

@@ -140,6 +140,19 @@ static void on_wake_timer(evutil_socket_t fd, short what, void *arg)
 	/* only ends the sleep: the loop polls the fabric next */
 }
 
+/*
+ * The fabric's wait fd stays in the loop once added, and is level
+ * triggered: ready as long as the provider has something unread, which
+ * only our polling consumes.  A loop run with EVLOOP_NONBLOCK ends only
+ * when no event is active, so without the break it would never return.
+ */
+static void on_fab_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	event_base_loopbreak(a->base);
+}
+
 static void do_reload(struct agent *a)
 {
 	struct rmad_params fresh;
@@ -363,10 +376,10 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	a->node = a->boot.self;
 	a->nnodes = a->boot.n;
 	/*
-	 * The CQ's wait fd (tcp;ofi_rxm has one, shm none) is in the event
-	 * loop only while the agent sleeps, after fi_trywait said it may
-	 * (agent_sleep); idle_poll_us still bounds the sleep, for the
-	 * progress the fd does not signal.
+	 * The CQ's wait fd (tcp;ofi_rxm has one, shm none) joins the event
+	 * loop at the first sleep and stays (fab_watch); the agent sleeps
+	 * only after fi_trywait said it may (agent_sleep), and idle_poll_us
+	 * still bounds the sleep, for the progress the fd does not signal.
 	 */
 	rmad_info("mesh: node %d of %d over %s", a->node, a->nnodes,
 		  rmad_fabric_provider(a->fab));
@@ -433,6 +446,30 @@ static void rt_restore(struct agent *a)
 	a->rt_lent = 0;
 }
 
+/*
+ * The fabric's wait fd (tcp;ofi_rxm) in the event loop, added at the
+ * first sleep and kept; and the sleep's timer.  1 if the fd is watched:
+ * then the caller must fi_trywait before it sleeps.
+ */
+static int fab_watch(struct agent *a)
+{
+	int fd = rmad_fabric_wait_fd(a->fab);
+
+	if (!a->wake_ev)
+		a->wake_ev = evtimer_new(a->base, on_wake_timer, a);
+	if (fd < 0)
+		return 0;
+	if (!a->fab_ev) {
+		a->fab_ev = event_new(a->base, fd, EV_READ | EV_PERSIST,
+				      on_fab_ready, a);
+		if (a->fab_ev && event_add(a->fab_ev, NULL) < 0) {
+			event_free(a->fab_ev);
+			a->fab_ev = NULL;
+		}
+	}
+	return a->fab_ev != NULL;
+}
+
 /* 1 if it slept; 0 when there was something to do after all */
 static int agent_sleep(struct agent *a)
 {
@@ -459,42 +496,28 @@ static int agent_sleep(struct agent *a)
 		 * one; fi_trywait first, or a completion that came before
 		 * we looked would not wake us) or idle_poll_us passes: not
 		 * all of the fabric's progress (connection setup) signals
-		 * the fd, and shm has none at all.
+		 * the fd, and shm has none at all.  The fd and the timer
+		 * are made once and stay in the loop (fab_watch): two
+		 * epoll_ctl calls and an allocation less per sleep.
 		 */
-		struct event *t = evtimer_new(a->base, on_wake_timer, a);
-		int fd = rmad_fabric_wait_fd(a->fab), armed = 0;
-
-		if (fd >= 0 && !a->fab_ev)
-			a->fab_ev = event_new(a->base, fd, EV_READ | EV_PERSIST,
-					      on_wake_timer, a);
 		if (bell_sleep_begin(a) && rmad_fabric_progress(a->fab) > 0) {
 			/* it came before the bell was up: no sleep */
 			bell_sleep_end(a);
-			if (t)
-				event_free(t);
 			uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 			return 0;
 		}
-		if (a->fab_ev) {
-			if (rmad_fabric_trywait(a->fab) != 0) {
-				/* progress to make: no sleep */
-				if (t)
-					event_free(t);
-				uatomic_and(&h->agent_flags,
-					    ~RMAD_AGENT_NEED_WAKEUP);
-				return 0;
-			}
-			armed = event_add(a->fab_ev, NULL) == 0;
+		if (fab_watch(a) && rmad_fabric_trywait(a->fab) != 0) {
+			/* progress to make: no sleep */
+			bell_sleep_end(a);
+			uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
+			return 0;
 		}
 		tv.tv_sec = a->p.idle_poll_us / 1000000;
 		tv.tv_usec = a->p.idle_poll_us % 1000000;
-		if (t) {
-			evtimer_add(t, &tv);
+		if (a->wake_ev && evtimer_add(a->wake_ev, &tv) == 0) {
 			event_base_loop(a->base, EVLOOP_ONCE);
-			event_free(t);
+			evtimer_del(a->wake_ev);
 		}
-		if (armed)
-			event_del(a->fab_ev);
 		bell_sleep_end(a);
 	} else {
 		event_base_loop(a->base, EVLOOP_ONCE);
@@ -919,6 +942,10 @@ static void agent_cleanup(struct agent *a)
 	if (a->fab_ev) {
 		event_free(a->fab_ev);	/* before its fd goes with the fabric */
 		a->fab_ev = NULL;
+	}
+	if (a->wake_ev) {
+		event_free(a->wake_ev);
+		a->wake_ev = NULL;
 	}
 	bell_close(a);
 	rmad_fabric_close(a->fab);
