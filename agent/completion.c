@@ -576,6 +576,7 @@ void agent_flush_wakeups(struct agent *a)
 		uint32_t c = a->live[li];
 		struct agent_client *ac = &a->cl[c];
 		struct rmad_shm_client *sc;
+		unsigned moved = 0;
 
 		if (!ac->moved)
 			continue;
@@ -591,8 +592,9 @@ void agent_flush_wakeups(struct agent *a)
 				continue;
 			rmad_counter_advance(sc, k, ac->gb_cnt[k]);
 			ac->gb_cnt[k] = 0;
+			moved |= 1u << k;
 		}
-		rmad_counter_wake(sc);
+		rmad_counter_wake(sc, moved);
 	}
 }
 

@@ -476,6 +476,10 @@ static int agent_sleep(struct agent *a)
 	struct rmad_shm_hdr *h = a->hdr;
 	struct timeval tv;
 
+	/* a new epoch before the flag: a client process that rang for the
+	 * last sleep rings again for this one (rmad_op_submit) */
+	store_relaxed(&h->sleep_epoch, h->sleep_epoch + 1);
+	cmm_smp_wmb();
 	uatomic_or(&h->agent_flags, RMAD_AGENT_NEED_WAKEUP);
 	/*
 	 * Full fence: the flag store before we look at the rings, pairing

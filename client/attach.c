@@ -364,6 +364,8 @@ static int do_register(struct rmad_client *c, int fd)
 	c->slot = r->client;
 	c->me = rmad_shm_client_at(seg, h, 0);
 	c->doorbell = fds[2];
+	/* never the agent's current epoch: the first push rings */
+	c->rung_epoch = load_relaxed(&h->sleep_epoch) - 1;
 	r->hostname[sizeof(r->hostname) - 1] = '\0';
 	r->provider[sizeof(r->provider) - 1] = '\0';
 	r->session[sizeof(r->session) - 1] = '\0';
@@ -618,11 +620,18 @@ int rmad_op_submit(struct rmad_client *c, uint32_t idx)
 	/*
 	 * Full fence: our push before the read of NEED_WAKEUP, pairing with
 	 * the agent's fence between setting it and its last look at the
-	 * rings.
+	 * rings.  One ring per sleep of the agent (its epoch) and process is
+	 * enough: while the flag stays set after it, the agent has not yet
+	 * run, and it looks at every ring when it does.
 	 */
 	rmad_smp_mb();
-	if (load_relaxed(&c->hdr->agent_flags) & RMAD_AGENT_NEED_WAKEUP)
-		kick(c);
+	if (load_acquire(&c->hdr->agent_flags) & RMAD_AGENT_NEED_WAKEUP) {
+		uint32_t e = load_relaxed(&c->hdr->sleep_epoch);
+
+		if (__atomic_exchange_n(&c->rung_epoch, e,
+					__ATOMIC_RELAXED) != e)
+			kick(c);
+	}
 	return 0;
 }
 

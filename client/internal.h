@@ -38,6 +38,7 @@ struct rmad_client {
 	struct rmad_bootinfo b;
 	int sock;
 	int doorbell;
+	uint32_t rung_epoch;	/* the agent's sleep_epoch we last rang in */
 	void *seg;
 	size_t seg_size;
 	const struct rmad_shm_hdr *hdr;	/* read-only: sealed by the agent */

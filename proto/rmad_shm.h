@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	13	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	14	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -120,7 +120,10 @@ struct rmad_shm_hdr {
 	int32_t agent_core;		/* -1 when not pinned */
 	/* 128: agent state that clients poll, on its own line */
 	uint32_t agent_flags;		/* RMAD_AGENT_* */
-	uint32_t pad2[15];
+	uint32_t sleep_epoch;		/* bumped before each NEED_WAKEUP: a
+					 * client process rings once per
+					 * epoch, not once per op */
+	uint32_t pad2[14];
 };
 
 /* rmad_shm_client.state */
@@ -172,10 +175,11 @@ struct rmad_shm_client {
 	uint32_t pad2[15];
 	/* line 3: completion counters, written by the agent */
 	uint64_t cnt[RMAD_NCNT];
-	uint32_t futex;			/* bumped after counters move */
-	uint32_t waiters;		/* >0: a client thread sleeps on futex */
+	uint32_t futex;			/* bumped to wake its sleepers */
 	uint32_t want_ops;		/* client's list ran dry: refill it */
-	uint32_t pad3[5];
+	uint32_t waiters[RMAD_NCNT];	/* >0: client threads sleep on futex
+					 * for that counter */
+	uint32_t pad3[2];
 	/* line 4: this client's reserved op elements */
 	struct rmad_shm_freelist op_free;
 	/* line 5..: ring_entries x struct rmad_ring_slot */
@@ -476,11 +480,13 @@ static_assert(offsetof(struct rmad_shm_hdr, per_client) == 80, "hdr.per");
 static_assert(offsetof(struct rmad_shm_hdr, off_staging) == 104, "hdr.offs");
 static_assert(offsetof(struct rmad_shm_hdr, node) == 112, "hdr.node");
 static_assert(offsetof(struct rmad_shm_hdr, agent_flags) == 128, "hdr.flags");
+static_assert(offsetof(struct rmad_shm_hdr, sleep_epoch) == 132, "hdr.epoch");
 static_assert(sizeof(struct rmad_shm_hdr) == 192, "hdr size");
 static_assert(offsetof(struct rmad_shm_client, sq_tail) == 64, "cl.tail");
 static_assert(offsetof(struct rmad_shm_client, sq_head) == 128, "cl.head");
 static_assert(offsetof(struct rmad_shm_client, cnt) == 192, "cl.cnt");
 static_assert(offsetof(struct rmad_shm_client, futex) == 224, "cl.futex");
+static_assert(offsetof(struct rmad_shm_client, waiters) == 232, "cl.wait");
 static_assert(offsetof(struct rmad_shm_client, op_free) == 256, "cl.op_free");
 static_assert(offsetof(struct rmad_shm_client, ring) == 320, "cl.ring");
 static_assert(sizeof(struct rmad_shm_client) == 320, "client size");

@@ -41,17 +41,24 @@ void rmad_counter_advance(struct rmad_shm_client *c, int which, uint64_t n)
 	store_release(&c->cnt[which], load_relaxed(&c->cnt[which]) + n);
 }
 
-void rmad_counter_wake(struct rmad_shm_client *c)
+void rmad_counter_wake(struct rmad_shm_client *c, unsigned moved)
 {
-	uatomic_inc(&c->futex);
 	/*
-	 * Full fence: orders the counter/futex stores before the read of
-	 * waiters, pairing with the fence in rmad_counter_wait, so either the
-	 * waiter sees the new counter or we see its waiters announcement.
+	 * Full fence: orders the counter stores before the reads of the
+	 * waiter counts, pairing with the fence in rmad_counter_wait, so
+	 * either the waiter sees the new counter or we see its
+	 * announcement.  The futex word moves only when we wake: a waiter
+	 * that read it before is then refused its sleep (EAGAIN), and one
+	 * asleep is woken; waiters for other counters are left alone.
 	 */
 	rmad_smp_mb();
-	if (load_relaxed(&c->waiters))
+	for (int k = 0; k < RMAD_NCNT; k++) {
+		if (!(moved & (1u << k)) || !load_relaxed(&c->waiters[k]))
+			continue;
+		uatomic_inc(&c->futex);
 		rmad_futex_wake(&c->futex, 0x7fffffff);
+		return;
+	}
 }
 
 int rmad_counter_wait(struct rmad_shm_client *c, int which, uint64_t target,
@@ -73,17 +80,17 @@ int rmad_counter_wait(struct rmad_shm_client *c, int which, uint64_t target,
 	for (;;) {
 		uint32_t seen;
 
-		uatomic_inc(&c->waiters);
+		uatomic_inc(&c->waiters[which]);
 		/* acquire: a new futex value implies the new counters */
 		seen = load_acquire(&c->futex);
 		/* Full fence: pairs with the one in rmad_counter_wake. */
 		rmad_smp_mb();
 		if (rmad_counter_read(c, which) >= target) {
-			uatomic_dec(&c->waiters);
+			uatomic_dec(&c->waiters[which]);
 			return 0;
 		}
 		rmad_futex_wait(&c->futex, seen, 50 * 1000000L);
-		uatomic_dec(&c->waiters);
+		uatomic_dec(&c->waiters[which]);
 		if (rmad_counter_read(c, which) >= target)
 			return 0;
 		if (alive && (err = alive(arg)) != 0)

@@ -9,8 +9,10 @@
  *   wait    || wait    : safe (any number of client threads)
  *
  * Counters only grow.  The agent advances them with release ordering,
- * then calls rmad_counter_wake() once per batch, which bumps the futex
- * word and issues FUTEX_WAKE only when a waiter announced itself.
+ * then calls rmad_counter_wake() once per batch with the set of counters
+ * it moved; it bumps the futex word and issues FUTEX_WAKE only when a
+ * waiter announced itself for one of them (waiters[which]), so a local
+ * completion does not wake a thread that waits for a flush.
  */
 #ifndef RMAD_COUNTER_H
 #define RMAD_COUNTER_H
@@ -21,7 +23,8 @@
 
 /* Agent side. */
 void rmad_counter_advance(struct rmad_shm_client *c, int which, uint64_t n);
-void rmad_counter_wake(struct rmad_shm_client *c);
+/* moved: bit k set when counter k advanced since the last wake */
+void rmad_counter_wake(struct rmad_shm_client *c, unsigned moved);
 
 /* Client side. */
 static inline uint64_t rmad_counter_read(struct rmad_shm_client *c, int which)
