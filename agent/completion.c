@@ -501,9 +501,9 @@ int completion_refill(struct agent *a, uint32_t c)
 		return 1;
 	}
 	store_relaxed(&sc->want_ops, 0);
-	/* FREED tells the waiting client to look at its list again */
-	rmad_counter_advance(sc, RMAD_CNT_FREED, 1);
-	mark_moved(a, c);
+	/* FREED tells the waiting client to look at its list again (at the
+	 * end of the pass, which wakes the waiters of the counters moved) */
+	cnt_add(a, c, RMAD_CNT_FREED, 1);
 	return 0;
 }
 
