@@ -10,9 +10,20 @@
  *
  * Usage: prog_oppool RMADCTL exact|tight [rounds] (default 20).  Prints
  * "rank R: ok (...)" or FAIL lines.
+ *
+ * prog_oppool RMADCTL lend [holdms]: rank 0 holds an exclusive lock on
+ * itself for holdms (default 1500) ms while rank 1 posts NLEND puts to
+ * it under an exclusive lock of its own: they wait for the lock in
+ * rank 1's agent, holding their elements, so with client_op_pool=1 each
+ * post after the first waits for the agent to lend an element from the
+ * global pool, with nothing completing meanwhile.  Prints "rank R: ok
+ * (... ms)" with the time the posts took: the caller bounds it, since a
+ * lending that does not wake the waiting client costs it its wait's
+ * timeout.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +91,66 @@ static void round_on(rmad_win_t w, int s)
 	}
 }
 
+#define NLEND	32
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The lend mode (see the top): returns the process's exit status. */
+static int lend(int holdms)
+{
+	rmad_win_t w = NULL;
+	int64_t *base, v[NLEND];
+	double ms = 0;
+
+	OK(rmad_win_allocate(NLEND * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
+	if (!w)
+		return 1;
+	if (rank == 0)
+		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 0, 0, w));
+	if (rank == 0)	/* granted before rank 1 asks */
+		OK(rmad_win_flush(0, w));
+	rmad_barrier();
+	if (rank == 0) {
+		struct timespec ts = { holdms / 1000,
+				       (long)(holdms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		OK(rmad_win_unlock(0, w));
+	} else if (rank == 1) {
+		double t0 = now_ms();
+
+		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 0, 0, w));
+		for (int k = 0; k < NLEND; k++) {
+			v[k] = 100 + k;
+			OK(rmad_put(&v[k], 1, RMAD_INT64, 0, (size_t)k, 1,
+				    RMAD_INT64, w));
+		}
+		ms = now_ms() - t0;
+		OK(rmad_win_unlock(0, w));
+	}
+	rmad_barrier();
+	if (rank == 0)
+		for (int k = 0; k < NLEND && !fails; k++)
+			CHECK(base[k] == 100 + k, "slot %d: %lld, want %d", k,
+			      (long long)base[k], 100 + k);
+	rmad_barrier();
+	OK(rmad_win_free(&w));
+	if (fails)
+		printf("rank %d: FAIL %d checks\n", rank, fails);
+	else
+		printf("rank %d: ok (%d puts posted in %.1f ms)\n", rank,
+		       rank == 1 ? NLEND : 0, ms);
+	fflush(stdout);
+	rmad_finalize();
+	return fails != 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *ctl = argc > 1 ? argv[1] : "rmadctl";
@@ -97,6 +168,8 @@ int main(int argc, char **argv)
 	rmad_rank(&rank);
 	rmad_size(&size);
 	rmad_get_info(&in);
+	if (argc > 2 && !strcmp(argv[2], "lend"))
+		return lend(argc > 3 ? atoi(argv[3]) : 1500);
 	for (int k = 0; k < NWIN; k++) {
 		OK(rmad_win_allocate(64 * 8, 8, win_hints[k], RMAD_GROUP_ALL,
 				     &base[k], &w[k]));
