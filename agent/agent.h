@@ -116,6 +116,9 @@ struct agent_stats {
 	uint64_t type_defs_recv;	/* TYPE_DEFs taken into the cache */
 	uint64_t acc_pulls;		/* accumulate chunks read (fi_read)
 					 * from their origins and applied */
+	uint64_t xfer_inplace;		/* our chunks that the provider
+					 * moved from or to the client's
+					 * rmad_alloc_mem memory in place */
 	uint64_t rt_lent;		/* SCHED_FIFO given up while busy */
 	uint32_t op_pool_hwm;
 };
@@ -204,6 +207,7 @@ struct mem_region;
 struct mem_ctx {
 	struct mem_region **regions;
 	int *nregions;
+	struct mem_region *zombies;	/* gone but held by transfers */
 };
 
 /*

@@ -7,6 +7,14 @@
  * area when the agent reads or writes them.  Regions are per client and
  * go away with the client.  The agent keeps them in a small list per
  * client: clients hold few such regions.
+ *
+ * A transfer that the provider makes straight from or to a region (a
+ * fi_write or fi_read chunk, a chunk the target's agent reads) holds it
+ * (agent_mem_hold): a region deregistered, or whose client is gone,
+ * while held leaves the client's list at once but stays mapped, on the
+ * zombie list, until its last hold is dropped.  Its address is thus
+ * never mapped again for another client while a provider may still
+ * touch it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +37,22 @@ struct mem_region {
 	uint64_t addr;			/* in the client */
 	uint64_t size;
 	void *base;			/* in the agent */
+	uint32_t holds;			/* transfers using it in place */
+	int gone;			/* on the zombie list */
 };
+
+/* Region r left its client's list: unmap it, or keep it while held. */
+static void region_gone(struct agent *a, struct mem_region *r)
+{
+	if (r->holds) {
+		r->gone = 1;
+		r->next = a->mm.zombies;
+		a->mm.zombies = r;
+		return;
+	}
+	munmap(r->base, r->size);
+	free(r);
+}
 
 
 static void answer(struct agent *a, uint32_t c, uint64_t addr, int status)
@@ -101,8 +124,7 @@ void agent_mem_dereg(struct agent *a, uint32_t c,
 		if (r->addr != m->addr)
 			continue;
 		*pp = r->next;
-		munmap(r->base, r->size);
-		free(r);
+		region_gone(a, r);
 		a->mm.nregions[c]--;
 		answer(a, c, m->addr, 0);
 		return;
@@ -141,6 +163,38 @@ void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
 	return NULL;
 }
 
+void *agent_mem_hold(struct agent *a, uint32_t c, uint64_t addr,
+		     uint64_t len, struct mem_region **held)
+{
+	*held = NULL;
+	if (!a->mm.regions || c >= (uint32_t)a->p.max_clients)
+		return NULL;
+	for (struct mem_region *r = a->mm.regions[c]; r; r = r->next)
+		if (addr >= r->addr && len <= r->size &&
+		    addr - r->addr <= r->size - len) {
+			r->holds++;
+			*held = r;
+			return (char *)r->base + (addr - r->addr);
+		}
+	return NULL;
+}
+
+void agent_mem_drop(struct agent *a, struct mem_region *r)
+{
+	if (!r || !r->holds)
+		return;
+	if (--r->holds || !r->gone)
+		return;
+	for (struct mem_region **pp = &a->mm.zombies; *pp;
+	     pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	munmap(r->base, r->size);
+	free(r);
+}
+
 /* The client is gone: its regions too. */
 void agent_mem_release(struct agent *a, uint32_t c)
 {
@@ -150,8 +204,7 @@ void agent_mem_release(struct agent *a, uint32_t c)
 		struct mem_region *r = a->mm.regions[c];
 
 		a->mm.regions[c] = r->next;
-		munmap(r->base, r->size);
-		free(r);
+		region_gone(a, r);
 	}
 	a->mm.nregions[c] = 0;
 }
@@ -162,6 +215,14 @@ void agent_mem_fini(struct agent *a)
 		return;
 	for (int c = 0; c < a->p.max_clients; c++)
 		agent_mem_release(a, (uint32_t)c);
+	/* the agent stops: its provider makes no more progress */
+	while (a->mm.zombies) {
+		struct mem_region *r = a->mm.zombies;
+
+		a->mm.zombies = r->next;
+		munmap(r->base, r->size);
+		free(r);
+	}
 	free(a->mm.regions);
 	free(a->mm.nregions);
 	a->mm.regions = NULL;

@@ -22,6 +22,11 @@ void agent_mem_dereg(struct agent *a, uint32_t c,
 		     const struct rmad_ctl_mem *m);
 void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
 		       uint64_t len);
+/* As agent_mem_lookup, and the region stays mapped, even past its
+ * deregistration or its client, until agent_mem_drop(*held). */
+void *agent_mem_hold(struct agent *a, uint32_t c, uint64_t addr,
+		     uint64_t len, struct mem_region **held);
+void agent_mem_drop(struct agent *a, struct mem_region *held);
 void agent_mem_release(struct agent *a, uint32_t c);
 
 #endif

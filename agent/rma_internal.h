@@ -177,12 +177,15 @@ struct rma_lock {
 };
 
 /*
- * One fi_write/fi_read chunk in flight.  Its data passes through a
+ * One fi_write/fi_read chunk in flight, or one chunk of an accumulate
+ * that the target's agent reads (pull).  Its data passes through a
  * bounce buffer of the agent's (rdma_chunk bytes), unless the client's
  * buffer lies in its rmad_alloc_mem memory, which the agent maps itself
- * and the provider needs no registration for (direct): then the
- * provider reads or writes the client's memory through that mapping,
- * which stays until the agent releases the client.
+ * and the provider needs no registration for (direct; a pulled chunk is
+ * registered either way): then the provider reads or writes the
+ * client's memory through that mapping, held (agent_mem_hold) until the
+ * chunk is done, so that it stays mapped even if the client frees it or
+ * dies meanwhile.
  */
 struct rma_xfer {
 	struct rmad_fabric_xfer fx;	/* first: the completion names it */
@@ -193,6 +196,7 @@ struct rma_xfer {
 	char *buf;			/* the bounce buffer */
 	uint8_t direct;			/* it moved from/to the client's
 					 * mapped memory, not buf */
+	struct mem_region *held;	/* that memory's region, held */
 	uint8_t pull;			/* a pulled accumulate's chunk in buf,
 					 * registered (mr) until answered: 1;
 					 * 2: its op ended first, the slot

@@ -220,6 +220,8 @@ void xfer_done(struct rmad_fabric_xfer *fx, int status)
 	struct rma_origin *o = op->o;
 	struct rma_target *t;
 
+	agent_mem_drop(a, x->held);
+	x->held = NULL;
 	if (op->serial != x->serial || !o) {
 		/* the op ended without us (its window went away) */
 		x->next = R->xfree;
@@ -293,8 +295,9 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 			n = (uint64_t)a->p.rdma_chunk;
 		/* no bounce: the client's rmad_alloc_mem memory, mapped
 		 * here, when the provider takes unregistered buffers */
-		buf = direct ? agent_mem_lookup(a, op->client,
-						 op->origin + op->sent, n) :
+		buf = direct ? agent_mem_hold(a, op->client,
+					       op->origin + op->sent, n,
+					       &x->held) :
 			       NULL;
 		if (!buf && put)
 			err = op_io(a, op, op->origin + op->sent, x->buf,
@@ -313,6 +316,10 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 					     x->direct ? NULL : R->bounce_desc,
 					     op->raddr + op->sent, op->rkey,
 					     &x->fx);
+		if (err) {
+			agent_mem_drop(a, x->held);
+			x->held = NULL;
+		}
 		if (err == 1) {
 			R->retry_pending = 1;	/* the provider is full */
 			return 0;
@@ -323,6 +330,8 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 			o->st.rdma_writes++;
 		else
 			o->st.rdma_reads++;
+		if (x->direct)
+			a->st.xfer_inplace++;
 		R->xfree = x->next;
 		x->op = i;
 		x->serial = op->serial;

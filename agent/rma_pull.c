@@ -6,7 +6,9 @@
  * active messages of am_buf_size bytes, each copied through both
  * agents.  The origin's agent copies a chunk of the operands (up to
  * RMAD_AM_PULL_MAX bytes, and rdma_chunk) into one of its transfer
- * slots' bounce buffers, registers that chunk for remote reads only,
+ * slots' bounce buffers (or, when they lie in the client's
+ * rmad_alloc_mem memory, holds that mapping: no copy), registers that
+ * chunk for remote reads only,
  * and sends an ACC packet flagged RMAD_AMF_PULL that names it (struct
  * rmad_am_pull).  The target's agent checks the packet as it would an
  * accumulate with data, reads the chunk with fi_read into a buffer of
@@ -36,6 +38,7 @@
 #include "agent.h"
 #include "am.h"
 #include "jobs.h"
+#include "mem.h"
 #include "windows.h"
 #include "dynwin.h"
 #include "dtype.h"
@@ -63,6 +66,8 @@ static void slot_release(struct rma_ctx *R, struct rma_xfer *x)
 {
 	rmad_fabric_mr_close(x->mr);
 	x->mr = NULL;
+	agent_mem_drop(x->a, x->held);
+	x->held = NULL;
 	x->pull = 0;
 	R->npull_slots--;
 	x->next = R->xfree;
@@ -83,6 +88,7 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		struct rma_xfer *x = R->xfree;
 		uint64_t n = op->len - op->sent;
 		struct rmad_am_pull pl;
+		void *src;
 		struct rmad_am_hdr h = {
 			.type = RMAD_AM_RMA_ACC,
 			.flags = RMAD_AMF_PULL | RMAD_AMF_ACK_REQ,
@@ -102,25 +108,41 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		}
 		if (n > room)
 			n = room;
-		err = op_io(a, op, op->origin + op->sent, x->buf, (size_t)n, 0);
+		/* in place from rmad_alloc_mem memory, held until the
+		 * answer; else through the slot's bounce buffer */
+		src = op->staged ? NULL :
+		      agent_mem_hold(a, op->client, op->origin + op->sent, n,
+				     &x->held);
+		if (!src) {
+			src = x->buf;
+			err = op_io(a, op, op->origin + op->sent, x->buf,
+				    (size_t)n, 0);
+		}
 		if (!err)
-			err = rmad_fabric_mr_reg(a->fab, x->buf, (size_t)n, 2,
+			err = rmad_fabric_mr_reg(a->fab, src, (size_t)n, 2,
 						 &x->mr, &pl.key, &pl.raddr,
 						 NULL);
-		if (err)
+		if (err) {
+			agent_mem_drop(a, x->held);
+			x->held = NULL;
 			break;
+		}
 		h.disp = op->tdisp + op->sent;
 		h.count = n / es;
 		h.seq = ((uint64_t)op->serial << 32) | i;
 		if (osend(a, o, t->node, &h, &pl, sizeof(pl))) {
 			rmad_fabric_mr_close(x->mr);
 			x->mr = NULL;
+			agent_mem_drop(a, x->held);
+			x->held = NULL;
 			err = am_node_dead(a, t->node) ? RMAD_ERR_PROC_FAILED :
 							 RMAD_ERR_FABRIC;
 			break;
 		}
 		R->xfree = x->next;
 		R->npull_slots++;
+		if (x->held)
+			a->st.xfer_inplace++;
 		x->pull = 1;
 		x->node = t->node;
 		x->disp = h.disp;

@@ -84,6 +84,8 @@ static const struct stat_desc {
 	S(type_defs_sent, "target types sent", "type_defs_sent", ""),
 	S(type_defs_recv, "target types cached", "type_defs_recv", ""),
 	S(acc_pulls, "accumulate chunks read from origins", "acc_pulls", ""),
+	S(xfer_inplace, "chunks moved in place (no bounce copy)",
+	  "xfer_inplace", ""),
 	S(rt_lent, "SCHED_FIFO given up while busy", "rt_lent", ""),
 #undef S
 #undef P

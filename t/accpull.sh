@@ -7,10 +7,14 @@
 # REPLACEs and a large SUM from one origin, MAX on doubles, flush then
 # get under an exclusive lock, and a fence epoch; over shm and
 # tcp;ofi_rxm, with chunks smaller than the transfers (more than the
-# agent keeps in flight), on created and dynamic windows, and with
-# rdma_threshold = 0 (active messages instead, nothing read).
+# agent keeps in flight), on created and dynamic windows, with operands
+# in rmad_alloc_mem memory (read in place, no bounce copy), and with
+# rdma_threshold = 0 (active messages instead, nothing read).  Last,
+# that memory goes away under the read (t/prog_pullkill.c): its process
+# dies, or frees it, right after posting; the agents go on, and a flush
+# that succeeds means the targets got every byte.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 13
+plan 21
 pr="$top_builddir/t/prog_accpull"
 # run WHAT NP WANT ARGS...: every rank passes, and every rank's
 # accumulates were read by their targets (WANT=some) or not (none)
@@ -40,7 +44,31 @@ RMAD_T_FLAVOR=create run "created windows, shm, 2 vnodes, 64k chunks" 3 \
 	some --vnodes 2 --provider shm --set rdma_chunk=64k
 RMAD_T_FLAVOR=dynamic run "dynamic windows, tcp;ofi_rxm, 2 vnodes" 2 some \
 	--vnodes 2 --provider 'tcp;ofi_rxm'
+RMAD_T_MEM=alloc run "rmad_alloc_mem operands, tcp;ofi_rxm, 2 vnodes, 64k chunks" 3 \
+	some --vnodes 2 --provider 'tcp;ofi_rxm' --set rdma_chunk=64k
+RMAD_T_MEM=alloc run "rmad_alloc_mem operands, shm, 2 vnodes" 2 some \
+	--vnodes 2 --provider shm
 run "shm, 2 vnodes, rdma_threshold=0" 2 none --vnodes 2 --provider shm \
 	--set rdma_threshold=0
+pk="$top_builddir/t/prog_pullkill"
+for prov in shm 'tcp;ofi_rxm'; do
+	out=$(OMPI_MCA_orte_enable_recovery=1 \
+		OMPI_MCA_orte_abort_on_non_zero_status=0 run_bounded 120 \
+		"$RMAD_RUN" -q --vnodes 2 --provider "$prov" -np 4 "$pk" die 2>&1)
+	n=$(echo "$out" | grep -c ": ok: region 2")
+	[ "$n" -eq 3 ] && ! echo "$out" | grep -q FAIL
+	ok $? "$prov: the origin dies as the target reads its memory: $n of 3 live ranks go on"
+	[ "$n" -eq 3 ] || diag "$out"
+	out=$(run_bounded 120 "$RMAD_RUN" -q --vnodes 2 --provider "$prov" \
+		-np 4 "$pk" free 2>&1)
+	rc=$?
+	n=$(echo "$out" | grep -c ": ok: region 2")
+	f=$(echo "$out" | sed -n 's/.*: ok: flush \(-*[0-9]*\).*/\1/p')
+	x=$(echo "$out" | grep -c ": ok: region 1 exact")
+	[ "$rc" -eq 0 ] && [ "$n" -eq 4 ] && [ -n "$f" ] &&
+		{ [ "$f" -ne 0 ] || [ "$x" -eq 3 ]; }
+	ok $? "$prov: the origin frees the memory as the target reads it: flush ${f:-?}, $x of 3 targets exact, $n of 4 ranks go on (rc $rc)"
+	[ "$n" -eq 4 ] || diag "$out"
+done
 ok_clean
 done_testing

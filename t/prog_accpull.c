@@ -21,6 +21,10 @@
  * Each rank reports how many chunks of its round-1 accumulates the
  * targets read (rmad_win_stats rdma_reads).
  *
+ * With RMAD_T_MEM=alloc the operands (and the get's buffer) lie in
+ * rmad_alloc_mem memory, which the origin's agent hands to the target's
+ * read in place, without its bounce copy.
+ *
  * Usage: prog_accpull [rounds] (default 2).  Prints "rank R: ok (...)" or
  * "rank R: FAIL ..." lines and exits non-zero on failure.
  */
@@ -55,8 +59,28 @@ static size_t hot(int k)
 	return (size_t)k * (NSEG / NHOT) + 5;
 }
 
+static int use_alloc_mem;
+
+static void *buf_get(size_t n)
+{
+	void *p = NULL;
+
+	if (!use_alloc_mem)
+		return malloc(n);
+	return rmad_alloc_mem(n, &p) ? NULL : p;
+}
+
+static void buf_put(void *p)
+{
+	if (p && use_alloc_mem)
+		OK(rmad_free_mem(p));
+	else
+		free(p);
+}
+
 int main(int argc, char **argv)
 {
+	const char *mem = getenv("RMAD_T_MEM");
 	int rounds = argc > 1 ? atoi(argv[1]) : 2;
 	struct rmad_info in;
 	int64_t *base, *src, *one, *back;
@@ -73,10 +97,11 @@ int main(int argc, char **argv)
 	rmad_size(&size);
 	rmad_get_info(&in);
 	nel = NS + (size_t)size * 2 * NSEG;
-	src = malloc(NSEG * sizeof(*src));
-	one = malloc(NSEG * sizeof(*one));
-	back = malloc(NSEG * sizeof(*back));
-	dsrc = malloc(NSEG * sizeof(*dsrc));
+	use_alloc_mem = mem && !strcmp(mem, "alloc");
+	src = buf_get(NSEG * sizeof(*src));
+	one = buf_get(NSEG * sizeof(*one));
+	back = buf_get(NSEG * sizeof(*back));
+	dsrc = buf_get(NSEG * sizeof(*dsrc));
 	OK(t_win_allocate(nel * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (!src || !one || !back || !dsrc || !w)
 		goto out;
@@ -243,10 +268,10 @@ int main(int argc, char **argv)
 out:
 	if (w)
 		OK(rmad_win_free(&w));
-	free(src);
-	free(one);
-	free(back);
-	free(dsrc);
+	buf_put(src);
+	buf_put(one);
+	buf_put(back);
+	buf_put(dsrc);
 	if (fails)
 		printf("rank %d: FAIL %d checks\n", rank, fails);
 	else

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * prog_pullkill.c - large accumulates whose operands lie in the origin's
+ * rmad_alloc_mem memory, which the origin's agent lends to the target's
+ * read in place (rma_pull.c, mem.c), while that memory goes away under
+ * them.
+ *
+ * usage: prog_pullkill die|free
+ *
+ * The last rank (the victim) opens a lock_all epoch, posts NACC large
+ * SUMs of ones into region 1 of every other rank's window, and then
+ *   die:  kills itself at once (SIGKILL), before any flush;
+ *   free: frees the operands' memory at once (rmad_free_mem, an
+ *         erroneous program) and then flushes: the flush succeeds or
+ *         fails with an error code, and if it succeeds every target
+ *         holds exactly NACC in every element of region 1.
+ * Whether some chunk is still being read when the memory goes (its
+ * agent then keeps the mapping until the read is answered) depends on
+ * timing: some runs catch one, others do not.
+ * Either way the agents must go on: every live rank then accumulates
+ * ones from rmad_alloc_mem memory into region 2 of every other live
+ * rank under an exclusive lock and reads it back under another; every
+ * element must be equal, between 1 and the number of live ranks less
+ * one (other ranks' epochs may come before or after).  Prints "rank R:
+ * ok ..." (the victim in free mode: "flush RC", each target: "region 1
+ * exact" or "region 1 partial") or "rank R: FAIL ...".
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rmad.h>
+
+#define NEL	(128 * 1024)	/* 1 MiB of int64: two 512k chunks */
+#define NACC	16		/* per target: reads for some ms */
+
+static int rank, size;
+
+/* Region 2 round: 0, or -1 after printing a FAIL line. */
+static int region2(rmad_win_t w, const int64_t *ones, int64_t *back,
+		   int live)
+{
+	for (int t = 0; t < live; t++) {
+		int e;
+
+		if (t == rank)
+			continue;
+		e = rmad_win_lock(RMAD_LOCK_EXCLUSIVE, t, 0, w);
+		e = e ? e : rmad_accumulate(ones, NEL, RMAD_INT64, t, NEL,
+					    NEL, RMAD_INT64, RMAD_SUM, w);
+		e = e ? e : rmad_win_unlock(t, w);
+		e = e ? e : rmad_win_lock(RMAD_LOCK_EXCLUSIVE, t, 0, w);
+		e = e ? e : rmad_get(back, NEL, RMAD_INT64, t, NEL, NEL,
+				     RMAD_INT64, w);
+		e = e ? e : rmad_win_unlock(t, w);
+		if (e) {
+			printf("rank %d: FAIL region 2 of rank %d: error %d\n",
+			       rank, t, e);
+			return -1;
+		}
+		for (size_t i = 0; i < NEL; i++)
+			if (back[i] != back[0] || back[0] < 1 ||
+			    back[0] > live - 1) {
+				printf("rank %d: FAIL region 2 of rank %d: "
+				       "element %zu is %lld, element 0 %lld\n",
+				       rank, t, i, (long long)back[i],
+				       (long long)back[0]);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int die = argc > 1 && !strcmp(argv[1], "die"), victim, live, rc = 0;
+	int64_t *base, *ones = NULL, *back = NULL;
+	rmad_win_t w;
+
+	if (rmad_init(&argc, &argv))
+		return 1;
+	rmad_rank(&rank);
+	rmad_size(&size);
+	alarm(90);
+	victim = size - 1;
+	live = die ? size - 1 : size;
+	if (rmad_win_allocate(2 * NEL * 8, 8, NULL, RMAD_GROUP_ALL, &base,
+			      &w) ||
+	    rmad_alloc_mem(NEL * 8, (void **)&ones) ||
+	    rmad_alloc_mem(NEL * 8, (void **)&back)) {
+		printf("rank %d: FAIL setup\n", rank);
+		return 1;
+	}
+	memset(base, 0, 2 * NEL * 8);
+	for (size_t i = 0; i < NEL; i++)
+		ones[i] = 1;
+	rmad_barrier();
+	if (rank == victim) {
+		int e = rmad_win_lock_all(0, w);
+
+		for (int k = 0; k < NACC && !e; k++)
+			for (int t = 0; t < size && !e; t++)
+				if (t != rank)
+					e = rmad_accumulate(ones, NEL,
+							    RMAD_INT64, t, 0,
+							    NEL, RMAD_INT64,
+							    RMAD_SUM, w);
+		if (e)
+			printf("rank %d: FAIL posting: %d\n", rank, e);
+		fflush(stdout);
+		if (die)
+			raise(SIGKILL);
+		if (rmad_free_mem(ones))
+			printf("rank %d: FAIL rmad_free_mem\n", rank);
+		e = rmad_win_flush_all(w);
+		rc = rmad_win_unlock_all(w);
+		if (e > 0 || rc > 0 || (!e && rc))
+			printf("rank %d: FAIL flush %d unlock %d\n", rank, e,
+			       rc);
+		else
+			printf("rank %d: ok: flush %d\n", rank, e);
+		fflush(stdout);
+		if (rmad_alloc_mem(NEL * 8, (void **)&ones)) {
+			printf("rank %d: FAIL alloc_mem again\n", rank);
+			return 1;
+		}
+		for (size_t i = 0; i < NEL; i++)
+			ones[i] = 1;
+		rc = 0;
+	}
+	if (!die)
+		rmad_barrier();	/* the victim's epoch is over */
+	else
+		usleep(300 * 1000);	/* its agent saw it die */
+	if (rank != victim && !die) {
+		size_t k = 0;
+
+		rmad_win_sync(w);
+		while (k < NEL && ((volatile int64_t *)base)[k] == NACC)
+			k++;
+		printf("rank %d: ok: region 1 %s\n", rank,
+		       k == NEL ? "exact" : "partial");
+	}
+	if (region2(w, ones, back, live))
+		rc = 1;
+	else
+		printf("rank %d: ok: region 2 of every live rank\n", rank);
+	fflush(stdout);
+	if (die) {
+		/* the job lost a rank: collectives fail; stay until the
+		 * others' epochs on us are over */
+		sleep(2);
+		_exit(rc);
+	}
+	rmad_barrier();
+	rmad_win_free(&w);
+	rmad_free_mem(ones);
+	rmad_free_mem(back);
+	rmad_finalize();
+	return rc;
+}
