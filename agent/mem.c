@@ -41,6 +41,12 @@ struct mem_region {
 	int gone;			/* on the zombie list */
 };
 
+static void region_free(struct mem_region *r)
+{
+	munmap(r->base, r->size);
+	free(r);
+}
+
 /* Region r left its client's list: unmap it, or keep it while held. */
 static void region_gone(struct agent *a, struct mem_region *r)
 {
@@ -50,8 +56,7 @@ static void region_gone(struct agent *a, struct mem_region *r)
 		a->mm.zombies = r;
 		return;
 	}
-	munmap(r->base, r->size);
-	free(r);
+	region_free(r);
 }
 
 
@@ -150,33 +155,38 @@ void agent_mem_probe(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m)
 	answer(a, c, m->addr, ok ? 0 : RMAD_ERR_PERM);
 }
 
-/* Where [addr, addr + len) of client c is mapped here, or NULL. */
-void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
-		       uint64_t len)
+/* Client c's region holding [addr, addr + len), or NULL. */
+static struct mem_region *region_find(struct agent *a, uint32_t c,
+				      uint64_t addr, uint64_t len)
 {
 	if (!a->mm.regions || c >= (uint32_t)a->p.max_clients)
 		return NULL;
 	for (struct mem_region *r = a->mm.regions[c]; r; r = r->next)
 		if (addr >= r->addr && len <= r->size &&
 		    addr - r->addr <= r->size - len)
-			return (char *)r->base + (addr - r->addr);
+			return r;
 	return NULL;
+}
+
+/* Where [addr, addr + len) of client c is mapped here, or NULL. */
+void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
+		       uint64_t len)
+{
+	struct mem_region *r = region_find(a, c, addr, len);
+
+	return r ? (char *)r->base + (addr - r->addr) : NULL;
 }
 
 void *agent_mem_hold(struct agent *a, uint32_t c, uint64_t addr,
 		     uint64_t len, struct mem_region **held)
 {
-	*held = NULL;
-	if (!a->mm.regions || c >= (uint32_t)a->p.max_clients)
+	struct mem_region *r = region_find(a, c, addr, len);
+
+	*held = r;
+	if (!r)
 		return NULL;
-	for (struct mem_region *r = a->mm.regions[c]; r; r = r->next)
-		if (addr >= r->addr && len <= r->size &&
-		    addr - r->addr <= r->size - len) {
-			r->holds++;
-			*held = r;
-			return (char *)r->base + (addr - r->addr);
-		}
-	return NULL;
+	r->holds++;
+	return (char *)r->base + (addr - r->addr);
 }
 
 void agent_mem_drop(struct agent *a, struct mem_region *r)
@@ -191,8 +201,7 @@ void agent_mem_drop(struct agent *a, struct mem_region *r)
 			*pp = r->next;
 			break;
 		}
-	munmap(r->base, r->size);
-	free(r);
+	region_free(r);
 }
 
 /* The client is gone: its regions too. */
@@ -220,8 +229,7 @@ void agent_mem_fini(struct agent *a)
 		struct mem_region *r = a->mm.zombies;
 
 		a->mm.zombies = r->next;
-		munmap(r->base, r->size);
-		free(r);
+		region_free(r);
 	}
 	free(a->mm.regions);
 	free(a->mm.nregions);
