@@ -321,18 +321,13 @@ static void unreserve(struct agent *a, uint32_t i)
 		a->cp.reserved[a->cp.op_owner[i]]--;
 }
 
-/* A wake is due for client c at the end of the pass. */
-static void mark_moved(struct agent *a, uint32_t c)
-{
-	a->cl[c].moved = 1;
-	a->any_moved = 1;
-}
-
-/* Counter `which` of client c goes up by n at the end of the pass. */
+/* Counter `which` of client c goes up by n at the end of the pass, with
+ * the wakes that are due. */
 static void cnt_add(struct agent *a, uint32_t c, int which, uint32_t n)
 {
 	a->cl[c].gb_cnt[which] += n;
-	mark_moved(a, c);
+	a->cl[c].moved = 1;
+	a->any_moved = 1;
 }
 
 /*

@@ -93,14 +93,6 @@ static void round_on(rmad_win_t w, int s)
 
 #define NLEND	32
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* The lend mode (see the top): returns the process's exit status. */
 static int lend(int holdms)
 {
@@ -111,10 +103,10 @@ static int lend(int holdms)
 	OK(rmad_win_allocate(NLEND * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (!w)
 		return 1;
-	if (rank == 0)
+	if (rank == 0) {
 		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 0, 0, w));
-	if (rank == 0)	/* granted before rank 1 asks */
-		OK(rmad_win_flush(0, w));
+		OK(rmad_win_flush(0, w));	/* granted before rank 1 asks */
+	}
 	rmad_barrier();
 	if (rank == 0) {
 		struct timespec ts = { holdms / 1000,
@@ -123,7 +115,7 @@ static int lend(int holdms)
 		nanosleep(&ts, NULL);
 		OK(rmad_win_unlock(0, w));
 	} else if (rank == 1) {
-		double t0 = now_ms();
+		double t0 = rmad_wtime();
 
 		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 0, 0, w));
 		for (int k = 0; k < NLEND; k++) {
@@ -131,7 +123,7 @@ static int lend(int holdms)
 			OK(rmad_put(&v[k], 1, RMAD_INT64, 0, (size_t)k, 1,
 				    RMAD_INT64, w));
 		}
-		ms = now_ms() - t0;
+		ms = (rmad_wtime() - t0) * 1e3;
 		OK(rmad_win_unlock(0, w));
 	}
 	rmad_barrier();
