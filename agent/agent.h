@@ -275,6 +275,8 @@ struct agent {
 	int event_mode;
 	int rt;				/* SCHED_FIFO now (rt_priority) */
 	int rt_refused;			/* ... and the system said no */
+	int rt_unsafe;			/* ... or a peer agent may share our
+					 * core over shm (agent_core_peer) */
 	int rt_lent;			/* SCHED_OTHER for now: busy too long
 					 * (rt_busy in main.c) */
 	uint64_t awake_since;		/* end of the last sleep */
@@ -300,7 +302,7 @@ struct agent {
 	struct rmad_boot boot;
 	struct rmad_fabric *fab;
 	int node, nnodes;
-	int core;
+	int core, ncores;
 	cpu_set_t core_set;		/* its CPUs, when pinned (core >= 0) */
 	char hostname[64];
 

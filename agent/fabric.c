@@ -909,6 +909,11 @@ const char *rmad_fabric_provider(struct rmad_fabric *f)
 	return f ? f->info->fabric_attr->prov_name : NULL;
 }
 
+int rmad_fabric_shared_locks(struct rmad_fabric *f)
+{
+	return f && fab_is_shm(f->info->fabric_attr->prov_name);
+}
+
 int rmad_fabric_has_rma(struct rmad_fabric *f)
 {
 	return f ? f->has_rma : 0;

@@ -87,6 +87,10 @@ int rmad_fabric_pending(struct rmad_fabric *f);
 /* Actual provider name, e.g. "shm" or "tcp;ofi_rxm". */
 const char *rmad_fabric_provider(struct rmad_fabric *f);
 
+/* 1 if the provider moves data through memory the agents of this host
+ * share, under locks a sending agent spins on (shm). */
+int rmad_fabric_shared_locks(struct rmad_fabric *f);
+
 /* 1 if the endpoint was opened with FI_RMA and FI_ATOMIC, 0 if only
  * FI_MSG is available. */
 int rmad_fabric_has_rma(struct rmad_fabric *f);

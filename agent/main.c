@@ -543,7 +543,7 @@ static void set_sched(struct agent *a, int ev)
 	struct sched_param sp = { .sched_priority = rt ? a->p.rt_priority :
 							  0 };
 
-	if (rt == a->rt || (rt && a->rt_refused))
+	if (rt == a->rt || (rt && (a->rt_refused || a->rt_unsafe)))
 		return;
 	if (sched_setscheduler(0, (rt ? SCHED_FIFO : SCHED_OTHER) |
 			       SCHED_RESET_ON_FORK, &sp) == 0) {
@@ -561,6 +561,31 @@ static void set_sched(struct agent *a, int ev)
 			  "computing process's time slice",
 			  a->p.rt_priority, strerror(errno));
 	}
+}
+
+/*
+ * shm's senders take a spinlock in the receiving agent's region.  An
+ * agent of the normal class preempted while it holds one by a SCHED_FIFO
+ * agent on its core, which then spins on that lock, gets the core back
+ * only when the kernel throttles real-time tasks (sched_rt_runtime_us):
+ * about a second with every agent that sends to it stalled, long enough
+ * for heartbeats to call nodes dead.  So with shm, SCHED_FIFO only for an
+ * agent with no peer agent on its core: a client holds none of the
+ * provider's locks.
+ */
+static void check_rt_peer(struct agent *a)
+{
+	int peer;
+
+	if (a->p.rt_priority <= 0 || !rmad_fabric_shared_locks(a->fab))
+		return;
+	peer = agent_core_peer(a);
+	if (peer < 0)
+		return;
+	a->rt_unsafe = 1;
+	rmad_info("rt_priority %ld: SCHED_FIFO not used: the agent of node "
+		  "%d may run on our core, and a FIFO agent would spin on "
+		  "shm's locks it holds", a->p.rt_priority, peer);
 }
 
 /*
@@ -1025,6 +1050,7 @@ int main(int argc, char **argv)
 	if (a->vnode >= 0)
 		a->vnode = a->node;
 	agent_pin(a);
+	check_rt_peer(a);
 	if (rmad_session_dir(a->p.rundir, a->session, a->sdir,
 			     sizeof(a->sdir)) ||
 	    rmad_agent_sock_path(a->sdir, a->vnode, a->sock_path,

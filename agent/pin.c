@@ -110,6 +110,7 @@ int agent_pin(struct agent *a)
 		goto out;
 	}
 	a->core = idx;
+	a->ncores = ncores;
 	CPU_ZERO(&a->core_set);
 	if (hwloc_cpuset_to_glibc_sched_affinity(topo, core->cpuset,
 						 &a->core_set,
@@ -137,4 +138,23 @@ int agent_core_shared(const struct agent *a, pid_t pid)
 		return 1;
 	CPU_AND(&both, &s, &a->core_set);
 	return CPU_COUNT(&both) > 0;
+}
+
+/*
+ * The node of another agent of the mesh that may run on our core, or -1,
+ * taking every agent of the mesh to be on this host (the caller asks
+ * only for a mesh that cannot leave it: shm).  They are placed as
+ * agent_pin() placed us: by vnode under core = auto, all on one core
+ * under a fixed core, anywhere when not pinned.
+ */
+int agent_core_peer(const struct agent *a)
+{
+	for (int v = 0; v < a->nnodes; v++) {
+		if (v == a->node)
+			continue;
+		if (a->core < 0 || strcmp(a->p.core, "auto") ||
+		    a->vnode < 0 || auto_core(v, a->ncores) == a->core)
+			return v;
+	}
+	return -1;
 }

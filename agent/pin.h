@@ -13,6 +13,8 @@
 int agent_pin(struct agent *a);
 /* may pid run on the agent's core (1 when the agent is not pinned) */
 int agent_core_shared(const struct agent *a, pid_t pid);
+/* another agent of this host's mesh that may run on our core, or -1 */
+int agent_core_peer(const struct agent *a);
 int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
 		    size_t len);
 
