@@ -119,6 +119,9 @@ struct agent_stats {
 	uint64_t xfer_inplace;		/* our chunks that the provider
 					 * moved from or to the client's
 					 * rmad_alloc_mem memory in place */
+	uint64_t mem_kept;		/* such memory released while a
+					 * transfer used it: kept mapped
+					 * until it ended (mem.c) */
 	uint64_t rt_lent;		/* SCHED_FIFO given up while busy */
 	uint32_t op_pool_hwm;
 };

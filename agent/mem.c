@@ -51,6 +51,10 @@ static void region_free(struct mem_region *r)
 static void region_gone(struct agent *a, struct mem_region *r)
 {
 	if (r->holds) {
+		a->st.mem_kept++;
+		rmad_info("memory of %llu bytes released while %u transfers "
+			  "use it in place: kept mapped until they end",
+			  (unsigned long long)r->size, r->holds);
 		r->gone = 1;
 		r->next = a->mm.zombies;
 		a->mm.zombies = r;

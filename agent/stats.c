@@ -86,6 +86,7 @@ static const struct stat_desc {
 	S(acc_pulls, "accumulate chunks read from origins", "acc_pulls", ""),
 	S(xfer_inplace, "chunks moved in place (no bounce copy)",
 	  "xfer_inplace", ""),
+	S(mem_kept, "released memory kept for a transfer", "mem_kept", ""),
 	S(rt_lent, "SCHED_FIFO given up while busy", "rt_lent", ""),
 #undef S
 #undef P

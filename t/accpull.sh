@@ -11,10 +11,12 @@
 # in rmad_alloc_mem memory (read in place, no bounce copy), and with
 # rdma_threshold = 0 (active messages instead, nothing read).  Last,
 # that memory goes away under the read (t/prog_pullkill.c): its process
-# dies, or frees it, right after posting; the agents go on, and a flush
-# that succeeds means the targets got every byte.
+# dies, or frees it, right after posting, or frees it while the
+# targets' agent is stopped (SIGSTOP), so that the reads it lent wait
+# and it must be kept mapped (agent log, stat mem_kept); the agents go
+# on, and a flush that succeeds means the targets got every byte.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 21
+plan 23
 pr="$top_builddir/t/prog_accpull"
 # run WHAT NP WANT ARGS...: every rank passes, and every rank's
 # accumulates were read by their targets (WANT=some) or not (none)
@@ -69,6 +71,23 @@ for prov in shm 'tcp;ofi_rxm'; do
 		{ [ "$f" -ne 0 ] || [ "$x" -eq 3 ]; }
 	ok $? "$prov: the origin frees the memory as the target reads it: flush ${f:-?}, $x of 3 targets exact, $n of 4 ranks go on (rc $rc)"
 	[ "$n" -eq 4 ] || diag "$out"
+	# the same with the targets' agent stopped from before the posts
+	# until after the free: the chunks lent before the free are unread
+	# when the memory goes, every time
+	sess="pullstop-$$"
+	pidf="$("$RMAD" --session "$sess" --print-run-dir)/agent-0.pid"
+	out=$(run_bounded 120 "$RMAD_RUN" -q --session "$sess" --vnodes 2 \
+		--provider "$prov" --set log_level=info -np 4 "$pk" stop \
+		"$pidf" 2>&1)
+	rc=$?
+	n=$(echo "$out" | grep -c ": ok: region 2")
+	f=$(echo "$out" | sed -n 's/.*: ok: flush \(-*[0-9]*\).*/\1/p')
+	x=$(echo "$out" | grep -c ": ok: region 1 exact")
+	k=$(echo "$out" | grep -c "released while [0-9]* transfers use it in place: kept mapped")
+	[ "$rc" -eq 0 ] && [ "$n" -eq 4 ] && [ -n "$f" ] && [ "$k" -ge 1 ] &&
+		{ [ "$f" -ne 0 ] || [ "$x" -eq 3 ]; }
+	ok $? "$prov: freed while its reads wait for a stopped agent: kept mapped ($k), flush ${f:-?}, $x of 3 targets exact, $n of 4 ranks go on (rc $rc)"
+	[ "$n" -eq 4 ] && [ "$k" -ge 1 ] || diag "$(echo "$out" | grep -v ": info: " | tail -20)"
 done
 ok_clean
 done_testing

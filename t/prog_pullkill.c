@@ -5,7 +5,7 @@
  * read in place (rma_pull.c, mem.c), while that memory goes away under
  * them.
  *
- * usage: prog_pullkill die|free
+ * usage: prog_pullkill die|free|stop PIDFILE
  *
  * The last rank (the victim) opens a lock_all epoch, posts NACC large
  * SUMs of ones into region 1 of every other rank's window, and then
@@ -14,9 +14,15 @@
  *         erroneous program) and then flushes: the flush succeeds or
  *         fails with an error code, and if it succeeds every target
  *         holds exactly NACC in every element of region 1.
- * Whether some chunk is still being read when the memory goes (its
- * agent then keeps the mapping until the read is answered) depends on
- * timing: some runs catch one, others do not.
+ *   stop: as free, but first stops the agent whose pid PIDFILE holds
+ *         (SIGSTOP: another node's, whose ranks are targets), and
+ *         continues it (SIGCONT) 200 ms after the free: the chunks its
+ *         agent was lent before the free are still unread when the
+ *         memory goes, so the victim's agent must keep it mapped for
+ *         them (stat mem_kept).
+ * In the other modes, whether some chunk is still being read when the
+ * memory goes (its agent then keeps the mapping until the read is
+ * answered) depends on timing: some runs catch one, others do not.
  * Either way the agents must go on: every live rank then accumulates
  * ones from rmad_alloc_mem memory into region 2 of every other live
  * rank under an exclusive lock and reads it back under another; every
@@ -77,6 +83,8 @@ static int region2(rmad_win_t w, const int64_t *ones, int64_t *back,
 int main(int argc, char **argv)
 {
 	int die = argc > 1 && !strcmp(argv[1], "die"), victim, live, rc = 0;
+	int stop = argc > 2 && !strcmp(argv[1], "stop");
+	pid_t agent = 0;
 	int64_t *base, *ones = NULL, *back = NULL;
 	rmad_win_t w;
 
@@ -101,6 +109,25 @@ int main(int argc, char **argv)
 	if (rank == victim) {
 		int e = rmad_win_lock_all(0, w);
 
+		if (stop) {
+			/* the locks first: a stopped agent grants none */
+			FILE *f = fopen(argv[2], "r");
+			int p = 0;
+
+			for (int t = 0; t < size && !e; t++)
+				e = rmad_get(back, 1, RMAD_INT64, t, 0, 1,
+					     RMAD_INT64, w);
+			e = e ? e : rmad_win_flush_all(w);
+			if (e || !f || fscanf(f, "%d", &p) != 1 || p <= 1 ||
+			    kill(p, SIGSTOP)) {
+				printf("rank %d: FAIL cannot stop the agent "
+				       "of %s (%d)\n", rank, argv[2], e);
+				return 1;
+			}
+			fclose(f);
+			agent = p;
+		}
+
 		for (int k = 0; k < NACC && !e; k++)
 			for (int t = 0; t < size && !e; t++)
 				if (t != rank)
@@ -113,8 +140,14 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (die)
 			raise(SIGKILL);
+		if (agent)	/* our agent lends the first chunks */
+			usleep(50 * 1000);
 		if (rmad_free_mem(ones))
 			printf("rank %d: FAIL rmad_free_mem\n", rank);
+		if (agent) {	/* well within heartbeat_timeout_ms */
+			usleep(200 * 1000);
+			kill(agent, SIGCONT);
+		}
 		e = rmad_win_flush_all(w);
 		rc = rmad_win_unlock_all(w);
 		if (e > 0 || rc > 0 || (!e && rc))
