@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,9 @@
 /* an agent under SCHED_FIFO that has not slept for this long returns
  * to SCHED_OTHER until its next sleep (rt_busy) */
 #define RT_BUSY_NS 10000000ull
+/* the raise where SCHED_FIFO is unsafe (check_rt_peer) */
+#define RT_NICE -20
+#define RT_NICE_STR "-20"
 
 static int apply_sets(struct agent *a, struct rmad_params *p, char *err,
 		      size_t len)
@@ -422,14 +426,13 @@ static int setup_events(struct agent *a)
  * without a sleep it lends the core back to the normal class, and takes
  * SCHED_FIFO again just before its next sleep.
  */
+static int sched_raise(struct agent *a, int on);
+
 static void rt_busy(struct agent *a, uint64_t now)
 {
-	struct sched_param sp = { .sched_priority = 0 };
-
 	if (!a->rt || now - a->awake_since < RT_BUSY_NS)
 		return;
-	if (sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK,
-			       &sp) == 0) {
+	if (sched_raise(a, 0) == 0) {
 		a->rt = 0;
 		a->rt_lent = 1;
 		a->st.rt_lent++;
@@ -537,29 +540,43 @@ static int agent_sleep(struct agent *a)
  * computes on our core), SCHED_OTHER while spinning.  Children (none
  * today) start in SCHED_OTHER.
  */
+/*
+ * Raise the agent (on) or put it back (off): SCHED_FIFO at rt_priority,
+ * or, where that is unsafe (check_rt_peer), nice RT_NICE in the normal
+ * class, whose wakeups still preempt a process computing at nice 0.
+ */
+static int sched_raise(struct agent *a, int on)
+{
+	struct sched_param sp = { .sched_priority = on ? a->p.rt_priority :
+							 0 };
+
+	if (a->rt_unsafe)
+		return setpriority(PRIO_PROCESS, 0, on ? RT_NICE : 0);
+	return sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
+				  SCHED_RESET_ON_FORK, &sp);
+}
+
 static void set_sched(struct agent *a, int ev)
 {
 	int rt = ev && a->p.rt_priority > 0;
-	struct sched_param sp = { .sched_priority = rt ? a->p.rt_priority :
-							  0 };
+	const char *up = a->rt_unsafe ? "nice " RT_NICE_STR : "SCHED_FIFO";
 
-	if (rt == a->rt || (rt && (a->rt_refused || a->rt_unsafe)))
+	if (rt == a->rt || (rt && a->rt_refused))
 		return;
-	if (sched_setscheduler(0, (rt ? SCHED_FIFO : SCHED_OTHER) |
-			       SCHED_RESET_ON_FORK, &sp) == 0) {
+	if (sched_raise(a, rt) == 0) {
 		a->rt = rt;
 		/* rt_busy counts from here, not from the agent's start */
 		a->awake_since = rmad_now_ns();
 		if (!a->rt_lent)	/* taking back a lent core is no news */
-			rmad_info("scheduling: %s",
-				  rt ? "SCHED_FIFO" : "SCHED_OTHER");
+			rmad_info("scheduling: %s", rt ? up :
+				  a->rt_unsafe ? "nice 0" : "SCHED_OTHER");
 		a->rt_lent = 0;
 	} else if (rt) {
 		a->rt_refused = 1;
-		rmad_info("rt_priority %ld: SCHED_FIFO refused (%s); the agent "
-			  "keeps SCHED_OTHER, and its wakeups may wait for a "
-			  "computing process's time slice",
-			  a->p.rt_priority, strerror(errno));
+		rmad_info("rt_priority %ld: %s refused (%s); the agent keeps "
+			  "SCHED_OTHER at nice 0, and its wakeups may wait for "
+			  "a computing process's time slice",
+			  a->p.rt_priority, up, strerror(errno));
 	}
 }
 
@@ -570,8 +587,10 @@ static void set_sched(struct agent *a, int ev)
  * only when the kernel throttles real-time tasks (sched_rt_runtime_us):
  * about a second with every agent that sends to it stalled, long enough
  * for heartbeats to call nodes dead.  So with shm, SCHED_FIFO only for an
- * agent with no peer agent on its core: a client holds none of the
- * provider's locks.
+ * agent with no peer agent on its core (a client holds none of the
+ * provider's locks); the others raise themselves by nice RT_NICE instead
+ * (sched_raise): agents on one core then share it fairly, and their
+ * wakeups still preempt a rank that computes at nice 0.
  */
 static void check_rt_peer(struct agent *a)
 {
@@ -585,7 +604,8 @@ static void check_rt_peer(struct agent *a)
 	a->rt_unsafe = 1;
 	rmad_info("rt_priority %ld: SCHED_FIFO not used: the agent of node "
 		  "%d may run on our core, and a FIFO agent would spin on "
-		  "shm's locks it holds", a->p.rt_priority, peer);
+		  "shm's locks it holds; nice " RT_NICE_STR " instead",
+		  a->p.rt_priority, peer);
 }
 
 /*
