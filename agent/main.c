@@ -418,6 +418,22 @@ static int setup_events(struct agent *a)
 /* --------------------------------------------------------- the loop */
 
 /*
+ * Raise the agent (on) or put it back (off): SCHED_FIFO at rt_priority,
+ * or, where that is unsafe (check_rt_peer), nice RT_NICE in the normal
+ * class, whose wakeups still preempt a process computing at nice 0.
+ */
+static int sched_raise(struct agent *a, int on)
+{
+	struct sched_param sp = { .sched_priority = on ? a->p.rt_priority :
+							 0 };
+
+	if (a->rt_unsafe)
+		return setpriority(PRIO_PROCESS, 0, on ? RT_NICE : 0);
+	return sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
+				  SCHED_RESET_ON_FORK, &sp);
+}
+
+/*
  * SCHED_FIFO is for the wakeups: a sleeping agent woken for work
  * preempts the rank computing on its core.  An agent that stays busy
  * (a stream of operations, transfers it waits for) gains nothing from
@@ -426,8 +442,6 @@ static int setup_events(struct agent *a)
  * without a sleep it lends the core back to the normal class, and takes
  * SCHED_FIFO again just before its next sleep.
  */
-static int sched_raise(struct agent *a, int on);
-
 static void rt_busy(struct agent *a, uint64_t now)
 {
 	if (!a->rt || now - a->awake_since < RT_BUSY_NS)
@@ -537,25 +551,10 @@ static int agent_sleep(struct agent *a)
 /*
  * The scheduling class that goes with the mode: SCHED_FIFO at
  * rt_priority while event-driven (a wakeup preempts the process that
- * computes on our core), SCHED_OTHER while spinning.  Children (none
- * today) start in SCHED_OTHER.
+ * computes on our core; nice -20 where that is unsafe, sched_raise),
+ * SCHED_OTHER while spinning.  Children (none today) start in
+ * SCHED_OTHER.
  */
-/*
- * Raise the agent (on) or put it back (off): SCHED_FIFO at rt_priority,
- * or, where that is unsafe (check_rt_peer), nice RT_NICE in the normal
- * class, whose wakeups still preempt a process computing at nice 0.
- */
-static int sched_raise(struct agent *a, int on)
-{
-	struct sched_param sp = { .sched_priority = on ? a->p.rt_priority :
-							 0 };
-
-	if (a->rt_unsafe)
-		return setpriority(PRIO_PROCESS, 0, on ? RT_NICE : 0);
-	return sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
-				  SCHED_RESET_ON_FORK, &sp);
-}
-
 static void set_sched(struct agent *a, int ev)
 {
 	int rt = ev && a->p.rt_priority > 0;
