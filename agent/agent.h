@@ -123,6 +123,8 @@ struct agent_stats {
 					 * transfer used it: kept mapped
 					 * until it ended (mem.c) */
 	uint64_t rt_lent;		/* SCHED_FIFO given up while busy */
+	uint64_t wait_spins;		/* polls begun for sleeping clients */
+	uint64_t wait_spins_lost;	/* ended: the core was taken */
 	uint32_t op_pool_hwm;
 };
 
@@ -288,6 +290,11 @@ struct agent {
 	/* we poll, not sleep, until then (agent_expect_answer) */
 	uint64_t expect_until;
 	int nshare;			/* clients that may run on our core */
+	int woke;			/* a client was woken since we looked */
+	uint64_t woke_at;		/* when idle_poll saw it */
+	uint64_t ws_off_until;		/* no idle_poll before then */
+	uint64_t ws_prev;		/* ws_keep's last turn */
+	int ws_idle;			/* in SCHED_IDLE, polling (idle_poll) */
 
 	/* clients and jobs */
 	struct agent_client *cl;	/* max_clients */

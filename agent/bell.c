@@ -182,6 +182,11 @@ int bell_sleep_begin(struct agent *a)
 	return 1;
 }
 
+int bell_rung(struct agent *a)
+{
+	return a->bell && !__atomic_load_n(a->bell->word, __ATOMIC_ACQUIRE);
+}
+
 void bell_sleep_end(struct agent *a)
 {
 	if (a->bell)

@@ -18,6 +18,8 @@ void bell_close(struct agent *a);
  * polls it after this returns).  1 when the bell is in use. */
 int bell_sleep_begin(struct agent *a);
 void bell_sleep_end(struct agent *a);
+/* between the two: 1 once a peer rang (it posted to us) */
+int bell_rung(struct agent *a);
 
 /* The fabric posted something to node (rmad_fabric_on_post). */
 void bell_ring(void *agent, int node);

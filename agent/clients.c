@@ -229,6 +229,27 @@ int agent_rings_empty(struct agent *a)
 	return 1;
 }
 
+/* 1 if every registered client has a thread asleep on a counter */
+int agent_clients_waiting(struct agent *a)
+{
+	uint32_t seen = 0;
+
+	for (uint32_t li = 0; li < a->nlive; li++) {
+		uint32_t c = a->live[li], w = 0;
+		struct rmad_shm_client *sc;
+
+		if (!a->cl[c].registered)
+			continue;
+		sc = shm_client(a, c);
+		for (int k = 0; k < RMAD_NCNT; k++)
+			w |= load_relaxed(&sc->waiters[k]);
+		if (!w)
+			return 0;
+		seen++;
+	}
+	return seen > 0;
+}
+
 /* ------------------------------------------------------------ attach */
 
 static int uid_allowed(struct agent *a, uid_t uid)

@@ -21,6 +21,7 @@ void agent_accept_pending(struct agent *a);
 /* Take submitted ops off every client's ring; how many. */
 int agent_poll_rings(struct agent *a);
 int agent_rings_empty(struct agent *a);
+int agent_clients_waiting(struct agent *a);
 void agent_drop_all_clients(struct agent *a);
 /*
  * One message from client slot c's socket (n bytes, and a descriptor or

@@ -589,7 +589,7 @@ void agent_flush_wakeups(struct agent *a)
 			ac->gb_cnt[k] = 0;
 			moved |= 1u << k;
 		}
-		rmad_counter_wake(sc, moved);
+		a->woke |= rmad_counter_wake(sc, moved);
 	}
 }
 

@@ -442,15 +442,19 @@ static int sched_raise(struct agent *a, int on)
  * without a sleep it lends the core back to the normal class, and takes
  * SCHED_FIFO again just before its next sleep.
  */
+static int rt_lend(struct agent *a)
+{
+	if (!a->rt || sched_raise(a, 0) != 0)
+		return 0;
+	a->rt = 0;
+	a->rt_lent = 1;
+	return 1;
+}
+
 static void rt_busy(struct agent *a, uint64_t now)
 {
-	if (!a->rt || now - a->awake_since < RT_BUSY_NS)
-		return;
-	if (sched_raise(a, 0) == 0) {
-		a->rt = 0;
-		a->rt_lent = 1;
+	if (a->rt && now - a->awake_since >= RT_BUSY_NS && rt_lend(a))
 		a->st.rt_lent++;
-	}
 }
 
 static void set_sched(struct agent *a, int ev);
@@ -485,6 +489,116 @@ static int fab_watch(struct agent *a)
 		}
 	}
 	return a->fab_ev != NULL;
+}
+
+/*
+ * Sleeps that poll (wait_spin_us).  While every client of ours sleeps on
+ * a completion counter, none of them wants the core: rather than block,
+ * we poll in SCHED_IDLE, in which any other process of the core
+ * preempts us at once and the kernel still sees the core as idle when
+ * it places a woken process.  So the next packet or operation finds us
+ * awake (no wakeup here, no wakeup IPI for its sender, no doorbell for
+ * the client) at no cost to anyone.
+ *
+ * Where the provider shares no lock with other processes (tcp;ofi_rxm),
+ * the loop goes on as usual in SCHED_IDLE (a->ws_idle; ws_keep decides
+ * each idle pass) until it is time to sleep.  Over shm, a SCHED_IDLE
+ * agent preempted while it held a lock in a peer's region could be
+ * starved for as long as a process computes, with the peer spinning: so
+ * there we only watch what would wake us (the clients' rings, our bell)
+ * without calling the provider, and take SCHED_FIFO back before the
+ * pass that follows (idle_poll).
+ *
+ * Only while we may take SCHED_FIFO back (a->rt), and not where another
+ * agent may share our core (rt_unsafe).  A process that computes on our
+ * core takes it from us; a turn that comes more than WS_LOST_NS after
+ * the last ends the polling for WS_OFF_NS, and our wakeups preempt it
+ * again.  After a client's wake, for a quarter of wait_spin_us, we poll
+ * even though it runs: its next operation usually comes then.
+ */
+#define WS_LOST_NS 500000ull
+#define WS_OFF_NS 1000000000ull
+
+/* idle_poll may run: then it, not answer_spin_us, waits for answers */
+static int idle_poll_ok(const struct agent *a, uint64_t now)
+{
+	return a->p.wait_spin_us && a->rt == 1 && !a->rt_unsafe &&
+	       now >= a->ws_off_until;
+}
+
+static int ws_polling(struct agent *a, uint64_t now, uint64_t span)
+{
+	if (a->woke) {
+		a->woke = 0;
+		a->woke_at = now;
+	}
+	return now - a->last_activity_ns < span &&
+	       (now - a->woke_at < span / 4 || agent_clients_waiting(a));
+}
+
+/* 1 if the turn that began at now came too late: the core was taken */
+static int ws_lost(struct agent *a, uint64_t now, uint64_t prev)
+{
+	if (now - prev <= WS_LOST_NS)
+		return 0;
+	a->ws_off_until = now + WS_OFF_NS;
+	a->st.wait_spins_lost++;
+	return 1;
+}
+
+/* an idle pass in SCHED_IDLE (no shared locks): 1 to poll on */
+static int ws_keep(struct agent *a, uint64_t now)
+{
+	uint64_t prev = a->ws_prev;
+
+	a->ws_prev = now;
+	return !ws_lost(a, now, prev) &&
+	       ws_polling(a, now, (uint64_t)a->p.wait_spin_us * 1000);
+}
+
+/* 1 if something came, or the loop polls on (a->ws_idle) */
+static int idle_poll(struct agent *a)
+{
+	uint64_t span = (uint64_t)a->p.wait_spin_us * 1000;
+	uint64_t now = rmad_now_ns(), prev = now;
+	struct sched_param sp = { 0 };
+	int came = 0;
+
+	if (!idle_poll_ok(a, now) || !ws_polling(a, now, span) ||
+	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &sp))
+		return 0;
+	a->st.wait_spins++;
+	if (!rmad_fabric_shared_locks(a->fab)) {
+		/* the loop polls on in SCHED_IDLE (ws_keep) */
+		a->ws_idle = 1;
+		a->ws_prev = now;
+		a->rt = 0;
+		a->rt_lent = 1;
+		return 1;
+	}
+	for (;;) {
+		/* the core taken first: what came meanwhile waited */
+		now = rmad_now_ns();
+		if (ws_lost(a, now, prev))
+			break;
+		prev = now;
+		if (!agent_rings_empty(a) || bell_rung(a)) {
+			came = 1;
+			break;
+		}
+		if (!ws_polling(a, now, span))
+			break;
+		caa_cpu_relax();
+	}
+	/* SCHED_FIFO again before anything calls the provider */
+	if (sched_raise(a, 1) != 0) {
+		a->rt = 0;
+		a->rt_refused = 1;
+		sched_raise(a, 0);
+		rmad_warn("wait_spin_us: SCHED_FIFO not taken back (%s); "
+			  "SCHED_OTHER from now on", strerror(errno));
+	}
+	return came;
 }
 
 /* 1 if it slept; 0 when there was something to do after all */
@@ -533,6 +647,12 @@ static int agent_sleep(struct agent *a)
 			uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 			return 0;
 		}
+		if (idle_poll(a)) {
+			bell_sleep_end(a);
+			uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
+			a->awake_since = rmad_now_ns();
+			return 1;
+		}
 		tv.tv_sec = a->p.idle_poll_us / 1000000;
 		tv.tv_usec = a->p.idle_poll_us % 1000000;
 		if (a->wake_ev && evtimer_add(a->wake_ev, &tv) == 0) {
@@ -560,6 +680,25 @@ static void set_sched(struct agent *a, int ev)
 	int rt = ev && a->p.rt_priority > 0;
 	const char *up = a->rt_unsafe ? "nice " RT_NICE_STR : "SCHED_FIFO";
 
+	if (a->ws_idle) {
+		/* out of SCHED_IDLE (idle_poll), into the mode's class */
+		a->ws_idle = 0;
+		a->rt_lent = 0;
+		if (rt && sched_raise(a, 1) == 0) {
+			a->rt = 1;
+			a->awake_since = rmad_now_ns();
+			return;
+		}
+		a->rt = 0;
+		sched_raise(a, 0);
+		if (rt) {
+			a->rt_refused = 1;
+			rmad_warn("SCHED_FIFO not taken back after "
+				  "wait_spin_us (%s): SCHED_OTHER from now on",
+				  strerror(errno));
+		}
+		return;
+	}
 	if (rt == a->rt || (rt && a->rt_refused))
 		return;
 	if (sched_raise(a, rt) == 0) {
@@ -687,6 +826,7 @@ static void agent_run(struct agent *a)
 		int n = agent_poll_rings(a);
 		uint64_t now;
 
+
 		if (a->fab) {
 			int f = rmad_fabric_progress(a->fab);
 
@@ -709,10 +849,17 @@ static void agent_run(struct agent *a)
 		agent_flush_wakeups(a);
 		if (n || a->p.busy_poll)
 			continue;
+		if (a->ws_idle && ws_keep(a, now)) {
+			caa_cpu_relax();
+			continue;
+		}
 		if (event_mode(a) ||
 		    now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000) {
-			/* an answer due finds us awake (answer_spin_us) */
-			if (!agent_answer_due(a, now) &&
+			/* an answer due finds us awake (answer_spin_us),
+			 * or idle_poll's watch in agent_sleep, which
+			 * leaves the core to the client it wakes */
+			if (!(agent_answer_due(a, now) &&
+			      !idle_poll_ok(a, now)) &&
 			    (agent_sleep(a) || !a->rt)) {
 				a->rt_idle = 0;
 			} else if (++a->rt_idle % 256 == 0) {

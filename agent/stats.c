@@ -88,6 +88,9 @@ static const struct stat_desc {
 	  "xfer_inplace", ""),
 	S(mem_kept, "released memory kept for a transfer", "mem_kept", ""),
 	S(rt_lent, "SCHED_FIFO given up while busy", "rt_lent", ""),
+	S(wait_spins, "polls begun while clients sleep", "wait_spins", ""),
+	S(wait_spins_lost, "such polls that lost the core",
+	  "wait_spins_lost", ""),
 #undef S
 #undef P
 };

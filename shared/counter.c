@@ -41,7 +41,7 @@ void rmad_counter_advance(struct rmad_shm_client *c, int which, uint64_t n)
 	store_release(&c->cnt[which], load_relaxed(&c->cnt[which]) + n);
 }
 
-void rmad_counter_wake(struct rmad_shm_client *c, unsigned moved)
+int rmad_counter_wake(struct rmad_shm_client *c, unsigned moved)
 {
 	/*
 	 * Full fence: orders the counter stores before the reads of the
@@ -57,8 +57,9 @@ void rmad_counter_wake(struct rmad_shm_client *c, unsigned moved)
 			continue;
 		uatomic_inc(&c->futex);
 		rmad_futex_wake(&c->futex, 0x7fffffff);
-		return;
+		return 1;
 	}
+	return 0;
 }
 
 int rmad_counter_wait(struct rmad_shm_client *c, int which, uint64_t target,

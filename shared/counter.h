@@ -23,8 +23,9 @@
 
 /* Agent side. */
 void rmad_counter_advance(struct rmad_shm_client *c, int which, uint64_t n);
-/* moved: bit k set when counter k advanced since the last wake */
-void rmad_counter_wake(struct rmad_shm_client *c, unsigned moved);
+/* moved: bit k set when counter k advanced since the last wake; 1 if
+ * a waiter was announced for one of them, and woken */
+int rmad_counter_wake(struct rmad_shm_client *c, unsigned moved);
 
 /* Client side. */
 static inline uint64_t rmad_counter_read(struct rmad_shm_client *c, int which)

@@ -9,8 +9,14 @@
 # node.  Over tcp;ofi_rxm, which shares no lock between agents, it
 # still takes SCHED_FIFO.  core=0 puts every agent on one core, on any
 # machine; progress=event makes them event-driven.
+#
+# wait_spin_us: an event-driven agent under SCHED_FIFO whose clients all
+# sleep on their counters polls in SCHED_IDLE instead of sleeping; with
+# 2 vnodes (each agent on a core of its own where there are 2) the
+# agents count such polls (wait_spins), over both providers, and none
+# with wait_spin_us=0, and the ranks' results are the same.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 4
+plan 12
 pr="$top_builddir/t/prog_lockmix"
 common=(--set core=0 --set progress=event --set log_level=info --vnodes 3)
 run() {
@@ -35,11 +41,38 @@ ok $? "shm, one core: each agent keeps SCHED_OTHER, says why, and takes nice -20
 
 run "tcp;ofi_rxm, 3 vnodes on core 0" --provider 'tcp;ofi_rxm'
 if echo "$out" | grep -q "SCHED_FIFO refused"; then
-	echo "ok 4 # SKIP SCHED_FIFO refused here (no CAP_SYS_NICE or RLIMIT_RTPRIO)"
+	T_N=$((T_N + 1))
+	echo "ok $T_N # SKIP SCHED_FIFO refused here (no CAP_SYS_NICE or RLIMIT_RTPRIO)"
 else
 	f=$(echo "$out" | grep -c "scheduling: SCHED_FIFO")
 	n=$(echo "$out" | grep -c "SCHED_FIFO not used")
 	[ "$f" -ge 3 ] && [ "$n" -eq 0 ]
 	ok $? "tcp;ofi_rxm, one core: the agents take SCHED_FIFO ($f times, $n said not used)"
 fi
+
+# the agents' last "polls begun while clients sleep N", summed
+polls() {
+	echo "$out" | grep "stats:" |
+		sed -n 's/.*\(rmad\[[0-9]*\]\).*polls begun while clients sleep \([0-9]*\).*/\1 \2/p' |
+		awk '{ last[$1] = $2 } END { s = 0; for (k in last) s += last[k]; print s }'
+}
+common=(--set progress=event --set log_level=info --set stats_interval_ms=100
+	--vnodes 2)
+for prov in shm 'tcp;ofi_rxm'; do
+	run "$prov, 2 vnodes, wait_spin_us=200" --provider "$prov" \
+		--set wait_spin_us=200
+	if echo "$out" | grep -q "SCHED_FIFO refused"; then
+		T_N=$((T_N + 1))
+		echo "ok $T_N # SKIP SCHED_FIFO refused here: no polling in SCHED_IDLE"
+	else
+		p=$(polls)
+		[ "${p:-0}" -gt 0 ]
+		ok $? "$prov: the agents polled while their clients slept ($p polls)"
+	fi
+	run "$prov, 2 vnodes, wait_spin_us=0" --provider "$prov" \
+		--set wait_spin_us=0
+	p=$(polls)
+	[ "${p:-1}" -eq 0 ]
+	ok $? "$prov, wait_spin_us=0: no such polls ($p)"
+done
 done_testing
