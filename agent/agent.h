@@ -283,7 +283,7 @@ struct agent {
 	int rt_unsafe;			/* ... or a peer agent may share our
 					 * core over shm (agent_core_peer) */
 	int rt_lent;			/* SCHED_OTHER for now: busy too long
-					 * (rt_busy in main.c) */
+					 * (sched_busy, sched.c) */
 	uint64_t awake_since;		/* end of the last sleep */
 	uint32_t rt_idle;		/* passes that found nothing to do
 					 * and could not sleep */
@@ -291,10 +291,10 @@ struct agent {
 	uint64_t expect_until;
 	int nshare;			/* clients that may run on our core */
 	int woke;			/* a client was woken since we looked */
-	uint64_t woke_at;		/* when idle_poll saw it */
-	uint64_t ws_off_until;		/* no idle_poll before then */
-	uint64_t ws_prev;		/* ws_keep's last turn */
-	int ws_idle;			/* in SCHED_IDLE, polling (idle_poll) */
+	uint64_t woke_at;		/* when sched_idle_poll saw it */
+	uint64_t ws_off_until;		/* no sched_idle_poll before then */
+	uint64_t ws_prev;		/* sched_idle_keep's last turn */
+	int ws_idle;			/* in SCHED_IDLE, polling (sched_idle_poll) */
 
 	/* clients and jobs */
 	struct agent_client *cl;	/* max_clients */

@@ -39,6 +39,7 @@
 #include "jobs.h"
 #include "mem.h"
 #include "pin.h"
+#include "sched.h"
 #include "rma.h"
 #include "stats.h"
 #include "sweep.h"
@@ -58,12 +59,6 @@
  * must not wait for a quiet moment.
  */
 #define EVENT_POLL_NS 200000
-/* an agent under SCHED_FIFO that has not slept for this long returns
- * to SCHED_OTHER until its next sleep (rt_busy) */
-#define RT_BUSY_NS 10000000ull
-/* the raise where SCHED_FIFO is unsafe (check_rt_peer) */
-#define RT_NICE -20
-#define RT_NICE_STR "-20"
 
 static int apply_sets(struct agent *a, struct rmad_params *p, char *err,
 		      size_t len)
@@ -418,56 +413,6 @@ static int setup_events(struct agent *a)
 /* --------------------------------------------------------- the loop */
 
 /*
- * Raise the agent (on) or put it back (off): SCHED_FIFO at rt_priority,
- * or, where that is unsafe (check_rt_peer), nice RT_NICE in the normal
- * class, whose wakeups still preempt a process computing at nice 0.
- */
-static int sched_raise(struct agent *a, int on)
-{
-	struct sched_param sp = { .sched_priority = on ? a->p.rt_priority :
-							 0 };
-
-	if (a->rt_unsafe)
-		return setpriority(PRIO_PROCESS, 0, on ? RT_NICE : 0);
-	return sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
-				  SCHED_RESET_ON_FORK, &sp);
-}
-
-/*
- * SCHED_FIFO is for the wakeups: a sleeping agent woken for work
- * preempts the rank computing on its core.  An agent that stays busy
- * (a stream of operations, transfers it waits for) gains nothing from
- * it, and one that ran 95 % of a second would be throttled by the
- * kernel (sched_rt_runtime_us) for the rest of it.  So after RT_BUSY_NS
- * without a sleep it lends the core back to the normal class, and takes
- * SCHED_FIFO again just before its next sleep.
- */
-static int rt_lend(struct agent *a)
-{
-	if (!a->rt || sched_raise(a, 0) != 0)
-		return 0;
-	a->rt = 0;
-	a->rt_lent = 1;
-	return 1;
-}
-
-static void rt_busy(struct agent *a, uint64_t now)
-{
-	if (a->rt && now - a->awake_since >= RT_BUSY_NS && rt_lend(a))
-		a->st.rt_lent++;
-}
-
-static void set_sched(struct agent *a, int ev);
-
-/* the class of the mode again, if rt_busy lent the core (quietly) */
-static void rt_restore(struct agent *a)
-{
-	if (a->rt_lent)
-		set_sched(a, a->event_mode);
-	a->rt_lent = 0;
-}
-
-/*
  * The fabric's wait fd (tcp;ofi_rxm) in the event loop, added at the
  * first sleep and kept; and the sleep's timer.  1 if the fd is watched:
  * then the caller must fi_trywait before it sleeps.
@@ -489,116 +434,6 @@ static int fab_watch(struct agent *a)
 		}
 	}
 	return a->fab_ev != NULL;
-}
-
-/*
- * Sleeps that poll (wait_spin_us).  While every client of ours sleeps on
- * a completion counter, none of them wants the core: rather than block,
- * we poll in SCHED_IDLE, in which any other process of the core
- * preempts us at once and the kernel still sees the core as idle when
- * it places a woken process.  So the next packet or operation finds us
- * awake (no wakeup here, no wakeup IPI for its sender, no doorbell for
- * the client) at no cost to anyone.
- *
- * Where the provider shares no lock with other processes (tcp;ofi_rxm),
- * the loop goes on as usual in SCHED_IDLE (a->ws_idle; ws_keep decides
- * each idle pass) until it is time to sleep.  Over shm, a SCHED_IDLE
- * agent preempted while it held a lock in a peer's region could be
- * starved for as long as a process computes, with the peer spinning: so
- * there we only watch what would wake us (the clients' rings, our bell)
- * without calling the provider, and take SCHED_FIFO back before the
- * pass that follows (idle_poll).
- *
- * Only while we may take SCHED_FIFO back (a->rt), and not where another
- * agent may share our core (rt_unsafe).  A process that computes on our
- * core takes it from us; a turn that comes more than WS_LOST_NS after
- * the last ends the polling for WS_OFF_NS, and our wakeups preempt it
- * again.  After a client's wake, for a quarter of wait_spin_us, we poll
- * even though it runs: its next operation usually comes then.
- */
-#define WS_LOST_NS 500000ull
-#define WS_OFF_NS 1000000000ull
-
-/* idle_poll may run: then it, not answer_spin_us, waits for answers */
-static int idle_poll_ok(const struct agent *a, uint64_t now)
-{
-	return a->p.wait_spin_us && a->rt == 1 && !a->rt_unsafe &&
-	       now >= a->ws_off_until;
-}
-
-static int ws_polling(struct agent *a, uint64_t now, uint64_t span)
-{
-	if (a->woke) {
-		a->woke = 0;
-		a->woke_at = now;
-	}
-	return now - a->last_activity_ns < span &&
-	       (now - a->woke_at < span / 4 || agent_clients_waiting(a));
-}
-
-/* 1 if the turn that began at now came too late: the core was taken */
-static int ws_lost(struct agent *a, uint64_t now, uint64_t prev)
-{
-	if (now - prev <= WS_LOST_NS)
-		return 0;
-	a->ws_off_until = now + WS_OFF_NS;
-	a->st.wait_spins_lost++;
-	return 1;
-}
-
-/* an idle pass in SCHED_IDLE (no shared locks): 1 to poll on */
-static int ws_keep(struct agent *a, uint64_t now)
-{
-	uint64_t prev = a->ws_prev;
-
-	a->ws_prev = now;
-	return !ws_lost(a, now, prev) &&
-	       ws_polling(a, now, (uint64_t)a->p.wait_spin_us * 1000);
-}
-
-/* 1 if something came, or the loop polls on (a->ws_idle) */
-static int idle_poll(struct agent *a)
-{
-	uint64_t span = (uint64_t)a->p.wait_spin_us * 1000;
-	uint64_t now = rmad_now_ns(), prev = now;
-	struct sched_param sp = { 0 };
-	int came = 0;
-
-	if (!idle_poll_ok(a, now) || !ws_polling(a, now, span) ||
-	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &sp))
-		return 0;
-	a->st.wait_spins++;
-	if (!rmad_fabric_shared_locks(a->fab)) {
-		/* the loop polls on in SCHED_IDLE (ws_keep) */
-		a->ws_idle = 1;
-		a->ws_prev = now;
-		a->rt = 0;
-		a->rt_lent = 1;
-		return 1;
-	}
-	for (;;) {
-		/* the core taken first: what came meanwhile waited */
-		now = rmad_now_ns();
-		if (ws_lost(a, now, prev))
-			break;
-		prev = now;
-		if (!agent_rings_empty(a) || bell_rung(a)) {
-			came = 1;
-			break;
-		}
-		if (!ws_polling(a, now, span))
-			break;
-		caa_cpu_relax();
-	}
-	/* SCHED_FIFO again before anything calls the provider */
-	if (sched_raise(a, 1) != 0) {
-		a->rt = 0;
-		a->rt_refused = 1;
-		sched_raise(a, 0);
-		rmad_warn("wait_spin_us: SCHED_FIFO not taken back (%s); "
-			  "SCHED_OTHER from now on", strerror(errno));
-	}
-	return came;
 }
 
 /* 1 if it slept; 0 when there was something to do after all */
@@ -624,7 +459,7 @@ static int agent_sleep(struct agent *a)
 		return 0;
 	}
 	a->st.sleeps++;
-	rt_restore(a);
+	sched_restore(a);
 	if (a->fab) {
 		/*
 		 * Sleep until the fabric's wait fd fires (tcp;ofi_rxm has
@@ -647,7 +482,7 @@ static int agent_sleep(struct agent *a)
 			uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 			return 0;
 		}
-		if (idle_poll(a)) {
+		if (sched_idle_poll(a)) {
 			bell_sleep_end(a);
 			uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 			a->awake_since = rmad_now_ns();
@@ -666,114 +501,6 @@ static int agent_sleep(struct agent *a)
 	uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 	a->awake_since = rmad_now_ns();
 	return 1;
-}
-
-/*
- * The scheduling class that goes with the mode: SCHED_FIFO at
- * rt_priority while event-driven (a wakeup preempts the process that
- * computes on our core; nice -20 where that is unsafe, sched_raise),
- * SCHED_OTHER while spinning.  Children (none today) start in
- * SCHED_OTHER.
- */
-static void set_sched(struct agent *a, int ev)
-{
-	int rt = ev && a->p.rt_priority > 0;
-	const char *up = a->rt_unsafe ? "nice " RT_NICE_STR : "SCHED_FIFO";
-
-	if (a->ws_idle) {
-		/* out of SCHED_IDLE (idle_poll), into the mode's class */
-		a->ws_idle = 0;
-		a->rt_lent = 0;
-		if (rt && sched_raise(a, 1) == 0) {
-			a->rt = 1;
-			a->awake_since = rmad_now_ns();
-			return;
-		}
-		a->rt = 0;
-		sched_raise(a, 0);
-		if (rt) {
-			a->rt_refused = 1;
-			rmad_warn("SCHED_FIFO not taken back after "
-				  "wait_spin_us (%s): SCHED_OTHER from now on",
-				  strerror(errno));
-		}
-		return;
-	}
-	if (rt == a->rt || (rt && a->rt_refused))
-		return;
-	if (sched_raise(a, rt) == 0) {
-		a->rt = rt;
-		/* rt_busy counts from here, not from the agent's start */
-		a->awake_since = rmad_now_ns();
-		if (!a->rt_lent)	/* taking back a lent core is no news */
-			rmad_info("scheduling: %s", rt ? up :
-				  a->rt_unsafe ? "nice 0" : "SCHED_OTHER");
-		a->rt_lent = 0;
-	} else if (rt) {
-		a->rt_refused = 1;
-		rmad_info("rt_priority %ld: %s refused (%s); the agent keeps "
-			  "SCHED_OTHER at nice 0, and its wakeups may wait for "
-			  "a computing process's time slice",
-			  a->p.rt_priority, up, strerror(errno));
-	}
-}
-
-/*
- * shm's senders take a spinlock in the receiving agent's region.  An
- * agent of the normal class preempted while it holds one by a SCHED_FIFO
- * agent on its core, which then spins on that lock, gets the core back
- * only when the kernel throttles real-time tasks (sched_rt_runtime_us):
- * about a second with every agent that sends to it stalled, long enough
- * for heartbeats to call nodes dead.  So with shm, SCHED_FIFO only for an
- * agent with no peer agent on its core (a client holds none of the
- * provider's locks); the others raise themselves by nice RT_NICE instead
- * (sched_raise): agents on one core then share it fairly, and their
- * wakeups still preempt a rank that computes at nice 0.
- */
-static void check_rt_peer(struct agent *a)
-{
-	int peer;
-
-	if (a->p.rt_priority <= 0 || !rmad_fabric_shared_locks(a->fab))
-		return;
-	peer = agent_core_peer(a);
-	if (peer < 0)
-		return;
-	a->rt_unsafe = 1;
-	rmad_info("rt_priority %ld: SCHED_FIFO not used: the agent of node "
-		  "%d may run on our core, and a FIFO agent would spin on "
-		  "shm's locks it holds; nice " RT_NICE_STR " instead",
-		  a->p.rt_priority, peer);
-}
-
-/*
- * One turn of the spin phase.  On a core of our own, sched_yield()
- * returns at once, but it is a system call, and a turn that makes one
- * finds new work later: so a turn pauses and looks again, and one turn
- * in SPIN_YIELD_TURNS yields, to notice a process that wants our core.
- * When that yield took long, something else computes on our core (an
- * oversubscribed node: tests, vnodes): yielding would hand it a whole
- * time slice per turn, so for a while we spin by short sleeps instead,
- * which the scheduler ends with a wakeup preemption, keeping answers to
- * other nodes in microseconds.
- */
-#define SPIN_YIELD_TURNS 32
-
-static void spin_once(struct agent *a, uint64_t now)
-{
-	if (now < a->shared_core_until) {
-		struct timespec ts = { 0, 20000 };
-
-		nanosleep(&ts, NULL);
-		return;
-	}
-	if (++a->spin_turns % SPIN_YIELD_TURNS) {
-		caa_cpu_relax();
-		return;
-	}
-	sched_yield();
-	if (rmad_now_ns() - now > 500000)
-		a->shared_core_until = rmad_now_ns() + 100000000ull;
 }
 
 /*
@@ -807,7 +534,7 @@ static int event_mode(struct agent *a)
 			uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_EVENT);
 		else
 			uatomic_and(&a->hdr->agent_flags, ~RMAD_AGENT_EVENT);
-		set_sched(a, ev);
+		sched_set(a, ev);
 		rmad_info("progress: %s (progress = %s, %d client(s) on "
 			  "our core)", ev ? "event-driven" : "spinning", m,
 			  a->nshare);
@@ -820,7 +547,7 @@ static void agent_run(struct agent *a)
 	uint64_t last_events = 0;
 
 	a->last_activity_ns = rmad_now_ns();
-	/* short sleeps in spin_once() should be short */
+	/* short sleeps in sched_spin_once() should be short */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (!a->stopping) {
 		int n = agent_poll_rings(a);
@@ -836,7 +563,7 @@ static void agent_run(struct agent *a)
 		n += make_rma_progress_global(a);
 		agent_flush_wakeups(a);
 		now = rmad_now_ns();
-		rt_busy(a, now);
+		sched_busy(a, now);
 		if (n)
 			a->last_activity_ns = now;
 		if (now - last_events >= EVENT_POLL_NS) {
@@ -849,17 +576,17 @@ static void agent_run(struct agent *a)
 		agent_flush_wakeups(a);
 		if (n || a->p.busy_poll)
 			continue;
-		if (a->ws_idle && ws_keep(a, now)) {
+		if (a->ws_idle && sched_idle_keep(a, now)) {
 			caa_cpu_relax();
 			continue;
 		}
 		if (event_mode(a) ||
 		    now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000) {
 			/* an answer due finds us awake (answer_spin_us),
-			 * or idle_poll's watch in agent_sleep, which
+			 * or sched_idle_poll's watch in agent_sleep, which
 			 * leaves the core to the client it wakes */
 			if (!(agent_answer_due(a, now) &&
-			      !idle_poll_ok(a, now)) &&
+			      !sched_idle_ok(a, now)) &&
 			    (agent_sleep(a) || !a->rt)) {
 				a->rt_idle = 0;
 			} else if (++a->rt_idle % 256 == 0) {
@@ -872,7 +599,7 @@ static void agent_run(struct agent *a)
 				sched_yield();	/* another agent on our core */
 			}
 		} else {
-			spin_once(a, now);
+			sched_spin_once(a, now);
 		}
 	}
 	am_flush(a);
@@ -1216,7 +943,7 @@ int main(int argc, char **argv)
 	if (a->vnode >= 0)
 		a->vnode = a->node;
 	agent_pin(a);
-	check_rt_peer(a);
+	sched_check_peer(a);
 	if (rmad_session_dir(a->p.rundir, a->session, a->sdir,
 			     sizeof(a->sdir)) ||
 	    rmad_agent_sock_path(a->sdir, a->vnode, a->sock_path,
