@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include "agent.h"
@@ -230,6 +231,21 @@ static int ws_polling(struct agent *a, uint64_t now, uint64_t span)
 	       (now - a->woke_at < span / 4 || agent_clients_waiting(a));
 }
 
+/*
+ * A kick on the doorbell while we poll (a same-node lock released with
+ * remote requests queued; the rings we watch ourselves), drained here
+ * as on_doorbell would (the eventfd does not block).
+ */
+static int doorbell_rung(struct agent *a)
+{
+	uint64_t v;
+
+	if (a->doorbell < 0 || read(a->doorbell, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	a->st.wakeups++;
+	return 1;
+}
+
 /* 1 if the turn that began at now came too late: the core was taken */
 static int ws_lost(struct agent *a, uint64_t now, uint64_t prev)
 {
@@ -246,7 +262,7 @@ int sched_idle_keep(struct agent *a, uint64_t now)
 	uint64_t prev = a->ws_prev;
 
 	a->ws_prev = now;
-	return !ws_lost(a, now, prev) &&
+	return !ws_lost(a, now, prev) && !doorbell_rung(a) &&
 	       ws_polling(a, now, (uint64_t)a->p.wait_spin_us * 1000);
 }
 
@@ -270,19 +286,29 @@ int sched_idle_poll(struct agent *a)
 		a->rt_lent = 1;
 		return 1;
 	}
+	/* we watch the rings ourselves: no kicks meanwhile */
+	uatomic_and(&a->hdr->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 	for (;;) {
 		/* the core taken first: what came meanwhile waited */
 		now = rmad_now_ns();
 		if (ws_lost(a, now, prev))
 			break;
 		prev = now;
-		if (!agent_rings_empty(a) || bell_rung(a)) {
+		if (!agent_rings_empty(a) || bell_rung(a) ||
+		    doorbell_rung(a)) {
 			came = 1;
 			break;
 		}
 		if (!ws_polling(a, now, span))
 			break;
 		caa_cpu_relax();
+	}
+	if (!came) {
+		/* the flag again before our last look, as agent_sleep
+		 * does: a push after it finds the flag and kicks */
+		uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_NEED_WAKEUP);
+		rmad_smp_mb();
+		came = !agent_rings_empty(a);
 	}
 	/* SCHED_FIFO again before anything calls the provider */
 	if (sched_raise(a, 1) != 0) {
