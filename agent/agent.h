@@ -283,7 +283,7 @@ struct agent {
 	int rt_unsafe;			/* ... or a peer agent may share our
 					 * core over shm (agent_core_peer) */
 	int rt_lent;			/* SCHED_OTHER for now: busy too long
-					 * (sched_busy, sched.c) */
+					 * (sched_busy, schedule.c) */
 	uint64_t awake_since;		/* end of the last sleep */
 	uint32_t rt_idle;		/* passes that found nothing to do
 					 * and could not sleep */

@@ -39,7 +39,7 @@
 #include "jobs.h"
 #include "mem.h"
 #include "pin.h"
-#include "sched.h"
+#include "schedule.h"
 #include "rma.h"
 #include "stats.h"
 #include "sweep.h"

@@ -39,6 +39,7 @@ layers=(
 	"rma"				# RMA: entry points
 	"ctl"				# rmadctl status
 	"clients"			# socket, attach, submission rings
+	"schedule"			# scheduling class, polling sleeps
 	"main"				# the loop, config, start and stop
 )
 declare -A rank

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sched.c - how the agent holds its core: its scheduling class
+ * schedule.c - how the agent holds its core: its scheduling class
  * (SCHED_FIFO while event-driven, nice -20 where that is unsafe,
  * SCHED_OTHER while spinning or busy), the spin phase's turns, and the
  * sleeps that poll in SCHED_IDLE while its clients all sleep
@@ -18,7 +18,7 @@
 #include "clients.h"
 #include "fabric.h"
 #include "pin.h"
-#include "sched.h"
+#include "schedule.h"
 #include "atomics.h"
 #include "log.h"
 #include "util.h"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sched.h - the agent's scheduling class and how it waits (sched.c).
+ * schedule.h - the agent's scheduling class and how it waits (schedule.c).
  */
-#ifndef RMAD_AGENT_SCHED_H
-#define RMAD_AGENT_SCHED_H
+#ifndef RMAD_AGENT_SCHEDULE_H
+#define RMAD_AGENT_SCHEDULE_H
 
 #include <stdint.h>
 
