@@ -293,7 +293,8 @@ struct agent {
 	int woke;			/* a client was woken since we looked */
 	uint64_t woke_at;		/* when sched_idle_poll saw it */
 	uint64_t ws_off_until;		/* no sched_idle_poll before then */
-	uint64_t ws_prev;		/* sched_idle_keep's last turn */
+	uint64_t ws_off_ns;		/* the last such pause */
+	uint64_t ws_prev;		/* while ws_idle: the last pass (main.c) */
 	int ws_idle;			/* in SCHED_IDLE, polling (sched_idle_poll) */
 
 	/* clients and jobs */

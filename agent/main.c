@@ -550,13 +550,11 @@ static void agent_run(struct agent *a)
 	/* short sleeps in sched_spin_once() should be short */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (!a->stopping) {
-		int n = agent_poll_rings(a);
-		uint64_t now;
-
+		uint64_t t0 = a->ws_idle ? rmad_now_ns() : 0, now;
+		int n = agent_poll_rings(a), f = 0;
 
 		if (a->fab) {
-			int f = rmad_fabric_progress(a->fab);
-
+			f = rmad_fabric_progress(a->fab);
 			if (f > 0)
 				n += f;
 		}
@@ -564,6 +562,14 @@ static void agent_run(struct agent *a)
 		agent_flush_wakeups(a);
 		now = rmad_now_ns();
 		sched_busy(a, now);
+		if (a->ws_idle) {
+			/* messages that waited for our core? (from the
+			 * start of an idle pass, which is short unless
+			 * preempted, or from the end of a busy one) */
+			if (f > 0)
+				sched_idle_fab(a, t0, now);
+			a->ws_prev = n ? now : t0;
+		}
 		if (n)
 			a->last_activity_ns = now;
 		if (now - last_events >= EVENT_POLL_NS) {

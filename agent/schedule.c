@@ -206,13 +206,20 @@ void sched_spin_once(struct agent *a, uint64_t now)
  *
  * Only while we may take SCHED_FIFO back (a->rt), and not where another
  * agent may share our core (rt_unsafe).  A process that computes on our
- * core takes it from us; a turn that comes more than WS_LOST_NS after
- * the last ends the polling for WS_OFF_NS, and our wakeups preempt it
- * again.  After a client's wake, for a quarter of wait_spin_us, we poll
- * even though it runs: its next operation usually comes then.
+ * core takes it from us: a turn that comes more than WS_LOST_NS after
+ * the last, or more than WS_LATE_NS after it with a peer's message
+ * waiting (it waited for our core), ends the polling for a while
+ * (WS_OFF_MIN_NS, doubled up to WS_OFF_MAX_NS while losses come within
+ * WS_OFF_MAX_NS of each other), and our wakeups preempt such a process
+ * again.  (Our own client's next
+ * operation after a run of its own is no such loss.)  After a client's
+ * wake, for a quarter of wait_spin_us, we poll even though it runs: its
+ * next operation usually comes then.
  */
 #define WS_LOST_NS 500000ull
-#define WS_OFF_NS 1000000000ull
+#define WS_LATE_NS 60000ull
+#define WS_OFF_MIN_NS 100000000ull
+#define WS_OFF_MAX_NS 1600000000ull
 
 /* sched_idle_poll may run: then it, not answer_spin_us, waits for answers */
 int sched_idle_ok(const struct agent *a, uint64_t now)
@@ -251,18 +258,41 @@ static int ws_lost(struct agent *a, uint64_t now, uint64_t prev)
 {
 	if (now - prev <= WS_LOST_NS)
 		return 0;
-	a->ws_off_until = now + WS_OFF_NS;
-	a->st.wait_spins_lost++;
+	sched_idle_lost(a, now);
 	return 1;
 }
 
-/* an idle pass in SCHED_IDLE (no shared locks): 1 to poll on */
+void sched_idle_lost(struct agent *a, uint64_t now)
+{
+	uint64_t off = WS_OFF_MIN_NS;
+
+	/* a loss soon after the last off period: a longer one */
+	if (a->ws_off_until && now - a->ws_off_until < WS_OFF_MAX_NS)
+		off = a->ws_off_ns * 2 < WS_OFF_MAX_NS ? a->ws_off_ns * 2 :
+							 WS_OFF_MAX_NS;
+	a->ws_off_ns = off;
+	a->ws_off_until = now + off;
+	a->st.wait_spins_lost++;
+}
+
+/*
+ * The pass that began at t0 found messages from other nodes: late, or
+ * very long (preempted in it; or long work, which costs only the
+ * pause), so they may have waited for our core.
+ */
+void sched_idle_fab(struct agent *a, uint64_t t0, uint64_t now)
+{
+	if (t0 - a->ws_prev > WS_LATE_NS || now - t0 > WS_LOST_NS)
+		sched_idle_lost(a, now);
+}
+
+/*
+ * An idle pass in SCHED_IDLE (no shared locks): 1 to poll on.  The loop
+ * keeps a->ws_prev, and sched_idle_fab says when the core was lost.
+ */
 int sched_idle_keep(struct agent *a, uint64_t now)
 {
-	uint64_t prev = a->ws_prev;
-
-	a->ws_prev = now;
-	return !ws_lost(a, now, prev) && !doorbell_rung(a) &&
+	return now >= a->ws_off_until && !doorbell_rung(a) &&
 	       ws_polling(a, now, (uint64_t)a->p.wait_spin_us * 1000);
 }
 
@@ -293,9 +323,15 @@ int sched_idle_poll(struct agent *a)
 		now = rmad_now_ns();
 		if (ws_lost(a, now, prev))
 			break;
+		if (bell_rung(a)) {
+			/* a peer's message, which waited if we did */
+			if (now - prev > WS_LATE_NS)
+				sched_idle_lost(a, now);
+			came = 1;
+			break;
+		}
 		prev = now;
-		if (!agent_rings_empty(a) || bell_rung(a) ||
-		    doorbell_rung(a)) {
+		if (!agent_rings_empty(a) || doorbell_rung(a)) {
 			came = 1;
 			break;
 		}
