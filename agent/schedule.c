@@ -196,8 +196,8 @@ void sched_spin_once(struct agent *a, uint64_t now)
  * the client) at no cost to anyone.
  *
  * Where the provider shares no lock with other processes (tcp;ofi_rxm),
- * the loop goes on as usual in SCHED_IDLE (a->ws_idle; sched_idle_keep decides
- * each idle pass) until it is time to sleep.  Over shm, a SCHED_IDLE
+ * the loop goes on as usual in SCHED_IDLE (a->ws_idle; sched_idle_keep
+ * decides each idle pass) until it is time to sleep.  Over shm, a SCHED_IDLE
  * agent preempted while it held a lock in a peer's region could be
  * starved for as long as a process computes, with the peer spinning: so
  * there we only watch what would wake us (the clients' rings, our bell)
@@ -211,10 +211,10 @@ void sched_spin_once(struct agent *a, uint64_t now)
  * waiting (it waited for our core), ends the polling for a while
  * (WS_OFF_MIN_NS, doubled up to WS_OFF_MAX_NS while losses come within
  * WS_OFF_MAX_NS of each other), and our wakeups preempt such a process
- * again.  (Our own client's next
- * operation after a run of its own is no such loss.)  After a client's
- * wake, for a quarter of wait_spin_us, we poll even though it runs: its
- * next operation usually comes then.
+ * again.  (Our own client's next operation after a run of its own is no
+ * such loss.)  After a client's wake, for a quarter of wait_spin_us, we
+ * poll even though it runs: its next operation usually comes then.
+ * Off by default: rmad(8) and doc/measurements.md say why.
  */
 #define WS_LOST_NS 500000ull
 #define WS_LATE_NS 60000ull
