@@ -91,6 +91,8 @@ void sched_set(struct agent *a, int ev)
 	const char *up = a->rt_unsafe ? "nice " RT_NICE_STR : "SCHED_FIFO";
 
 	if (a->ws_idle) {
+		int err;
+
 		/* out of SCHED_IDLE (sched_idle_poll), into the mode's class */
 		a->ws_idle = 0;
 		a->rt_lent = 0;
@@ -99,13 +101,14 @@ void sched_set(struct agent *a, int ev)
 			a->awake_since = rmad_now_ns();
 			return;
 		}
+		err = errno;
 		a->rt = 0;
 		sched_raise(a, 0);
 		if (rt) {
 			a->rt_refused = 1;
 			rmad_warn("SCHED_FIFO not taken back after "
 				  "wait_spin_us (%s): SCHED_OTHER from now on",
-				  strerror(errno));
+				  strerror(err));
 		}
 		return;
 	}
@@ -308,12 +311,12 @@ int sched_idle_poll(struct agent *a)
 	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &sp))
 		return 0;
 	a->st.wait_spins++;
+	a->ws_idle = 1;		/* sched_set takes the mode's class back */
+	a->rt = 0;
+	a->rt_lent = 1;
 	if (!rmad_fabric_shared_locks(a->fab)) {
 		/* the loop polls on in SCHED_IDLE (sched_idle_keep) */
-		a->ws_idle = 1;
 		a->ws_prev = now;
-		a->rt = 0;
-		a->rt_lent = 1;
 		return 1;
 	}
 	/* we watch the rings ourselves: no kicks meanwhile */
@@ -347,13 +350,7 @@ int sched_idle_poll(struct agent *a)
 		came = !agent_rings_empty(a);
 	}
 	/* SCHED_FIFO again before anything calls the provider */
-	if (sched_raise(a, 1) != 0) {
-		a->rt = 0;
-		a->rt_refused = 1;
-		sched_raise(a, 0);
-		rmad_warn("wait_spin_us: SCHED_FIFO not taken back (%s); "
-			  "SCHED_OTHER from now on", strerror(errno));
-	}
+	sched_set(a, a->event_mode);
 	return came;
 }
 
