@@ -125,6 +125,7 @@ struct agent_stats {
 	uint64_t rt_lent;		/* SCHED_FIFO given up while busy */
 	uint64_t wait_spins;		/* polls begun for sleeping clients */
 	uint64_t wait_spins_lost;	/* ended: the core was taken */
+	uint64_t wait_spins_raised;	/* ... found by the guard thread */
 	uint32_t op_pool_hwm;
 };
 
@@ -296,6 +297,11 @@ struct agent {
 	uint64_t ws_off_ns;		/* the last such pause */
 	uint64_t ws_prev;		/* while ws_idle: the last pass (main.c) */
 	int ws_idle;			/* in SCHED_IDLE, polling (sched_idle_poll) */
+	struct guard *guard;		/* guard.c: raises us if starved */
+	uint32_t raised;		/* atomic, set by the guard thread: we
+					 * run under SCHED_FIFO, rt says what
+					 * not (sched_raise clears it) */
+	int guard_failed;		/* ... no thread could start */
 
 	/* clients and jobs */
 	struct agent_client *cl;	/* max_clients */
@@ -478,7 +484,7 @@ static inline int agent_answer_due(const struct agent *a, uint64_t now)
  */
 static inline void agent_yield(const struct agent *a)
 {
-	if (a->rt) {
+	if (a->rt || __atomic_load_n(&a->raised, __ATOMIC_RELAXED)) {
 		struct timespec ts = { 0, 20000 };
 
 		nanosleep(&ts, NULL);

@@ -40,6 +40,7 @@
 #include "mem.h"
 #include "pin.h"
 #include "schedule.h"
+#include "guard.h"
 #include "rma.h"
 #include "stats.h"
 #include "sweep.h"
@@ -490,12 +491,14 @@ static int agent_sleep(struct agent *a)
 		}
 		tv.tv_sec = a->p.idle_poll_us / 1000000;
 		tv.tv_usec = a->p.idle_poll_us % 1000000;
+		guard_disarm(a);	/* the kernel wakes us now */
 		if (a->wake_ev && evtimer_add(a->wake_ev, &tv) == 0) {
 			event_base_loop(a->base, EVLOOP_ONCE);
 			evtimer_del(a->wake_ev);
 		}
 		bell_sleep_end(a);
 	} else {
+		guard_disarm(a);
 		event_base_loop(a->base, EVLOOP_ONCE);
 	}
 	uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
@@ -569,6 +572,7 @@ static void agent_run(struct agent *a)
 			if (f > 0)
 				sched_idle_fab(a, t0, now);
 			a->ws_prev = n ? now : t0;
+			sched_idle_check(a, now);
 		}
 		if (n)
 			a->last_activity_ns = now;
@@ -875,6 +879,7 @@ static void agent_cleanup(struct agent *a)
 		event_free(a->wake_ev);
 		a->wake_ev = NULL;
 	}
+	guard_stop(a);
 	bell_close(a);
 	rmad_fabric_close(a->fab);
 	a->fab = NULL;

@@ -17,6 +17,7 @@
 #include "bell.h"
 #include "clients.h"
 #include "fabric.h"
+#include "guard.h"
 #include "pin.h"
 #include "schedule.h"
 #include "atomics.h"
@@ -40,6 +41,8 @@ static int sched_raise(struct agent *a, int on)
 	struct sched_param sp = { .sched_priority = on ? a->p.rt_priority :
 							 0 };
 
+	/* our class is ours again, not the guard's (agent_yield) */
+	__atomic_store_n(&a->raised, 0, __ATOMIC_RELAXED);
 	if (a->rt_unsafe)
 		return setpriority(PRIO_PROCESS, 0, on ? RT_NICE : 0);
 	return sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) |
@@ -95,6 +98,7 @@ void sched_set(struct agent *a, int ev)
 
 		/* out of SCHED_IDLE (sched_idle_poll), into the mode's class */
 		a->ws_idle = 0;
+		guard_idle_end(a);
 		a->rt_lent = 0;
 		if (rt && sched_raise(a, 1) == 0) {
 			a->rt = 1;
@@ -209,19 +213,25 @@ void sched_spin_once(struct agent *a, uint64_t now)
  *
  * Only while we may take SCHED_FIFO back (a->rt), and not where another
  * agent may share our core (rt_unsafe).  A process that computes on our
- * core takes it from us: a turn that comes more than WS_LOST_NS after
- * the last, or more than WS_LATE_NS after it with a peer's message
- * waiting (it waited for our core), ends the polling for a while
- * (WS_OFF_MIN_NS, doubled up to WS_OFF_MAX_NS while losses come within
- * WS_OFF_MAX_NS of each other), and our wakeups preempt such a process
- * again.  (Our own client's next operation after a run of its own is no
- * such loss.)  After a client's wake, for a quarter of wait_spin_us, we
- * poll even though it runs: its next operation usually comes then.
- * Off by default: rmad(8) and doc/measurements.md say why.
+ * core takes it from us.  The guard thread (guard.c) sees that within
+ * two of its 100 us turns and raises us to SCHED_FIFO; we see its flag
+ * (ws_lost in the shm watch, sched_idle_check after a pass) and stop
+ * polling for a while (WS_GUARD_OFF_MIN_NS, doubled up to WS_OFF_MAX_NS
+ * while losses come within WS_OFF_MAX_NS of each other), and our
+ * wakeups preempt such a process again.  Without a guard (no thread
+ * could start) we find out ourselves, later: a turn that comes more
+ * than WS_LOST_NS after the last, or more than WS_LATE_NS after it with
+ * a peer's message waiting (it waited for our core), stops the polling
+ * for WS_OFF_MIN_NS and more.  (Our own client's next operation after a
+ * run of its own is no such loss.)  After a client's wake, for a
+ * quarter of wait_spin_us, we poll even though it runs: its next
+ * operation usually comes then.  rmad(8), Shared cores, and
+ * doc/measurements.md have the figures.
  */
 #define WS_LOST_NS 500000ull
 #define WS_LATE_NS 60000ull
 #define WS_OFF_MIN_NS 100000000ull
+#define WS_GUARD_OFF_MIN_NS 1000000ull
 #define WS_OFF_MAX_NS 1600000000ull
 
 /* sched_idle_poll may run: then it, not answer_spin_us, waits for answers */
@@ -259,15 +269,19 @@ static int doorbell_rung(struct agent *a)
 /* 1 if the turn that began at now came too late: the core was taken */
 static int ws_lost(struct agent *a, uint64_t now, uint64_t prev)
 {
-	if (now - prev <= WS_LOST_NS)
+	if (guard_boosted(a)) {
+		a->st.wait_spins_raised++;
+	} else if (now - prev <= WS_LOST_NS) {
 		return 0;
+	}
 	sched_idle_lost(a, now);
 	return 1;
 }
 
 void sched_idle_lost(struct agent *a, uint64_t now)
 {
-	uint64_t off = WS_OFF_MIN_NS;
+	/* with the guard, a loss cost one packet GUARD_CHECK_NS at most */
+	uint64_t off = a->guard ? WS_GUARD_OFF_MIN_NS : WS_OFF_MIN_NS;
 
 	/* a loss soon after the last off period: a longer one */
 	if (a->ws_off_until && now - a->ws_off_until < WS_OFF_MAX_NS)
@@ -285,8 +299,23 @@ void sched_idle_lost(struct agent *a, uint64_t now)
  */
 void sched_idle_fab(struct agent *a, uint64_t t0, uint64_t now)
 {
-	if (t0 - a->ws_prev > WS_LATE_NS || now - t0 > WS_LOST_NS)
+	if ((!a->guard && t0 - a->ws_prev > WS_LATE_NS) ||
+	    now - t0 > WS_LOST_NS)
 		sched_idle_lost(a, now);
+}
+
+/*
+ * After each pass while a->ws_idle: if the guard raised us, the polling
+ * is lost, and the class is ours again (sched_busy can lend it back to
+ * a stream of work; the next sleep takes SCHED_FIFO as usual).
+ */
+void sched_idle_check(struct agent *a, uint64_t now)
+{
+	if (!guard_boosted(a))
+		return;
+	a->st.wait_spins_raised++;
+	sched_idle_lost(a, now);
+	sched_set(a, a->event_mode);
 }
 
 /*
@@ -307,9 +336,16 @@ int sched_idle_poll(struct agent *a)
 	struct sched_param sp = { 0 };
 	int came = 0;
 
-	if (!sched_idle_ok(a, now) || !ws_polling(a, now, span) ||
-	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &sp))
+	if (!sched_idle_ok(a, now) || !ws_polling(a, now, span)) {
+		guard_disarm(a);	/* we block: the kernel wakes us */
 		return 0;
+	}
+	guard_arm(a);
+	__atomic_store_n(&a->raised, 0, __ATOMIC_RELAXED);
+	if (sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &sp)) {
+		guard_disarm(a);
+		return 0;
+	}
 	a->st.wait_spins++;
 	a->ws_idle = 1;		/* sched_set takes the mode's class back */
 	a->rt = 0;
@@ -327,8 +363,9 @@ int sched_idle_poll(struct agent *a)
 		if (ws_lost(a, now, prev))
 			break;
 		if (bell_rung(a)) {
-			/* a peer's message, which waited if we did */
-			if (now - prev > WS_LATE_NS)
+			/* a peer's message, which waited if we did (the
+			 * guard, if any, raised us in time) */
+			if (!a->guard && now - prev > WS_LATE_NS)
 				sched_idle_lost(a, now);
 			came = 1;
 			break;
@@ -348,6 +385,8 @@ int sched_idle_poll(struct agent *a)
 		uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_NEED_WAKEUP);
 		rmad_smp_mb();
 		came = !agent_rings_empty(a);
+		if (!came)
+			guard_disarm(a);	/* we block */
 	}
 	/* SCHED_FIFO again before anything calls the provider */
 	sched_set(a, a->event_mode);

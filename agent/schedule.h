@@ -30,6 +30,8 @@ int sched_idle_keep(struct agent *a, uint64_t now);
 /* While a->ws_idle, a pass that began at t0 found messages from other
  * nodes: if it began late, they waited for our core (polling off). */
 void sched_idle_fab(struct agent *a, uint64_t t0, uint64_t now);
+/* While a->ws_idle, after a pass: the guard raised us? then stop. */
+void sched_idle_check(struct agent *a, uint64_t now);
 /* Polling off for a while: a process computes on our core. */
 void sched_idle_lost(struct agent *a, uint64_t now);
 

@@ -91,6 +91,8 @@ static const struct stat_desc {
 	S(wait_spins, "polls begun while clients sleep", "wait_spins", ""),
 	S(wait_spins_lost, "such polls that lost the core",
 	  "wait_spins_lost", ""),
+	S(wait_spins_raised, "of those, raised by the guard thread",
+	  "wait_spins_raised", ""),
 #undef S
 #undef P
 };

@@ -20,6 +20,7 @@ layers=(
 	"stats"				# the statistics table and reports
 	"fabric boot pin sweep"		# libfabric, PMIx, hwloc, dead agents' files
 	"bell"				# doorbells between one host's agents
+	"guard"				# the thread that raises a starved agent
 	"am"				# active messages: send, receive, handlers
 	"completion"			# op elements, lending, counters, wakeups
 	"jobs"				# jobs, rank->node map, barrier, ping

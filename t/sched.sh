@@ -15,8 +15,12 @@
 # 2 vnodes (each agent on a core of its own where there are 2) the
 # agents count such polls (wait_spins), over both providers, and none
 # with wait_spin_us=0, and the ranks' results are the same.
+#
+# The guard thread: agents that poll on a core where another process
+# computes are starved (SCHED_IDLE); the guard raises them back to
+# SCHED_FIFO (wait_spins_raised), and the ranks still pass.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 12
+plan 14
 pr="$top_builddir/t/prog_lockmix"
 common=(--set core=0 --set progress=event --set log_level=info --vnodes 3)
 run() {
@@ -75,4 +79,27 @@ for prov in shm 'tcp;ofi_rxm'; do
 	[ "${p:-1}" -eq 0 ]
 	ok $? "$prov, wait_spin_us=0: no such polls ($p)"
 done
+
+# the agents' last "raised by the guard thread N", summed
+raised() {
+	echo "$out" | grep "stats:" |
+		sed -n 's/.*\(rmad\[[0-9]*\]\).*raised by the guard thread \([0-9]*\).*/\1 \2/p' |
+		awk '{ last[$1] = $2 } END { s = 0; for (k in last) s += last[k]; print s }'
+}
+taskset -c 0 bash -c 'while :; do :; done' &
+hog=$!
+T_PIDS+=("$hog")
+common=(--set progress=event --set log_level=info --set stats_interval_ms=100
+	--set core=0 --vnodes 2)
+run "tcp;ofi_rxm, 2 vnodes polling on core 0, where a process computes" \
+	--provider 'tcp;ofi_rxm' --set wait_spin_us=200
+kill "$hog" 2>/dev/null
+if echo "$out" | grep -q "SCHED_FIFO refused\|guard: no thread"; then
+	T_N=$((T_N + 1))
+	echo "ok $T_N # SKIP SCHED_FIFO refused here: no polling, no guard"
+else
+	r=$(raised)
+	[ "${r:-0}" -gt 0 ]
+	ok $? "the guard raised the starved agents ($r times)"
+fi
 done_testing
