@@ -77,7 +77,7 @@
 	  "saves a wakeup each.  Meanwhile it gives its core to other "	\
 	  "processes only for a moment every 256 passes.  0: sleep at "	\
 	  "once.")							\
-	X(wait_spin_us, INT, "0", RMAD_P_RELOAD, 0, 1000000,	\
+	X(wait_spin_us, INT, "200", RMAD_P_RELOAD, 0, 1000000,	\
 	  "While event-driven, how long in microseconds after its last "	\
 	  "activity the agent polls instead of sleeping, as long as "	\
 	  "every client attached to it sleeps on a completion counter "	\
@@ -86,13 +86,12 @@
 	  "operation finds the agent awake, which saves a wakeup each.  "	\
 	  "It polls in SCHED_IDLE, so any other process of the core "	\
 	  "preempts it at once (over shm it only watches its rings and "	\
-	  "its bell meanwhile); a process that keeps the core from it "	\
-	  "turns polling off for a while.  Only under SCHED_FIFO "	\
-	  "(rt_priority) and with no other agent on its core.  0 (the "	\
-	  "default): sleep at once.  Try 200 where ranks mostly wait on " \
-	  "RMA; where they compute in short bursts (under half a "	\
-	  "millisecond), an operation to them can now and then wait "	\
-	  "for the end of a burst.")					\
+	  "its bell meanwhile); a second thread of the agent under "	\
+	  "SCHED_FIFO checks every 100 microseconds that it still gets "	\
+	  "the core, raises it back to SCHED_FIFO when a process keeps "	\
+	  "the core from it, and the polling then stays off for a "	\
+	  "while.  Only under SCHED_FIFO (rt_priority) and with no "	\
+	  "other agent on its core.  0: sleep at once.")		\
 	X(busy_poll, BOOL, "false", RMAD_P_RELOAD, 0, 0,		\
 	  "Never sleep: the agent polls its rings and the fabric "	\
 	  "continuously. Use it only when the agent has a core of its "	\
