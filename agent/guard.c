@@ -199,7 +199,9 @@ int guard_arm(struct agent *a)
 		}
 		g = a->guard;
 	}
+	/* a raise of an earlier poll is over: our class is ours again */
 	__atomic_store_n(&g->boosted, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->raised, 0, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&g->epoch, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&g->idle, 1, __ATOMIC_RELEASE);
 	if (!__atomic_load_n(&g->armed, __ATOMIC_RELAXED)) {

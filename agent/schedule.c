@@ -341,7 +341,6 @@ int sched_idle_poll(struct agent *a)
 		return 0;
 	}
 	guard_arm(a);
-	__atomic_store_n(&a->raised, 0, __ATOMIC_RELAXED);
 	if (sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &sp)) {
 		guard_disarm(a);
 		return 0;

@@ -54,12 +54,13 @@ else
 	ok $? "tcp;ofi_rxm, one core: the agents take SCHED_FIFO ($f times, $n said not used)"
 fi
 
-# the agents' last "polls begun while clients sleep N", summed
-polls() {
+# the agents' last "LABEL N" of their stats lines, summed
+stat_sum() {
 	echo "$out" | grep "stats:" |
-		sed -n 's/.*\(rmad\[[0-9]*\]\).*polls begun while clients sleep \([0-9]*\).*/\1 \2/p' |
+		sed -n "s/.*\(rmad\[[0-9]*\]\).*$1 \([0-9]*\).*/\1 \2/p" |
 		awk '{ last[$1] = $2 } END { s = 0; for (k in last) s += last[k]; print s }'
 }
+polls() { stat_sum "polls begun while clients sleep"; }
 common=(--set progress=event --set log_level=info --set stats_interval_ms=100
 	--vnodes 2)
 for prov in shm 'tcp;ofi_rxm'; do
@@ -80,12 +81,6 @@ for prov in shm 'tcp;ofi_rxm'; do
 	ok $? "$prov, wait_spin_us=0: no such polls ($p)"
 done
 
-# the agents' last "raised by the guard thread N", summed
-raised() {
-	echo "$out" | grep "stats:" |
-		sed -n 's/.*\(rmad\[[0-9]*\]\).*raised by the guard thread \([0-9]*\).*/\1 \2/p' |
-		awk '{ last[$1] = $2 } END { s = 0; for (k in last) s += last[k]; print s }'
-}
 taskset -c 0 bash -c 'while :; do :; done' &
 hog=$!
 T_PIDS+=("$hog")
@@ -98,7 +93,7 @@ if echo "$out" | grep -q "SCHED_FIFO refused\|guard: no thread"; then
 	T_N=$((T_N + 1))
 	echo "ok $T_N # SKIP SCHED_FIFO refused here: no polling, no guard"
 else
-	r=$(raised)
+	r=$(stat_sum "raised by the guard thread")
 	[ "${r:-0}" -gt 0 ]
 	ok $? "the guard raised the starved agents ($r times)"
 fi
