@@ -28,7 +28,6 @@
  * woken by the kernel as before), and started at the first poll.
  */
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -180,7 +179,7 @@ static int guard_start(struct agent *a)
 	return 0;
 }
 
-int guard_arm(struct agent *a)
+void guard_arm(struct agent *a)
 {
 	struct guard *g = a->guard;
 
@@ -188,14 +187,14 @@ int guard_arm(struct agent *a)
 		int err;
 
 		if (a->guard_failed)
-			return 0;
+			return;
 		err = guard_start(a);
 		if (err) {
 			a->guard_failed = 1;
 			rmad_info("guard: no thread (%s): a polling agent "
 				  "finds out itself that it lost its core",
 				  strerror(err > 0 ? err : ENOMEM));
-			return 0;
+			return;
 		}
 		g = a->guard;
 	}
@@ -208,7 +207,6 @@ int guard_arm(struct agent *a)
 		__atomic_store_n(&g->armed, 1, __ATOMIC_SEQ_CST);
 		futex(&g->armed, FUTEX_WAKE_PRIVATE, 1);
 	}
-	return 1;
 }
 
 void guard_idle_end(struct agent *a)

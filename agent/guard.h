@@ -8,11 +8,11 @@
 #include "agent.h"
 
 /* The agent polls in SCHED_IDLE from now on: watch it.  Starts the
- * thread the first time; 1 if one watches, 0 if none could start. */
-int guard_arm(struct agent *a);
+ * thread the first time (a->guard stays NULL if none could start). */
+void guard_arm(struct agent *a);
 /* The agent left SCHED_IDLE (it may poll again soon: stay awake). */
 void guard_idle_end(struct agent *a);
-/* The agent blocks, or polls no more: park. */
+/* The agent blocks (agent_sleep): park. */
 void guard_disarm(struct agent *a);
 /* 1 once after the guard raised a starved agent to SCHED_FIFO. */
 int guard_boosted(struct agent *a);

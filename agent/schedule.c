@@ -266,21 +266,10 @@ static int doorbell_rung(struct agent *a)
 	return 1;
 }
 
-/* 1 if the turn that began at now came too late: the core was taken */
-static int ws_lost(struct agent *a, uint64_t now, uint64_t prev)
+/* Polling off for a while: a process computes on our core. */
+static void sched_idle_lost(struct agent *a, uint64_t now)
 {
-	if (guard_boosted(a)) {
-		a->st.wait_spins_raised++;
-	} else if (now - prev <= WS_LOST_NS) {
-		return 0;
-	}
-	sched_idle_lost(a, now);
-	return 1;
-}
-
-void sched_idle_lost(struct agent *a, uint64_t now)
-{
-	/* with the guard, a loss cost one packet GUARD_CHECK_NS at most */
+	/* with the guard, a loss cost a packet two guard turns at most */
 	uint64_t off = a->guard ? WS_GUARD_OFF_MIN_NS : WS_OFF_MIN_NS;
 
 	/* a loss soon after the last off period: a longer one */
@@ -290,6 +279,27 @@ void sched_idle_lost(struct agent *a, uint64_t now)
 	a->ws_off_ns = off;
 	a->ws_off_until = now + off;
 	a->st.wait_spins_lost++;
+}
+
+/* 1 if the guard raised us (the core was taken): the polling is lost */
+static int ws_raised(struct agent *a, uint64_t now)
+{
+	if (!guard_boosted(a))
+		return 0;
+	a->st.wait_spins_raised++;
+	sched_idle_lost(a, now);
+	return 1;
+}
+
+/* 1 if the turn that began at now came too late: the core was taken */
+static int ws_lost(struct agent *a, uint64_t now, uint64_t prev)
+{
+	if (ws_raised(a, now))
+		return 1;
+	if (now - prev <= WS_LOST_NS)
+		return 0;
+	sched_idle_lost(a, now);
+	return 1;
 }
 
 /*
@@ -311,11 +321,8 @@ void sched_idle_fab(struct agent *a, uint64_t t0, uint64_t now)
  */
 void sched_idle_check(struct agent *a, uint64_t now)
 {
-	if (!guard_boosted(a))
-		return;
-	a->st.wait_spins_raised++;
-	sched_idle_lost(a, now);
-	sched_set(a, a->event_mode);
+	if (ws_raised(a, now))
+		sched_set(a, a->event_mode);
 }
 
 /*
@@ -336,15 +343,12 @@ int sched_idle_poll(struct agent *a)
 	struct sched_param sp = { 0 };
 	int came = 0;
 
-	if (!sched_idle_ok(a, now) || !ws_polling(a, now, span)) {
-		guard_disarm(a);	/* we block: the kernel wakes us */
+	/* (a 0 makes agent_sleep block, and park the guard first) */
+	if (!sched_idle_ok(a, now) || !ws_polling(a, now, span))
 		return 0;
-	}
 	guard_arm(a);
-	if (sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &sp)) {
-		guard_disarm(a);
+	if (sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &sp))
 		return 0;
-	}
 	a->st.wait_spins++;
 	a->ws_idle = 1;		/* sched_set takes the mode's class back */
 	a->rt = 0;
@@ -384,8 +388,6 @@ int sched_idle_poll(struct agent *a)
 		uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_NEED_WAKEUP);
 		rmad_smp_mb();
 		came = !agent_rings_empty(a);
-		if (!came)
-			guard_disarm(a);	/* we block */
 	}
 	/* SCHED_FIFO again before anything calls the provider */
 	sched_set(a, a->event_mode);

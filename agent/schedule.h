@@ -32,7 +32,5 @@ int sched_idle_keep(struct agent *a, uint64_t now);
 void sched_idle_fab(struct agent *a, uint64_t t0, uint64_t now);
 /* While a->ws_idle, after a pass: the guard raised us? then stop. */
 void sched_idle_check(struct agent *a, uint64_t now);
-/* Polling off for a while: a process computes on our core. */
-void sched_idle_lost(struct agent *a, uint64_t now);
 
 #endif
