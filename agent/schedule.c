@@ -214,7 +214,8 @@ void sched_spin_once(struct agent *a, uint64_t now)
  * Only while we may take SCHED_FIFO back (a->rt), and not where another
  * agent may share our core (rt_unsafe).  A process that computes on our
  * core takes it from us.  The guard thread (guard.c) sees that within
- * two of its 100 us turns and raises us to SCHED_FIFO; we see its flag
+ * two of its turns (100 us each while the core is shared, up to 800
+ * while we had it) and raises us to SCHED_FIFO; we see its flag
  * (ws_lost in the shm watch, sched_idle_check after a pass) and stop
  * polling for a while (WS_GUARD_OFF_MIN_NS, doubled up to WS_OFF_MAX_NS
  * while losses come within WS_OFF_MAX_NS of each other), and our

@@ -87,7 +87,8 @@
 	  "It polls in SCHED_IDLE, so any other process of the core "	\
 	  "preempts it at once (over shm it only watches its rings and "	\
 	  "its bell meanwhile); a second thread of the agent under "	\
-	  "SCHED_FIFO checks every 100 microseconds that it still gets "	\
+	  "SCHED_FIFO checks every 100 microseconds (up to 800 while "	\
+	  "nothing else wants the core) that it still gets "		\
 	  "the core, raises it back to SCHED_FIFO when a process keeps "	\
 	  "the core from it, and the polling then stays off for a "	\
 	  "while.  Only under SCHED_FIFO (rt_priority) and with no "	\
