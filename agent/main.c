@@ -105,6 +105,8 @@ RMAD_SYSCONFDIR "/rmad/rmad.conf,\n"
 "      --owner-pid PID     stop when process PID (the launcher) is gone\n"
 "      --print-rank-cpus K print the CPUs left for ranks when K agents of\n"
 "                          this host are pinned (\"\" if none) and exit\n"
+"      --print-vnode-cores K  print the cores of each of K virtual nodes\n"
+"                          of a host with none to spare and exit\n"
 "  -V, --version           print the version and exit\n"
 "  -h, --help              this text\n");
 }
@@ -633,6 +635,7 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 		{ "sweep", no_argument, NULL, 'W' },
 		{ "sweep-shm", no_argument, NULL, 'W' },
 		{ "print-rank-cpus", required_argument, NULL, 'R' },
+		{ "print-vnode-cores", required_argument, NULL, 'Y' },
 		{ "owner-pid", required_argument, NULL, 'O' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -686,6 +689,10 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 			a->m.rank_cpus_agents = atoi(optarg);
 			*show = "rank-cpus";
 			break;
+		case 'Y':
+			a->m.rank_cpus_agents = atoi(optarg);
+			*show = "vnode-cores";
+			break;
 		case 'O': {
 			char *end;
 			long pid = strtol(optarg, &end, 10);
@@ -731,12 +738,15 @@ static int show_config(struct agent *a, const char *fmt)
 		{ "json", RMAD_PARAMS_FMT_JSON },
 	};
 
-	if (!strcmp(fmt, "rank-cpus")) {
-		char cpus[1024];
+	if (!strcmp(fmt, "rank-cpus") || !strcmp(fmt, "vnode-cores")) {
+		char cpus[4096];
 
 		if (a->m.rank_cpus_agents < 1 ||
-		    agent_rank_cpus(&a->p, a->m.rank_cpus_agents, cpus,
-				    sizeof(cpus)))
+		    (fmt[0] == 'r' ?
+		     agent_rank_cpus(&a->p, a->m.rank_cpus_agents, cpus,
+				     sizeof(cpus)) :
+		     agent_vnode_cores(&a->p, a->m.rank_cpus_agents, cpus,
+				       sizeof(cpus))))
 			return 2;
 		printf("%s\n", cpus);
 		return 0;

@@ -5,7 +5,8 @@
  * "auto" takes the node's last core; with several agents on one host
  * (virtual nodes) agent v takes the v-th core from the end, so they do
  * not pile onto one core.  Ranks are bound away from those cores by
- * rmad-run.  Pinning failures are logged and never fatal: an unpinned
+ * rmad-run where the host has cores to spare, and otherwise each virtual
+ * node's ranks to its agent's core (agent_vnode_cores).  Pinning failures are logged and never fatal: an unpinned
  * agent still works.
  */
 #include <stdlib.h>
@@ -66,6 +67,52 @@ int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
 out_map:
 	hwloc_bitmap_free(left);
 out_topo:
+	hwloc_topology_destroy(topo);
+	return ret;
+}
+
+/*
+ * The cores of each of `nagents` virtual nodes on a host without a core
+ * to spare, as a launcher's rankfile names them: for node v, the core
+ * its agent takes (auto_core), then the cores no agent takes, dealt out
+ * in turn.  "c[,c...]" per node, separated by spaces, logical core
+ * indices.  Writes "" unless core = auto: under a fixed core the agents
+ * share one, and unpinned agents have none.
+ */
+int agent_vnode_cores(const struct rmad_params *p, int nagents, char *out,
+		      size_t len)
+{
+	hwloc_topology_t topo;
+	int ncores, ret = 0;
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (strcmp(p->core, "auto") || nagents < 1 ||
+	    hwloc_topology_init(&topo) < 0)
+		return 0;
+	if (hwloc_topology_load(topo) < 0)
+		goto out;
+	ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+	if (ncores <= 0)
+		goto out;
+	for (int v = 0; v < nagents && !ret; v++) {
+		int w = snprintf(out + n, len - n, "%s%d", v ? " " : "",
+				 auto_core(v, ncores));
+
+		ret = w < 0 || (size_t)w >= len - n ? RMAD_ERR_ARG : 0;
+		n += ret ? 0 : (size_t)w;
+		/* the spare cores: those below every agent's, dealt out */
+		for (int c = 0, i = 0; c < ncores - nagents && !ret; c++) {
+			if (i++ % nagents != v)
+				continue;
+			w = snprintf(out + n, len - n, ",%d", c);
+			ret = w < 0 || (size_t)w >= len - n ? RMAD_ERR_ARG : 0;
+			n += ret ? 0 : (size_t)w;
+		}
+	}
+	if (ret)
+		out[0] = '\0';
+out:
 	hwloc_topology_destroy(topo);
 	return ret;
 }

@@ -17,5 +17,8 @@ int agent_core_shared(const struct agent *a, pid_t pid);
 int agent_core_peer(const struct agent *a);
 int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
 		    size_t len);
+/* each virtual node's cores when no core is spare ("" if unpinned) */
+int agent_vnode_cores(const struct rmad_params *p, int nagents, char *out,
+		      size_t len);
 
 #endif

@@ -4,9 +4,12 @@
 # stopped (and their files removed) whether the job succeeds, fails or
 # times out; a session name is never a pattern; killed agents leave
 # nothing in /dev/shm; agents stop by themselves when rmad-run is killed
-# with SIGKILL (--owner-pid).
+# with SIGKILL (--owner-pid).  Placement: with virtual nodes and no
+# core to spare, each node's ranks go to its own cores, its agent's
+# first (rmad --print-vnode-cores, an Open MPI rankfile that is removed
+# after), where every rank of a node has a core; otherwise they float.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 16
+plan 21
 count_agents() { pgrep -f -- "--foreground --session $1( |\$)" | wc -l; }
 
 out=$(run_bounded 90 "$RMAD_RUN" -q --vnodes 2 --session rr1 -np 4 \
@@ -100,6 +103,77 @@ wait_for '! pgrep -f -- "RMAD_SESSION=rr6" >/dev/null' 15
 pkill -KILL -f -- "--session rr6( |\$)" 2>/dev/null
 rm -rf "$T_RUNDIR/rr6"
 wait "$rr" 2>/dev/null
+
+# placement.  cpus_of LIST: "1,0" -> "0 1" (sorted, one per word)
+cpus_of() { tr ',' '\n' <<<"$1" | sort -n | tr '\n' ' ' | sed 's/ $//'; }
+# the CPUs each rank of a job may run on, "rank R: LIST" per rank
+placement() {
+	mkdir -p "$T_TMP/rf"
+	TMPDIR=$T_TMP/rf run_bounded 90 "$RMAD_RUN" -q --vnodes 2 -np "$1" \
+		sh -c 'echo "rank $OMPI_COMM_WORLD_RANK: $(taskset -cp $$ | sed "s/.*: //")"' 2>&1
+}
+# expand "0-2,5" to "0 1 2 5"
+expand() {
+	local r out=()
+	for r in ${1//,/ }; do
+		case "$r" in
+		*-*) out+=($(seq "${r%-*}" "${r#*-}")) ;;
+		*) out+=("$r") ;;
+		esac
+	done
+	echo "${out[*]}"
+}
+read -r -a all <<<"$("$RMAD" --print-vnode-cores 1)"
+ncores=$(tr ',' ' ' <<<"${all[0]:-}" | wc -w)
+read -r -a g <<<"$("$RMAD" --print-vnode-cores 2)"
+good=1
+[ "${#g[@]}" -eq 2 ] || good=0
+for v in 0 1; do
+	[ "${g[v]%%,*}" = "$((ncores - 1 - v % ncores))" ] || good=0
+done
+[ "$ncores" -lt 2 ] || [ "$(cpus_of "${g[0]},${g[1]}")" = "$(seq -s ' ' 0 $((ncores - 1)))" ] || good=0
+ok $((1 - good)) "--print-vnode-cores 2: two nodes, each its agent's core first, every core once (${g[*]}; $ncores cores)"
+out=$("$RMAD" --set core=0 --print-vnode-cores 2)
+[ -z "$out" ]
+ok $? "--print-vnode-cores prints nothing under a fixed core ('$out')"
+
+spare=$("$RMAD" --print-rank-cpus 2)
+ncpus=$(expand "$(taskset -cp $$ | sed 's/.*: //')" | wc -w)
+if [ -n "$spare" ] && [ "$(expand "$spare" | wc -w)" -ge 2 ]; then
+	ok 0 "# SKIP this host has cores to spare ($spare): ranks keep off the agents' cores"
+	ok 0 "# SKIP this host has cores to spare"
+	ok 0 "# SKIP this host has cores to spare"
+elif [ "$ncpus" -ne "$ncores" ]; then
+	ok 0 "# SKIP $ncpus CPUs on $ncores cores: logical core indices are not CPU numbers"
+	ok 0 "# SKIP $ncpus CPUs on $ncores cores"
+	ok 0 "# SKIP $ncpus CPUs on $ncores cores"
+else
+	out=$(placement 2)
+	good=1
+	for r in 0 1; do
+		got=$(echo "$out" | sed -n "s/^rank $r: //p")
+		[ "$(expand "$got")" = "$(cpus_of "${g[r]}")" ] || good=0
+	done
+	ok $((1 - good)) "2 vnodes, 2 ranks, no core to spare: each rank on its node's cores (${g[*]})"
+	[ "$good" = 1 ] || diag "$out"
+	out=$(placement 4)
+	n=$(echo "$out" | grep -c "^rank [0-3]: ")
+	if [ "$(tr ',' ' ' <<<"${g[0]}" | wc -w)" -lt 2 ]; then
+		f=0
+		for r in 0 1 2 3; do
+			got=$(echo "$out" | sed -n "s/^rank $r: //p")
+			[ "$(expand "$got" | wc -w)" -eq "$ncpus" ] && f=$((f + 1))
+		done
+		[ "$n" -eq 4 ] && [ "$f" -eq 4 ]
+		ok $? "2 vnodes, 4 ranks on one core each: the ranks float ($f of $n)"
+		[ "$f" -eq 4 ] || diag "$out"
+	else
+		ok 0 "# SKIP nodes of several cores: 4 ranks fit them"
+	fi
+	left=$(ls "$T_TMP/rf" 2>/dev/null | wc -l)
+	[ "$left" -eq 0 ]
+	ok $? "the rankfile is removed after the job ($left left)"
+fi
 
 run_bounded 10 "$RMAD_RUN" -np 0 true >/dev/null 2>&1
 [ $? -eq 2 ]
