@@ -85,8 +85,7 @@
 	  "clients wants the core then, and the next packet or "	\
 	  "operation finds the agent awake, which saves a wakeup each.  "	\
 	  "It polls in SCHED_IDLE, so any other process of the core "	\
-	  "preempts it at once (over shm it only watches its rings and "	\
-	  "its bell meanwhile); a second thread of the agent under "	\
+	  "preempts it at once; a second thread of the agent under "	\
 	  "SCHED_FIFO checks every 100 microseconds (up to 800 while "	\
 	  "nothing else wants the core) that it still gets "		\
 	  "the core, raises it back to SCHED_FIFO when a process keeps "	\
