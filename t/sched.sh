@@ -18,9 +18,11 @@
 #
 # The guard thread: agents that poll on a core where another process
 # computes are starved (SCHED_IDLE); the guard raises them back to
-# SCHED_FIFO (wait_spins_raised), and the ranks still pass.
+# SCHED_FIFO (wait_spins_raised), and the ranks still pass: over tcp
+# with both agents on that core, and over shm, whose passes also run in
+# SCHED_IDLE while a guard watches, with one agent there.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 14
+plan 16
 pr="$top_builddir/t/prog_lockmix"
 common=(--set core=0 --set progress=event --set log_level=info --vnodes 3)
 run() {
@@ -96,5 +98,35 @@ else
 	r=$(stat_sum "raised by the guard thread")
 	[ "${r:-0}" -gt 0 ]
 	ok $? "the guard raised the starved agents ($r times)"
+fi
+
+# over shm the agents need cores of their own (core=auto): the process
+# computes on vnode 1's agent's core, vnode 0's agent shares its locks
+read -r -a vc <<<"$("$RMAD" --print-vnode-cores 2)"
+c1=${vc[1]%%,*}
+ncpu=$(getconf _NPROCESSORS_ONLN)
+nc=$("$RMAD" --print-vnode-cores 1 | tr ',' ' ' | wc -w)
+if [ -z "$c1" ] || [ "$ncpu" -ne "$nc" ] || [ "$c1" = "${vc[0]%%,*}" ]; then
+	for i in 1 2; do
+		T_N=$((T_N + 1))
+		echo "ok $T_N # SKIP no core of vnode 1's agent as a CPU number here"
+	done
+	done_testing
+fi
+taskset -c "$c1" bash -c 'while :; do :; done' &
+hog=$!
+T_PIDS+=("$hog")
+common=(--set progress=event --set log_level=info --set stats_interval_ms=100
+	--vnodes 2)
+run "shm, 2 vnodes polling, a process computing on vnode 1's agent core ($c1)" \
+	--provider shm --set wait_spin_us=200
+kill "$hog" 2>/dev/null
+if echo "$out" | grep -q "SCHED_FIFO refused\|guard: no thread"; then
+	T_N=$((T_N + 1))
+	echo "ok $T_N # SKIP SCHED_FIFO refused here: no polling, no guard"
+else
+	r=$(stat_sum "raised by the guard thread")
+	[ "${r:-0}" -gt 0 ]
+	ok $? "shm: the guard raised the starved agent ($r times)"
 fi
 done_testing
