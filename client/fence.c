@@ -10,8 +10,9 @@
  *  - A window whose members are all on this node needs no agent: the
  *    operations were done in place, so a memory barrier and a barrier in
  *    shared memory (the control page of the lowest-ranked member) are
- *    the whole fence.  A waiter spins for client_spin_us, then sleeps on
- *    the barrier's generation word; the agent wakes it with bar_failed
+ *    the whole fence.  A waiter spins for client_spin_us (giving the
+ *    core away each turn while clients may share cores: rmad_peer_spin),
+ *    then sleeps on the barrier's generation word; the agent wakes it with bar_failed
  *    set when a member dies.
  *
  *  - Otherwise the fence is a FENCE element for the agent, which
@@ -59,7 +60,7 @@ static struct rmad_win_ctl *bar_page(rmad_win_t w)
 static int shm_barrier(struct rmad_client *c, rmad_win_t w)
 {
 	struct rmad_win_ctl *ctl = bar_page(w);
-	uint64_t t0, spin_ns = (uint64_t)rmad_spin_us(c) * 1000;
+	uint64_t t0;
 	uint32_t g;
 
 	if (!ctl)
@@ -87,11 +88,8 @@ static int shm_barrier(struct rmad_client *c, rmad_win_t w)
 
 		if (__atomic_load_n(&ctl->bar_failed, __ATOMIC_ACQUIRE))
 			return RMAD_ERR_PROC_FAILED;
-		/* the clock once every 64 turns */
-		if ((n & 63) || rmad_now_ns() - t0 < spin_ns) {
-			caa_cpu_relax();
+		if (rmad_peer_spin(c, t0, n))
 			continue;
-		}
 		/* asleep; every 100 ms a look at the agent, which sets
 		 * bar_failed (and wakes us) when a member dies */
 		__atomic_add_fetch(&ctl->bar_sleepers, 1, __ATOMIC_SEQ_CST);

@@ -7,15 +7,18 @@
 #define RMAD_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "atomics.h"
 #include "hints.h"
 #include "params.h"
 #include "handle.h"
 #include "rmad.h"
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
+#include "util.h"
 
 /* What the launcher (or its absence) tells us about the job. */
 struct rmad_bootinfo {
@@ -353,6 +356,46 @@ static inline long rmad_spin_us(const struct rmad_client *c)
 	return (__atomic_load_n(&c->hdr->agent_flags, __ATOMIC_RELAXED) &
 		RMAD_AGENT_EVENT) ? 0 : c->p.client_spin_us;
 }
+
+/*
+ * rmad_wait_spin(c, t0, n): 1 to spin on at turn n of a wait begun at
+ * t0 that the agent may end, for rmad_spin_us.
+ */
+static inline int rmad_wait_spin(const struct rmad_client *c, uint64_t t0,
+				 unsigned int n)
+{
+	/* the clock once every 64 turns */
+	if ((n & 63) || rmad_now_ns() - t0 < (uint64_t)rmad_spin_us(c) * 1000) {
+		caa_cpu_relax();
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A wait for other clients of this node, not for the agent (a same-node
+ * fence's barrier, a PSCW word): it spins client_spin_us in either mode,
+ * since no agent's work is held up by it, and while the agent is
+ * event-driven (clients may share cores) each turn of it gives the core
+ * away (sched_yield), so that a member on the same core can arrive.
+ * rmad_peer_spin(c, t0, n): 1 to spin on at turn n of a wait begun at
+ * t0.
+ */
+static inline int rmad_peer_spin(const struct rmad_client *c, uint64_t t0,
+				 unsigned int n)
+{
+	uint64_t spin_ns = (uint64_t)c->p.client_spin_us * 1000;
+
+	if (__atomic_load_n(&c->hdr->agent_flags, __ATOMIC_RELAXED) &
+	    RMAD_AGENT_EVENT) {
+		if (rmad_now_ns() - t0 >= spin_ns)
+			return 0;
+		sched_yield();
+		return 1;
+	}
+	return rmad_wait_spin(c, t0, n);
+}
+
 /* an element for an op on window w (NULL: on none) */
 int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx);
 void rmad_op_free(struct rmad_client *c, uint32_t idx);

@@ -131,17 +131,19 @@ static void pscw_elem(rmad_win_t w, uint16_t opc, int32_t target, int assert,
 }
 
 /*
- * Wait until done(w, arg) says so, spinning client_spin_us and then
- * sleeping on *word (with *sleepers counted); a member's death, which
- * the agent reports in bar_failed and wakes us for, or the agent's, ends
- * the wait with an error.
+ * Wait until done(w, arg) says so, spinning and then sleeping on *word
+ * (with *sleepers counted): a wait on other clients of the node alone
+ * (peer) spins as rmad_peer_spin says, one the agent may end as
+ * rmad_wait_spin says.  A member's death, which the agent reports in
+ * bar_failed and wakes us for, or the agent's, ends the wait with an
+ * error.
  */
 static int wait_word(struct rmad_client *c, rmad_win_t w, uint32_t *word,
-		     uint32_t *sleepers, int (*done)(rmad_win_t, void *),
-		     void *arg)
+		     uint32_t *sleepers, int peer,
+		     int (*done)(rmad_win_t, void *), void *arg)
 {
 	struct rmad_win_ctl *me = my_ctl(w);
-	uint64_t t0 = rmad_now_ns(), spin_ns = (uint64_t)rmad_spin_us(c) * 1000;
+	uint64_t t0 = rmad_now_ns();
 
 	for (unsigned int n = 1;; n++) {
 		uint32_t v = __atomic_load_n(word, __ATOMIC_SEQ_CST);
@@ -151,10 +153,8 @@ static int wait_word(struct rmad_client *c, rmad_win_t w, uint32_t *word,
 			break;
 		if (__atomic_load_n(&me->bar_failed, __ATOMIC_ACQUIRE))
 			return RMAD_ERR_PROC_FAILED;
-		if ((n & 63) || rmad_now_ns() - t0 < spin_ns) {
-			caa_cpu_relax();
+		if (peer ? rmad_peer_spin(c, t0, n) : rmad_wait_spin(c, t0, n))
 			continue;
-		}
 		__atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
 		if (!done(w, arg) &&
 		    __atomic_load_n(word, __ATOMIC_SEQ_CST) == v)
@@ -258,8 +258,9 @@ int rmad_win_wait(rmad_win_t handle)
 	if (!w->exposed)
 		return RMAD_ERR_SYNC;
 	me = my_ctl(w);
+	/* the agent counts the completes of other nodes' origins */
 	err = wait_word(&rmad_cl, w, &me->pscw_done, &me->pscw_sleepers,
-			all_completed, NULL);
+			!w->remote_members, all_completed, NULL);
 	if (err) {
 		/* a member died: the epoch cannot end otherwise */
 		w->exposed = 0;
@@ -370,7 +371,7 @@ int rmad_win_start(rmad_group_t group, int assert, rmad_win_t handle)
 			err = RMAD_ERR_INTERNAL;
 			break;
 		}
-		err = wait_word(c, w, &me->post_gen, &me->post_sleepers,
+		err = wait_word(c, w, &me->post_gen, &me->post_sleepers, 1,
 				bit_set, &k);
 		if (err)
 			break;

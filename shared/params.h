@@ -115,7 +115,10 @@
 	  "Microseconds a waiting client spins on a completion counter " \
 	  "before it sleeps on the futex, while its agent spins; while " \
 	  "the agent is event-driven (progress), waiting clients sleep " \
-	  "at once.")							\
+	  "at once.  A wait for other clients of the node alone (a "	\
+	  "same-node fence, a post or complete of PSCW) spins this long " \
+	  "in either mode, giving the core away on each turn while the " \
+	  "agent is event-driven.")					\
 	X(log_level, LEVEL, "warn", RMAD_P_RELOAD, 0, 0,		\
 	  "Log verbosity of the agent and of librmad: error, warn, "	\
 	  "info or debug.")						\
