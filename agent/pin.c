@@ -27,6 +27,22 @@ static int auto_core(int v, int ncores)
 	return ncores - 1 - ((v > 0 ? v : 0) % ncores);
 }
 
+/* This host's topology, loaded: its number of cores, or -1 (nothing to
+ * destroy then). */
+static int topo_load(hwloc_topology_t *topo)
+{
+	int ncores;
+
+	if (hwloc_topology_init(topo) < 0)
+		return -1;
+	if (hwloc_topology_load(*topo) < 0 ||
+	    (ncores = hwloc_get_nbobjs_by_type(*topo, HWLOC_OBJ_CORE)) <= 0) {
+		hwloc_topology_destroy(*topo);
+		return -1;
+	}
+	return ncores;
+}
+
 /*
  * The logical CPUs left for ranks once `nagents` agents of this host are
  * pinned as agent_pin() pins them, as a list such as "0-5" for the
@@ -41,14 +57,11 @@ int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
 	int ncores, ret = 0;
 
 	out[0] = '\0';
-	if (!strcmp(p->core, "none") || hwloc_topology_init(&topo) < 0)
+	if (!strcmp(p->core, "none") || (ncores = topo_load(&topo)) < 0)
 		return 0;
-	if (hwloc_topology_load(topo) < 0)
-		goto out_topo;
-	ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
 	left = hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(topo));
-	if (ncores <= 0 || !left)
-		goto out_map;
+	if (!left)
+		goto out_topo;
 	for (int v = 0; v < nagents; v++) {
 		char *end;
 		long n = strtol(p->core, &end, 10);
@@ -64,7 +77,6 @@ int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
 	if (!hwloc_bitmap_iszero(left) &&
 	    hwloc_bitmap_list_snprintf(out, len, left) >= (int)len)
 		ret = RMAD_ERR_ARG;
-out_map:
 	hwloc_bitmap_free(left);
 out_topo:
 	hwloc_topology_destroy(topo);
@@ -88,13 +100,8 @@ int agent_vnode_cores(const struct rmad_params *p, int nagents, char *out,
 
 	out[0] = '\0';
 	if (strcmp(p->core, "auto") || nagents < 1 ||
-	    hwloc_topology_init(&topo) < 0)
+	    (ncores = topo_load(&topo)) < 0)
 		return 0;
-	if (hwloc_topology_load(topo) < 0)
-		goto out;
-	ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-	if (ncores <= 0)
-		goto out;
 	for (int v = 0; v < nagents && !ret; v++) {
 		int w = snprintf(out + n, len - n, "%s%d", v ? " " : "",
 				 auto_core(v, ncores));
@@ -112,7 +119,6 @@ int agent_vnode_cores(const struct rmad_params *p, int nagents, char *out,
 	}
 	if (ret)
 		out[0] = '\0';
-out:
 	hwloc_topology_destroy(topo);
 	return ret;
 }
@@ -130,13 +136,9 @@ int agent_pin(struct agent *a)
 		rmad_info("not pinned (core = none)");
 		return 0;
 	}
-	if (hwloc_topology_init(&topo) < 0)
+	ncores = topo_load(&topo);
+	if (ncores < 0)
 		return 0;
-	if (hwloc_topology_load(topo) < 0)
-		goto out;
-	ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-	if (ncores <= 0)
-		goto out;
 	if (!strcmp(want, "auto")) {
 		idx = auto_core(a->vnode, ncores);
 	} else {

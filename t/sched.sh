@@ -63,6 +63,17 @@ stat_sum() {
 		awk '{ last[$1] = $2 } END { s = 0; for (k in last) s += last[k]; print s }'
 }
 polls() { stat_sum "polls begun while clients sleep"; }
+# guard_raised WHAT: the last run's agents were raised by their guards
+guard_raised() {
+	if echo "$out" | grep -q "SCHED_FIFO refused\|guard: no thread"; then
+		T_N=$((T_N + 1))
+		echo "ok $T_N # SKIP SCHED_FIFO refused here: no polling, no guard"
+		return
+	fi
+	r=$(stat_sum "raised by the guard thread")
+	[ "${r:-0}" -gt 0 ]
+	ok $? "$1 ($r times)"
+}
 common=(--set progress=event --set log_level=info --set stats_interval_ms=100
 	--vnodes 2)
 for prov in shm 'tcp;ofi_rxm'; do
@@ -91,14 +102,7 @@ common=(--set progress=event --set log_level=info --set stats_interval_ms=100
 run "tcp;ofi_rxm, 2 vnodes polling on core 0, where a process computes" \
 	--provider 'tcp;ofi_rxm' --set wait_spin_us=200
 kill "$hog" 2>/dev/null
-if echo "$out" | grep -q "SCHED_FIFO refused\|guard: no thread"; then
-	T_N=$((T_N + 1))
-	echo "ok $T_N # SKIP SCHED_FIFO refused here: no polling, no guard"
-else
-	r=$(stat_sum "raised by the guard thread")
-	[ "${r:-0}" -gt 0 ]
-	ok $? "the guard raised the starved agents ($r times)"
-fi
+guard_raised "the guard raised the starved agents"
 
 # over shm the agents need cores of their own (core=auto): the process
 # computes on vnode 1's agent's core, vnode 0's agent shares its locks
@@ -121,12 +125,5 @@ common=(--set progress=event --set log_level=info --set stats_interval_ms=100
 run "shm, 2 vnodes polling, a process computing on vnode 1's agent core ($c1)" \
 	--provider shm --set wait_spin_us=200
 kill "$hog" 2>/dev/null
-if echo "$out" | grep -q "SCHED_FIFO refused\|guard: no thread"; then
-	T_N=$((T_N + 1))
-	echo "ok $T_N # SKIP SCHED_FIFO refused here: no polling, no guard"
-else
-	r=$(stat_sum "raised by the guard thread")
-	[ "${r:-0}" -gt 0 ]
-	ok $? "shm: the guard raised the starved agent ($r times)"
-fi
+guard_raised "shm: the guard raised the starved agent"
 done_testing
