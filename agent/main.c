@@ -742,7 +742,7 @@ static int show_config(struct agent *a, const char *fmt)
 		char cpus[4096];
 
 		if (a->m.rank_cpus_agents < 1 ||
-		    (fmt[0] == 'r' ?
+		    (!strcmp(fmt, "rank-cpus") ?
 		     agent_rank_cpus(&a->p, a->m.rank_cpus_agents, cpus,
 				     sizeof(cpus)) :
 		     agent_vnode_cores(&a->p, a->m.rank_cpus_agents, cpus,

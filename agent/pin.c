@@ -6,8 +6,8 @@
  * (virtual nodes) agent v takes the v-th core from the end, so they do
  * not pile onto one core.  Ranks are bound away from those cores by
  * rmad-run where the host has cores to spare, and otherwise each virtual
- * node's ranks to its agent's core (agent_vnode_cores).  Pinning failures are logged and never fatal: an unpinned
- * agent still works.
+ * node's ranks to its agent's core (agent_vnode_cores).  Pinning
+ * failures are logged and never fatal: an unpinned agent still works.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -109,9 +109,7 @@ int agent_vnode_cores(const struct rmad_params *p, int nagents, char *out,
 		ret = w < 0 || (size_t)w >= len - n ? RMAD_ERR_ARG : 0;
 		n += ret ? 0 : (size_t)w;
 		/* the spare cores: those below every agent's, dealt out */
-		for (int c = 0, i = 0; c < ncores - nagents && !ret; c++) {
-			if (i++ % nagents != v)
-				continue;
+		for (int c = v; c < ncores - nagents && !ret; c += nagents) {
 			w = snprintf(out + n, len - n, ",%d", c);
 			ret = w < 0 || (size_t)w >= len - n ? RMAD_ERR_ARG : 0;
 			n += ret ? 0 : (size_t)w;

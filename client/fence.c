@@ -12,8 +12,8 @@
  *    shared memory (the control page of the lowest-ranked member) are
  *    the whole fence.  A waiter spins for client_spin_us (giving the
  *    core away each turn while clients may share cores: rmad_peer_spin),
- *    then sleeps on the barrier's generation word; the agent wakes it with bar_failed
- *    set when a member dies.
+ *    then sleeps on the barrier's generation word; the agent wakes it
+ *    with bar_failed set when a member dies.
  *
  *  - Otherwise the fence is a FENCE element for the agent, which
  *    completes this process's operations of the epoch at their targets
