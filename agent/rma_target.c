@@ -506,7 +506,7 @@ out:
 	    !agent_win_target(w, h->origin, &(uint64_t){ 0 },
 			      &(int32_t){ 0 }) &&
 	    agent_rank_node(w->job, h->origin) == (int)h->src_node)
-		agent_win_count_complete(l);
+		agent_win_count_complete(a, l);
 	if (st || type == RMAD_AM_RMA_RESP || aflags ||
 	    (h->flags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
 			 RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)))

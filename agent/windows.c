@@ -520,10 +520,10 @@ static void complete_recv(struct agent *a, struct agent_win *w,
 		return;
 	}
 	w->pscw_recv++;
-	agent_win_count_complete(l);
+	agent_win_count_complete(a, l);
 }
 
-void agent_win_count_complete(struct win_local *l)
+void agent_win_count_complete(struct agent *a, struct win_local *l)
 {
 	struct rmad_win_ctl *ctl = l->base;
 
@@ -531,8 +531,13 @@ void agent_win_count_complete(struct win_local *l)
 		return;
 	/* the operations were applied before: seq_cst orders them */
 	__atomic_add_fetch(&ctl->pscw_done, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&ctl->pscw_sleepers, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&ctl->pscw_sleepers, __ATOMIC_SEQ_CST)) {
 		rmad_futex_wake(&ctl->pscw_done, INT32_MAX);
+		/* as for a counter's waiter (agent_flush_wakeups): its next
+		 * post comes soon, and finds us polling (sched_idle_poll)
+		 * rather than asleep, which saves a doorbell and a wakeup */
+		a->woke = 1;
+	}
 }
 
 int agent_win_post_take(struct win_local *l, int32_t target)

@@ -56,7 +56,8 @@ int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
  */
 int agent_win_post_take(struct win_local *l, int32_t target);
 /* One origin completed its access epoch at member l (a WIN_COMPLETE, or
- * an op with RMAD_AMF_PSCW_DONE applied): its wait counts it. */
-void agent_win_count_complete(struct win_local *l);
+ * an op with RMAD_AMF_PSCW_DONE applied): its wait counts it, and a
+ * waiter woken for it counts as a client we woke (a->woke). */
+void agent_win_count_complete(struct agent *a, struct win_local *l);
 
 #endif
