@@ -392,10 +392,14 @@ static void fence_root_arrive(struct agent *a, struct agent_win *w,
 	if (++w->fence_arrived[par] < w->nnodes)
 		return;
 	w->fence_arrived[par] = 0;
-	for (int k = 0; k < w->nnodes; k++) {
-		w->fence_sent += w->nodes[k] != a->node;
-		am_send(a, w->nodes[k], &h, NULL, 0);
-	}
+	/* the other nodes first: our own release wakes our members, a
+	 * system call the others need not wait for */
+	for (int k = 0; k < w->nnodes; k++)
+		if (w->nodes[k] != a->node) {
+			w->fence_sent++;
+			am_send(a, w->nodes[k], &h, NULL, 0);
+		}
+	am_send(a, a->node, &h, NULL, 0);
 }
 
 static void fence_release(struct agent *a, struct agent_win *w, uint64_t ep)
