@@ -722,7 +722,8 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 		t->order_blocked = 0;
 		if (closing && R->sh[i].next == RMAD_NIL &&
 		    can_ride(a, &R->sh[i])) {
-			fl = RMAD_AMF_ACK_REQ;
+			/* a fence that rides (fence_ride) needs no answer */
+			fl = t->fence_ride ? 0 : RMAD_AMF_ACK_REQ;
 			if (t->want_unlock && !t->nocheck && !o->nocheck_all &&
 			    !t->unlocking && !t->nrdma &&
 			    (R->ordered || !t->nissued))
@@ -761,8 +762,10 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 	if (t->nissued || t->unlocking)
 		return moved;
 	if (t->want_unlock) {
-		if (t->pscw_told) {
-			/* the complete went with the last op: done here */
+		if (t->pscw_told || t->fence_ride) {
+			/* the complete went with the last op, or the
+			 * fence's barrier message goes behind them all on
+			 * the ordered channel: done here */
 			target_free(o, t);
 			return 1;
 		}
@@ -810,12 +813,31 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
  * once.  0 when placed; -1 when it needs a target element that is not
  * there (the caller stalls it).
  */
+/*
+ * May a closing fence skip the RMA_DONE round trip?  Its barrier message
+ * (the ARRIVE of a member node, the RELEASE of the root) then follows
+ * the epoch's ops on the channel instead of their answer.  On an
+ * ordered channel the target applies what comes in order, so the
+ * barrier message finds them applied there (an op of several messages,
+ * an fi_write, a pulled accumulate or one with results still waits for
+ * its answers: nissued).  That covers every target only when the
+ * window spans two nodes: each node's ops then all go to the node its
+ * barrier message goes to.  With a third node, one released by the
+ * root could reach a target before ops sent to it earlier by another
+ * node, so the answers are waited for as before.
+ */
+static int fence_rides(struct agent *a, const struct rma_origin *o)
+{
+	return a->rma->ordered && o->w->nnodes == 2;
+}
+
 int route(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_ctx *R = a->rma;
 
 	struct rma_op *op = &R->sh[i];
 	struct rma_target *t;
+	int ride;
 
 	switch (op->opcode) {
 	case RMAD_OPC_LOCK:
@@ -899,10 +921,15 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 			return 0;
 		}
 		/* the epoch's ops complete at their targets (no lock to
-		 * release: nocheck_all), then the barrier */
+		 * release: nocheck_all), then the barrier; in a two-node
+		 * window on an ordered channel they need only have left
+		 * (fence_rides) */
+		ride = fence_rides(a, o);
 		for (uint32_t s = 0; s < o->nslots; s++)
-			for (t = o->slots[s]; t; t = t->next)
+			for (t = o->slots[s]; t; t = t->next) {
 				t->want_unlock = 1;
+				t->fence_ride = (uint8_t)ride;
+			}
 		list_add(R, &o->yhead, &o->ytail, i);
 		return 0;
 	case RMAD_OPC_START:

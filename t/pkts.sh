@@ -4,7 +4,8 @@
 # single short op, 100 puts without acks, lock_all to used targets
 # only, empty flushes, a get moved to carry the unlock, a queued
 # lock+op, accumulate ordering, and fence epochs: the put's packets and
-# the window barrier's one ARRIVE and one RELEASE per node and fence;
+# the window barrier's one ARRIVE and one RELEASE per node and fence,
+# and with two nodes no ack for the put, whose RELEASE follows it;
 # post/start/complete/wait with one put: the POST notice, and the
 # complete riding on the put),
 # with one rank per virtual node.  Exact
@@ -13,7 +14,7 @@
 # defaults; and a channel taken as unordered, where every op is
 # answered and ordered accumulates wait for each other.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 5
+plan 6
 pr="$top_builddir/t/prog_pkts"
 # run WHAT NP MODE RMAD-RUN-OPTIONS...
 run() {
@@ -31,6 +32,9 @@ run "shm, 3 vnodes, exact counts" 3 1 --vnodes 3 --provider shm \
 	--set piggyback_threshold=1000
 run "tcp;ofi_rxm, 2 vnodes, defaults" 2 0 --vnodes 2 \
 	--provider 'tcp;ofi_rxm'
+# two nodes: the closing fence's RELEASE follows the put, no ack
+run "shm, 2 vnodes, exact counts" 2 1 --vnodes 2 --provider shm \
+	--set piggyback_threshold=1000
 # answer_spin_us=0: an origin agent that polls for each accumulate's
 # answer (under SCHED_FIFO, on 2 cores) keeps the client from queueing
 # the next one before the answer, and then nothing ever waits (G)
