@@ -99,10 +99,11 @@ struct rma_target {
 					 * carry (RMAD_AMF_PSCW_DONE); 0 */
 	uint8_t pscw_told;		/* ... it did, on an ordered channel:
 					 * nothing more to wait for */
-	uint8_t fence_ride;		/* a closing fence of a two-node
-					 * window on an ordered channel: the
-					 * barrier's ARRIVE or RELEASE goes
-					 * behind the ops, no RMA_DONE */
+	uint8_t close_rides;		/* the closing synchronization's own
+					 * message (a two-node fence's ARRIVE
+					 * or RELEASE, a PSCW complete
+					 * notice) follows the ops on an
+					 * ordered channel: no RMA_DONE */
 	uint32_t lseq;			/* place among the epoch's lock calls */
 	uint32_t head, tail;		/* pending ops */
 	uint32_t npend;			/* ... how many */

@@ -722,8 +722,9 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 		t->order_blocked = 0;
 		if (closing && R->sh[i].next == RMAD_NIL &&
 		    can_ride(a, &R->sh[i])) {
-			/* a fence that rides (fence_ride) needs no answer */
-			fl = t->fence_ride ? 0 : RMAD_AMF_ACK_REQ;
+			/* a closing message that follows it (close_rides)
+			 * needs no answer */
+			fl = t->close_rides ? 0 : RMAD_AMF_ACK_REQ;
 			if (t->want_unlock && !t->nocheck && !o->nocheck_all &&
 			    !t->unlocking && !t->nrdma &&
 			    (R->ordered || !t->nissued))
@@ -762,10 +763,11 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 	if (t->nissued || t->unlocking)
 		return moved;
 	if (t->want_unlock) {
-		if (t->pscw_told || t->fence_ride) {
+		if (t->pscw_told || t->close_rides) {
 			/* the complete went with the last op, or the
-			 * fence's barrier message goes behind them all on
-			 * the ordered channel: done here */
+			 * closing message (the fence's barrier message,
+			 * the complete notice) goes behind them all on the
+			 * ordered channel: done here */
 			target_free(o, t);
 			return 1;
 		}
@@ -928,7 +930,7 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		for (uint32_t s = 0; s < o->nslots; s++)
 			for (t = o->slots[s]; t; t = t->next) {
 				t->want_unlock = 1;
-				t->fence_ride = (uint8_t)ride;
+				t->close_rides = (uint8_t)ride;
 			}
 		list_add(R, &o->yhead, &o->ytail, i);
 		return 0;

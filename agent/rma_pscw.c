@@ -20,12 +20,15 @@
  *    complete in T's control page (pscw_done, where T's wait looks):
  *    carried by that last op (RMAD_AMF_PSCW_DONE) when the ops before
  *    it are sure to be applied first (an ordered channel, or none in
- *    flight, no fi_write), otherwise a WIN_COMPLETE notice sent once
- *    they are all answered.  On an ordered channel the op that carries
- *    the complete asks for no answer: a complete is local, and waiting
- *    for T's agent, which may share a core with a computing T, would
- *    make the origin wait for T.  COMPLETE with target -1 ends the
- *    epoch.
+ *    flight, no fi_write), otherwise a WIN_COMPLETE notice.  On an
+ *    ordered channel neither waits for an answer (close_rides): the
+ *    op that carries the complete asks for none, and the notice goes
+ *    as soon as the ops have left (those answered anyway, such as
+ *    fi_write's, once answered), behind them; a complete is local,
+ *    and waiting for T's agent, which may share a core with a
+ *    computing T, would make the origin wait for T.  Elsewhere the
+ *    notice goes once the ops are all answered.  COMPLETE with target
+ *    -1 ends the epoch.
  *
  * Same-node members exchange their notices in shared memory
  * (client/pscw.c); the agents see only the other nodes' part.
@@ -165,6 +168,9 @@ int pscw_route(struct agent *a, struct rma_origin *o, uint32_t i)
 		for (t = o->slots[s]; t; t = t->next)
 			if (op->target < 0 || t->rank == op->target) {
 				t->want_unlock = 1;
+				/* on an ordered channel the complete notice
+				 * follows the ops: no RMA_DONE round trip */
+				t->close_rides = (uint8_t)R->ordered;
 				/* its last op may carry the complete */
 				if (op->target >= 0 && t->head != RMAD_NIL)
 					t->pscw_close = i + 1;

@@ -7,7 +7,8 @@
 # the window barrier's one ARRIVE and one RELEASE per node and fence,
 # and with two nodes no ack for the put, whose RELEASE follows it;
 # post/start/complete/wait with one put: the POST notice, and the
-# complete riding on the put),
+# complete riding on the put, or its notice behind the put with no ack
+# when the put left first),
 # with one rank per virtual node.  Exact
 # counts with piggyback_threshold large (the closing synchronization
 # rides on the last op); bounds that hold whatever the timing with the

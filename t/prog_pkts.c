@@ -33,6 +33,9 @@
  *      PUT carrying the complete (no COMPLETE notice) and, a complete
  *      being local, no ack request on an ordered channel: 2 packets;
  *      no lock packet
+ *   J2. the same with a pause before the complete: the put has left,
+ *      and on an ordered channel the COMPLETE notice follows it with no
+ *      FLUSH and no answer
  *   G. ordering: 20 REPLACE accumulates to one place end with the
  *      last value; on a channel taken as unordered (am_ordering=false)
  *      each waited for the previous one's answer, but not with the
@@ -46,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rmad.h>
 
@@ -178,6 +182,58 @@ static void pscw(int64_t *base)
 		CHECK((s == 1 || (!exact && s == 2)) &&
 		      (r == (unsigned)unordered || (!exact && r == 1)),
 		      "J: %llu sent, %llu received", (unsigned long long)s,
+		      (unsigned long long)r);
+	if (rank < 2)
+		rmad_group_free(&g);
+	rmad_barrier();
+}
+
+/*
+ * J2: the same with the complete a moment after the put, so that with
+ * the default piggyback_threshold (0) the put has left when it comes:
+ * on an ordered channel the COMPLETE notice then follows it with no
+ * RMA_DONE round trip (no FLUSH, no answer); with the put held (exact
+ * runs) the complete rides on it as in J.  Unordered, it is answered.
+ */
+static void pscw_gone(int64_t *base)
+{
+	uint64_t s, r, ps, pr;
+	struct rmad_stats now;
+	rmad_group_t g = RMAD_GROUP_NULL;
+	int64_t v = 12;
+	int peer = rank == 0 ? 1 : 0;
+
+	mark();
+	if (rank < 2)
+		OK(rmad_group_incl(&peer, 1, &g));
+	rmad_barrier();
+	if (rank == 1) {
+		OK(rmad_win_post(g, 0, w));
+		OK(rmad_win_wait(w));
+		CHECK(base[461] == 12, "J2: put missing");
+	} else if (rank == 0) {
+		OK(rmad_win_start(g, 0, w));
+		OK(rmad_put(&v, 1, RMAD_INT64, 1, T_D(w, 1, 461), 1,
+			    RMAD_INT64, w));
+		usleep(50000);	/* the agent sends it meanwhile */
+		OK(rmad_win_complete(w));
+	}
+	delta(&s, &r, 0, NULL);
+	OK(rmad_win_stats(w, &now));
+	ps = now.pscw_pkts_sent - before.pscw_pkts_sent;
+	pr = now.pscw_pkts_recv - before.pscw_pkts_recv;
+	if (rank == 0)
+		report("J2. start, put, pause, complete (RMA)", s, r);
+	printf("rank %d: pkts J2. post/complete notices%*s sent %3llu "
+	       "received %3llu\n", rank, 8, "", (unsigned long long)ps,
+	       (unsigned long long)pr);
+	CHECK(rank > 1 ? ps == 0 && pr == 0 :
+	      rank == 0 ? pr == 1 && ps <= 1 : ps == 1 && pr <= 1,
+	      "J2: notices %llu/%llu", (unsigned long long)ps,
+	      (unsigned long long)pr);
+	if (rank == 0)
+		CHECK(unordered ? s >= 1 && r >= 1 : s == 1 && r == 0,
+		      "J2: %llu sent, %llu received", (unsigned long long)s,
 		      (unsigned long long)r);
 	if (rank < 2)
 		rmad_group_free(&g);
@@ -454,6 +510,7 @@ int main(int argc, char **argv)
 	rmad_barrier();
 	fences(base);
 	pscw(base);
+	pscw_gone(base);
 	OK(rmad_win_free(&w));
 out:
 	if (fails)
