@@ -3,7 +3,9 @@
 # dynamic.sh - dynamic windows (t/prog_dynamic): put, get and atomics at
 # absolute addresses with exact results, fence and PSCW, 66 regions,
 # accesses past a region or on a detached one failing with
-# RMAD_ERR_DISP and touching nothing, misuse and queries; on one node
+# RMAD_ERR_DISP and touching nothing (in lock, fence and PSCW epochs:
+# reported once, by the closing call or, where that did not wait for
+# the acknowledgement, by a later one), misuse and queries; on one node
 # and across 2 and 3 virtual nodes over shm and tcp;ofi_rxm; and a
 # target that computes 3 s while its origins' epochs on its attached
 # memory finish.

@@ -10,7 +10,9 @@
  * PSCW epochs; 64 more small regions attached and each reached; an
  * access past a region's end, and one on a region its owner detached:
  * RMAD_ERR_DISP (at the call for a same-node target, at the next flush
- * or unlock for another node's) and the detached memory untouched;
+ * or unlock for another node's) and the detached memory untouched; the
+ * same put in a fence epoch and in a PSCW epoch, reported once, by the
+ * closing call or a later synchronization;
  * misuse (overlapping attach, detach of an unknown base, attach on a
  * window of another flavor); and the window queries.
  *
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rmad.h>
 
@@ -48,6 +51,53 @@ static int put_fails(rmad_win_t w, int t, uint64_t addr)
 	e2 = rmad_win_unlock(t, w);
 	return (e == RMAD_ERR_DISP && e2 == 0) ||
 	       (e == 0 && e2 == RMAD_ERR_DISP);
+}
+
+/*
+ * An op that fails at its target inside an active-target epoch (a fence
+ * epoch, or PSCW with the right neighbour): the closing call reports
+ * RMAD_ERR_DISP, or, where it did not wait for the acknowledgements (on
+ * an ordered channel a PSCW complete, and the fence of a two-node
+ * window), a later synchronization does; never lost, reported once.
+ * 1 if so.
+ */
+static int active_put_fails(rmad_win_t w, int right, int left,
+			    uint64_t addr, int pscw)
+{
+	int64_t v = 99;
+	int e[4] = { 0 }, ndisp = 0, nother = 0;
+	rmad_group_t gl = RMAD_GROUP_NULL, gr = RMAD_GROUP_NULL;
+
+	if (pscw) {
+		OK(rmad_group_incl(&left, 1, &gl));
+		OK(rmad_group_incl(&right, 1, &gr));
+		OK(rmad_win_post(gl, 0, w));
+		OK(rmad_win_start(gr, 0, w));
+		e[0] = rmad_put(&v, 1, RMAD_INT64, right, (size_t)addr, 1,
+				RMAD_INT64, w);
+		e[1] = rmad_win_complete(w);
+		OK(rmad_win_wait(w));
+		rmad_group_free(&gl);
+		rmad_group_free(&gr);
+	} else {
+		OK(rmad_win_fence(0, w));
+		e[0] = rmad_put(&v, 1, RMAD_INT64, right, (size_t)addr, 1,
+				RMAD_INT64, w);
+		e[1] = rmad_win_fence(RMAD_MODE_NOSUCCEED, w);
+	}
+	OK(rmad_barrier());
+	usleep(100000);		/* an error's answer comes meanwhile */
+	e[2] = rmad_win_lock(RMAD_LOCK_SHARED, right, 0, w);
+	if (!e[2])
+		e[3] = rmad_win_unlock(right, w);
+	for (int i = 0; i < 4; i++) {
+		ndisp += e[i] == RMAD_ERR_DISP;
+		nother += e[i] && e[i] != RMAD_ERR_DISP;
+	}
+	if (ndisp != 1 || nother)
+		printf("rank %d: %s: put %d, close %d, lock %d, unlock %d\n",
+		       rank, pscw ? "pscw" : "fence", e[0], e[1], e[2], e[3]);
+	return ndisp == 1 && !nother;
 }
 
 static void basics(void)
@@ -179,6 +229,10 @@ static void basics(void)
 	      "a put on a detached region did not fail with RMAD_ERR_DISP");
 	CHECK(put_fails(w, right, 8),
 	      "a put at address 8 did not fail with RMAD_ERR_DISP");
+	CHECK(active_put_fails(w, right, left, saddr[right] + 8, 0),
+	      "a failed put of a fence epoch was not reported once");
+	CHECK(active_put_fails(w, right, left, saddr[right] + 8, 1),
+	      "a failed put of a PSCW epoch was not reported once");
 	OK(rmad_barrier());
 	for (int i = 0; i < 8; i++)
 		CHECK(detached[i] == 5, "detached memory changed: %lld",
