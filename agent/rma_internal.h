@@ -97,13 +97,12 @@ struct rma_target {
 	uint32_t pscw_close;		/* PSCW: 1 + the COMPLETE op for this
 					 * target, which its last op may
 					 * carry (RMAD_AMF_PSCW_DONE); 0 */
-	uint8_t pscw_told;		/* ... it did, on an ordered channel:
-					 * nothing more to wait for */
 	uint8_t close_rides;		/* the closing synchronization's own
 					 * message (a two-node fence's ARRIVE
-					 * or RELEASE, a PSCW complete
-					 * notice) follows the ops on an
-					 * ordered channel: no RMA_DONE */
+					 * or RELEASE, a PSCW complete, its
+					 * notice or riding on the last op)
+					 * follows the ops on an ordered
+					 * channel: no RMA_DONE */
 	uint32_t lseq;			/* place among the epoch's lock calls */
 	uint32_t head, tail;		/* pending ops */
 	uint32_t npend;			/* ... how many */

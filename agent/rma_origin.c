@@ -731,16 +731,13 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 				fl |= RMAD_AMF_UNLOCK;
 			/* the PSCW complete rides the same way, once every
 			 * op before it is known to be applied first.  On an
-			 * ordered channel it asks for no answer: a complete
-			 * is local (the target's wait sees the ops applied),
-			 * so the origin need not wait for a busy target's
-			 * agent */
+			 * ordered channel it asks for no answer (close_rides
+			 * is set): a complete is local (the target's wait
+			 * sees the ops applied), so the origin need not wait
+			 * for a busy target's agent */
 			if (t->pscw_close && !t->nrdma &&
-			    (R->ordered || !t->nissued)) {
+			    (R->ordered || !t->nissued))
 				fl |= RMAD_AMF_PSCW_DONE;
-				if (R->ordered)
-					fl &= (uint16_t)~RMAD_AMF_ACK_REQ;
-			}
 		}
 		if (!issue_op(a, o, t, i, fl))
 			return moved;
@@ -748,7 +745,6 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 			/* the COMPLETE op sends no notice of its own */
 			R->sh[t->pscw_close - 1].pflags |= RMAD_AMF_PSCW_DONE;
 			t->pscw_close = 0;
-			t->pscw_told = R->ordered;
 			o->st.piggyback_flush++;
 		}
 		if (R->sh[i].pflags & fl & RMAD_AMF_UNLOCK) {
@@ -763,11 +759,11 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 	if (t->nissued || t->unlocking)
 		return moved;
 	if (t->want_unlock) {
-		if (t->pscw_told || t->close_rides) {
-			/* the complete went with the last op, or the
-			 * closing message (the fence's barrier message,
-			 * the complete notice) goes behind them all on the
-			 * ordered channel: done here */
+		if (t->close_rides) {
+			/* the closing message (the fence's barrier
+			 * message, the complete notice, or the complete
+			 * riding on the last op) goes behind them all on
+			 * the ordered channel: done here */
 			target_free(o, t);
 			return 1;
 		}
@@ -811,11 +807,6 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 }
 
 /*
- * Put op i where it belongs: a target's list, the sync queue, or done at
- * once.  0 when placed; -1 when it needs a target element that is not
- * there (the caller stalls it).
- */
-/*
  * May a closing fence skip the RMA_DONE round trip?  Its barrier message
  * (the ARRIVE of a member node, the RELEASE of the root) then follows
  * the epoch's ops on the channel instead of their answer.  On an
@@ -833,6 +824,11 @@ static int fence_rides(struct agent *a, const struct rma_origin *o)
 	return a->rma->ordered && o->w->nnodes == 2;
 }
 
+/*
+ * Put op i where it belongs: a target's list, the sync queue, or done at
+ * once.  0 when placed; -1 when it needs a target element that is not
+ * there (the caller stalls it).
+ */
 int route(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_ctx *R = a->rma;
