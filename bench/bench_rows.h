@@ -137,16 +137,15 @@ static double self_cpu(void)
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 }
 
-/* user+sys seconds of process pid from /proc, 0 if it cannot be read */
-static double proc_cpu(int pid)
+/* user+sys seconds of process pid from /proc/PID/stat, in clock ticks
+ * (10 ms here): 0 if it cannot be read */
+static double proc_cpu_ticks(int pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long ut = 0, st = 0;
 	FILE *f;
 	size_t n;
 
-	if (pid <= 0)
-		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "r");
 	if (!f)
@@ -160,6 +159,44 @@ static double proc_cpu(int pid)
 			 "%lu %lu", &ut, &st) != 2)
 		return 0;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU seconds of process pid, exact: the run time of each of its threads
+ * in ns (/proc/PID/task/TID/schedstat, first field).  The agent's CPU in
+ * a short row (an async row at T = 0 lasts some 10 ms) is a tick or two
+ * of /proc/PID/stat, while a rank's own (getrusage) and an MPI progress
+ * thread's are exact: ticks made the job-CPU ratio a coin toss.  Falls
+ * back to the ticks where schedstat is missing. */
+static double proc_cpu(int pid)
+{
+	char path[96];
+	unsigned long long ns, sum = 0;
+	struct dirent *d;
+	int got = 0;
+	DIR *dir;
+	FILE *f;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/schedstat",
+			 pid, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1) {
+			sum += ns;
+			got = 1;
+		}
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return got ? (double)sum * 1e-9 : proc_cpu_ticks(pid);
 }
 
 /* this rank's share of the job's CPU: itself, plus its node's agent once */
