@@ -564,6 +564,11 @@ static void agent_run(struct agent *a)
 				n += f;
 		}
 		n += make_rma_progress_global(a);
+		/* sends before wakes: a client woken on our core may take
+		 * it from us (we poll in SCHED_IDLE), and the answer or
+		 * barrier message of the pass would wait in its aggregate
+		 * until the client sleeps again */
+		am_flush(a);
 		agent_flush_wakeups(a);
 		now = rmad_now_ns();
 		sched_busy(a, now);

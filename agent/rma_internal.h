@@ -111,6 +111,11 @@ struct rma_target {
 	uint32_t nrdma;			/* of them, fi_write/fi_read ops */
 	uint32_t nacc;			/* of them, accumulates */
 	uint32_t npull;			/* of them, pulled accumulates */
+	uint32_t nride;			/* of them, ops with results applied
+					 * as their requests arrive (neither
+					 * fi_read nor pulled): a riding
+					 * fence's barrier message may follow
+					 * them before they are answered */
 	uint8_t order_blocked;		/* an accumulate waits for them */
 	/* ops on the ordered channel: sent, known applied, RMA_DONE asked */
 	uint64_t sent_seq, done_seq, flush_seq;
@@ -129,6 +134,10 @@ struct rma_origin {
 	int32_t err;			/* first async error, for the next sync */
 	int dead_seen;			/* a node of the epoch died: for the
 					 * syncs that cover every target */
+	int fence_held;			/* the barrier released fence_op, whose
+					 * gets are still unanswered
+					 * (fence_st: the release's status) */
+	int32_t fence_st;
 	uint32_t fence_op;		/* FENCE in the window's barrier, or
 					 * RMAD_NIL */
 	/* PSCW access epoch (rma_pscw.c): posts taken, O(its targets) */

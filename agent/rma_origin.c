@@ -186,6 +186,8 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 	t->nissued++;
 	if (has_result(op->opcode))
 		t->nres++;
+	if (has_result(op->opcode) && !op->rdma && !op->pull)
+		t->nride++;
 	if (op->rdma)
 		t->nrdma++;
 	if (op->pull)
@@ -202,6 +204,8 @@ void uncount_issued(struct rma_target *t, struct rma_op *op)
 	t->nissued--;
 	if (has_result(op->opcode))
 		t->nres--;
+	if (has_result(op->opcode) && !op->rdma && !op->pull)
+		t->nride--;
 	if (op->rdma)
 		t->nrdma--;
 	if (op->pull)

@@ -20,6 +20,23 @@
 #include "rmad_abi.h"
 #include "rma_internal.h"
 
+/*
+ * May a riding fence's barrier message leave while target element t is
+ * still there?  Once t's ops have all left and what is unanswered are
+ * ops with results whose requests the target applies as they arrive
+ * (a get reads the window then): the barrier message follows them on
+ * the ordered channel, so the target's agent has read (or updated) its
+ * memory before it takes the message into account.  The FENCE itself
+ * completes once their answers are in too (rma_fence_done).  Otherwise
+ * t is freed before the barrier, as for every fence that does not ride.
+ */
+static int fence_may_pass(const struct rma_target *t)
+{
+	return t->close_rides && t->want_unlock &&
+	       t->state == RMA_LOCK_GRANTED && t->head == RMAD_NIL &&
+	       !t->unlocking && t->nissued == t->nride;
+}
+
 /* Is sync request i satisfied?  (Everything before it was placed.) */
 static int sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
 {
@@ -43,9 +60,12 @@ static int sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
 			if (!all && t->rank != op->target)
 				continue;
 			switch (op->opcode) {
+			case RMAD_OPC_FENCE:
+				if (fence_may_pass(t))
+					break;
+				return 0;
 			case RMAD_OPC_UNLOCK:
 			case RMAD_OPC_UNLOCK_ALL:
-			case RMAD_OPC_FENCE:
 				return 0;	/* freed once released */
 			case RMAD_OPC_FLUSH:
 				if (t->head != RMAD_NIL || t->nissued ||
@@ -114,6 +134,8 @@ static int32_t fence_arrive(struct agent *a, struct rma_origin *o, uint32_t i)
 	 * last to arrive, the release runs inside it */
 	o->fence_op = i;
 	o->state = RMA_FENCE_ISSUED;
+	if (o->ntargets)
+		o->st.fence_ahead++;	/* fence_may_pass */
 	st = agent_win_fence_arrive(a, o->w, l);
 	if (st) {
 		o->fence_op = RMAD_NIL;
@@ -123,49 +145,65 @@ static int32_t fence_arrive(struct agent *a, struct rma_origin *o, uint32_t i)
 	return st;
 }
 
+/* o's FENCE completes with st: o is in a fence epoch (none after
+ * NOSUCCEED, or after a failure) */
+static void fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
+{
+	struct rma_ctx *R = a->rma;
+	uint32_t i = o->fence_op;
+	struct rma_op *op = &R->sh[i];
+
+	o->fence_op = RMAD_NIL;
+	o->fence_held = 0;
+	if (!st && o->err) {
+		st = o->err;
+		o->err = 0;
+	}
+	if (!st && o->dead_seen)
+		st = RMAD_ERR_PROC_FAILED;
+	o->dead_seen = 0;
+	if (st || (op->dtype & RMAD_MODE_NOSUCCEED)) {
+		o->state = RMA_NONE;
+		o->nocheck_all = 0;
+	} else {
+		o->state = RMA_FENCE_GRANTED;
+		o->nocheck_all = 1;
+	}
+	/* nobody waits for an opening fence: its error is the epoch's,
+	 * for the next synchronization */
+	if (st && !op->waited)
+		set_err(o, st);
+	op->status = st;
+	op->serial = 0;
+	agent_complete_op(a, op->client, i, st);
+}
+
 /*
  * w's fence barrier released (status 0) or failed: each local origin's
- * FENCE completes, and its window is in a fence epoch (none after
- * NOSUCCEED, or after a failure).
+ * FENCE completes, at once or, where its barrier message rode ahead of
+ * answers still on their way (fence_may_pass), when they are in: an
+ * epoch's gets have landed when the fence returns.
  */
 void rma_fence_done(struct agent *a, struct agent_win *w, int status)
 {
 	struct rma_ctx *R = a->rma;
 
 	for (struct rma_origin *o = w->origins; o; o = o->next) {
-		uint32_t i = o->fence_op;
-		struct rma_op *op;
-		int32_t st = status;
-
-		if (i == RMAD_NIL)
+		if (o->fence_op == RMAD_NIL || o->fence_held)
 			continue;
-		o->fence_op = RMAD_NIL;
-		op = &R->sh[i];
-		if (!st && o->err) {
-			st = o->err;
-			o->err = 0;
+		if (o->ntargets) {
+			o->fence_held = 1;
+			o->fence_st = status;
+			continue;
 		}
-		if (!st && o->dead_seen)
-			st = RMAD_ERR_PROC_FAILED;
-		o->dead_seen = 0;
-		if (st || (op->dtype & RMAD_MODE_NOSUCCEED)) {
-			o->state = RMA_NONE;
-			o->nocheck_all = 0;
-		} else {
-			o->state = RMA_FENCE_GRANTED;
-			o->nocheck_all = 1;
-		}
-		/* nobody waits for an opening fence: its error is the
-		 * epoch's, for the next synchronization */
-		if (st && !op->waited)
-			set_err(o, st);
-		op->status = st;
-		op->serial = 0;
-		agent_complete_op(a, op->client, i, st);
+		fence_finish(a, o, status);
 	}
 	/* the origins move on in the loop's next pass, not here: this may
-	 * run inside one of their progress calls (see fence_arrive) */
+	 * run inside one of their progress calls (see fence_arrive).  What
+	 * waits in aggregates (the root's RELEASE, an answer) goes before
+	 * the wakes: a woken client may take our core */
 	R->retry_pending = 1;
+	am_flush(a);
 	agent_flush_wakeups(a);
 }
 
@@ -265,6 +303,12 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 		}
 		if (o->shead != RMAD_NIL && o->need_target)
 			again |= cleanup_win_aggressive(o);
+		if (o->fence_held && !o->ntargets) {
+			/* released, and the last answers are in */
+			fence_finish(a, o, o->fence_st);
+			again = 1;
+			synced = 1;
+		}
 		while (o->yhead != RMAD_NIL && sync_done(a, o, o->yhead)) {
 			uint32_t i = list_pop(R, &o->yhead, &o->ytail);
 			struct rma_op *op = &R->sh[i];

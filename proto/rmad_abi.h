@@ -180,6 +180,10 @@ struct rmad_stats {
 	 * process's ops on the window (TYPE_DEF: the type was not in the
 	 * target agent's cache, or had been evicted) */
 	uint64_t type_defs;
+	/* closing fences whose barrier message left before the answers
+	 * of this process's gets (and other ops with results) were in:
+	 * two-node windows on an ordered channel (rmad_win_fence(3)) */
+	uint64_t fence_ahead;
 };
 
 #ifdef __cplusplus

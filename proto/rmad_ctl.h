@@ -201,7 +201,7 @@ struct rmad_ctl_win_stats {
 };
 static_assert(sizeof(struct rmad_ctl_win_stats) == 24, "win stats");
 
-static_assert(sizeof(struct rmad_stats) == 464, "struct rmad_stats");
+static_assert(sizeof(struct rmad_stats) == 472, "struct rmad_stats");
 struct rmad_ctl_win_stats_reply {
 	struct rmad_ctl_hdr h;
 	uint64_t key;
@@ -209,7 +209,7 @@ struct rmad_ctl_win_stats_reply {
 	uint32_t pad;
 	struct rmad_stats stats;
 };
-static_assert(sizeof(struct rmad_ctl_win_stats_reply) == 32 + 464,
+static_assert(sizeof(struct rmad_ctl_win_stats_reply) == 32 + 472,
 	      "win stats reply");
 
 /*

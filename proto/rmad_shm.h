@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	14	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	15	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096

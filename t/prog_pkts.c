@@ -28,6 +28,11 @@
  *      empty fence pair: the barriers only.  With two nodes on an
  *      ordered channel the PUT asks for no answer: the RELEASE that
  *      follows it closes the epoch at the target
+ *   I2. fence + a get from rank 0 to rank 1 + fence: one GET, one
+ *      answer, the data in when the fence returns; with two nodes on an
+ *      ordered channel the barrier message left before the answer
+ *      (fence_ahead; always with exact counts, where the get waits for
+ *      the fence), otherwise never
  *   J. post/start/complete/wait with 1 op: rank 1 posts to rank 0, which
  *      starts, puts and completes: one POST notice to rank 0's node, the
  *      PUT carrying the complete (no COMPLETE notice) and, a complete
@@ -82,6 +87,44 @@ static void report(const char *what, uint64_t s, uint64_t r)
 {
 	printf("rank %d: pkts %-34s sent %3llu received %3llu\n", rank, what,
 	       (unsigned long long)s, (unsigned long long)r);
+}
+
+/* I2: rank 0 gets from rank 1 in a fence epoch.  The fence returns
+ * with the data in; on two nodes and an ordered channel the barrier
+ * message may leave before the answer (fence_ahead), and with exact
+ * counts (the get held for the fence) it does */
+static void fence_get(int64_t *base)
+{
+	struct rmad_stats now;
+	int64_t v = -1;
+	uint64_t s, r, ahead;
+
+	if (rank == 1)
+		base[501] = 77;
+	mark();
+	rmad_barrier();
+	OK(rmad_win_fence(RMAD_MODE_NOPRECEDE, w));
+	if (rank == 0)
+		OK(rmad_get(&v, 1, RMAD_INT64, 1, T_D(w, 1, 501), 1,
+			    RMAD_INT64, w));
+	OK(rmad_win_fence(RMAD_MODE_NOSUCCEED, w));
+	if (rank != 0)
+		return;
+	delta(&s, &r, 0, NULL);
+	OK(rmad_win_stats(w, &now));
+	ahead = now.fence_ahead - before.fence_ahead;
+	report("I2. fence, get, fence (RMA)", s, r);
+	printf("rank %d: pkts I2. barrier ahead of the answer: %llu\n", rank,
+	       (unsigned long long)ahead);
+	CHECK(v == 77, "I2: got %lld, want 77", (long long)v);
+	CHECK(s == 1 && r == 1, "I2: %llu sent, %llu received",
+	      (unsigned long long)s, (unsigned long long)r);
+	if (size == 2 && !unordered && exact)
+		CHECK(ahead == 1, "I2: fence_ahead %llu, want 1",
+		      (unsigned long long)ahead);
+	else if (size != 2 || unordered)
+		CHECK(ahead == 0, "I2: fence_ahead %llu, want 0",
+		      (unsigned long long)ahead);
 }
 
 /* I: every rank; the window's root is rank 0's node */
@@ -470,6 +513,7 @@ int main(int argc, char **argv)
 	}
 	rmad_barrier();
 	fences(base);
+	fence_get(base);
 	pscw(base, 0);
 	pscw(base, 1);
 	OK(rmad_win_free(&w));
