@@ -296,6 +296,8 @@ struct agent {
 	uint64_t ws_off_until;		/* no sched_idle_poll before then */
 	uint64_t ws_off_ns;		/* the last such pause */
 	uint64_t ws_prev;		/* while ws_idle: the last pass (main.c) */
+	uint64_t bell_next;		/* while polling: the doorbell's next
+					 * read (doorbell_rung) */
 	int ws_idle;			/* in SCHED_IDLE, polling (sched_idle_poll) */
 	struct guard *guard;		/* guard.c: raises us if starved */
 	uint32_t raised;		/* atomic, set by the guard thread: we
