@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "am.h"
 #include "atomics.h"
 #include "completion.h"
 #include "counter.h"
@@ -559,11 +560,17 @@ void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
  * The end of a pass: each client with news gets its elements back in one
  * push, its counters advanced once each (after the push: a client
  * waiting for FREED finds the elements), and one wake.
+ *
+ * Sends before wakes: what waits in the node aggregates (an answer, a
+ * barrier message, the ops a flush covers) leaves first.  A client woken
+ * on our core may take it from us (we poll in SCHED_IDLE), and those
+ * packets would then wait until it sleeps again.
  */
 void agent_flush_wakeups(struct agent *a)
 {
 	if (!a->any_moved)
 		return;
+	am_flush(a);
 	a->any_moved = 0;
 	/* a client gone meanwhile left the list, and what its pass held
 	 * was forgotten then (completion_client_gone) */

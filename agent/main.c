@@ -564,11 +564,7 @@ static void agent_run(struct agent *a)
 				n += f;
 		}
 		n += make_rma_progress_global(a);
-		/* sends before wakes: a client woken on our core may take
-		 * it from us (we poll in SCHED_IDLE), and the answer or
-		 * barrier message of the pass would wait in its aggregate
-		 * until the client sleeps again */
-		am_flush(a);
+		/* (sends before wakes: agent_flush_wakeups) */
 		agent_flush_wakeups(a);
 		now = rmad_now_ns();
 		sched_busy(a, now);
@@ -587,10 +583,10 @@ static void agent_run(struct agent *a)
 			last_events = now;
 			event_base_loop(a->base, EVLOOP_NONBLOCK);
 		}
-		/* the end of the pass: what waits in aggregates goes */
-		am_flush(a);
-		/* and what the event callbacks or the sends completed */
+		/* the end of the pass: what the event callbacks or the
+		 * sends completed, and what waits in aggregates goes */
 		agent_flush_wakeups(a);
+		am_flush(a);
 		if (n || a->p.busy_poll)
 			continue;
 		if (a->ws_idle && sched_idle_keep(a, now)) {

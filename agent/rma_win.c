@@ -201,9 +201,8 @@ void rma_fence_done(struct agent *a, struct agent_win *w, int status)
 	/* the origins move on in the loop's next pass, not here: this may
 	 * run inside one of their progress calls (see fence_arrive).  What
 	 * waits in aggregates (the root's RELEASE, an answer) goes before
-	 * the wakes: a woken client may take our core */
+	 * the wakes (agent_flush_wakeups): a woken client may take our core */
 	R->retry_pending = 1;
-	am_flush(a);
 	agent_flush_wakeups(a);
 }
 

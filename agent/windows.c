@@ -536,7 +536,7 @@ void agent_win_count_complete(struct agent *a, struct win_local *l)
 	/* the operations were applied before: seq_cst orders them */
 	__atomic_add_fetch(&ctl->pscw_done, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&ctl->pscw_sleepers, __ATOMIC_SEQ_CST)) {
-		am_flush(a);	/* sends before wakes (agent_run) */
+		am_flush(a);	/* sends before wakes (agent_flush_wakeups) */
 		rmad_futex_wake(&ctl->pscw_done, INT32_MAX);
 		/* as for a counter's waiter (agent_flush_wakeups): its next
 		 * post comes soon, and finds us polling (sched_idle_poll)
