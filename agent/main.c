@@ -564,7 +564,11 @@ static void agent_run(struct agent *a)
 				n += f;
 		}
 		n += make_rma_progress_global(a);
-		/* (sends before wakes: agent_flush_wakeups) */
+		/* what the pass produced leaves now, not at the pass's end:
+		 * under SCHED_IDLE a process of our core may preempt us in
+		 * between, and an answer would wait for our next turn.  (And
+		 * sends before wakes: agent_flush_wakeups.) */
+		am_flush(a);
 		agent_flush_wakeups(a);
 		now = rmad_now_ns();
 		sched_busy(a, now);
