@@ -102,6 +102,8 @@ struct fab_peer {
 	struct fab_qmsg *qhead, *qtail;
 	int next_backlog;	/* next node with queued sends, -1 = end */
 	bool in_backlog;
+	bool ring_due;		/* posted transfers: tell it if still open */
+	uint32_t xfers;		/* transfers to it not yet complete */
 };
 
 struct rmad_fabric {
@@ -120,6 +122,8 @@ struct rmad_fabric {
 	bool str_addr;		/* FI_ADDR_STR: names are C strings */
 	uint64_t mr_mode;	/* what the provider asks of registrations */
 	uint64_t next_key;	/* requested keys, without FI_MR_PROV_KEY */
+	bool ring_due;		/* some peer's ring_due is set */
+	size_t placed_min;	/* writes above it complete once placed */
 	bool in_progress;
 
 	rmad_fabric_recv_cb cb;
@@ -229,6 +233,16 @@ static int fab_select(struct rmad_fabric *f, const struct rmad_fabric_cfg *cfg)
 			  f->info->fabric_attr->prov_name);
 	f->str_addr = f->info->addr_format == FI_ADDR_STR;
 	f->mr_mode = (uint64_t)f->info->domain_attr->mr_mode;
+	/*
+	 * fi_shm(7): above the inject size a transmit completion is not
+	 * generated until the receiving side has processed the message, so
+	 * such writes need no FI_DELIVERY_COMPLETE.  Without it shm moves
+	 * them in one process_vm_writev of ours ("fast RMA") instead of a
+	 * request that the target's agent copies and answers.
+	 */
+	f->placed_min = fab_is_shm(f->info->fabric_attr->prov_name) ?
+				f->info->tx_attr->inject_size :
+				SIZE_MAX;
 	return 0;
 }
 
@@ -456,6 +470,34 @@ static void fab_deliver(struct rmad_fabric *f)
 	}
 }
 
+static void fab_xfer_end(struct rmad_fabric *f, struct rmad_fabric_xfer *x)
+{
+	if (x->node >= 0 && x->node < f->n && f->peers[x->node].xfers)
+		f->peers[x->node].xfers--;
+}
+
+/*
+ * Tell the peers (f->posted: the doorbell of a sleeping agent of this
+ * host) about the transfers posted since the last progress that are
+ * still open after it.  A transfer the provider did at once (shm's CMA
+ * reads and its writes without FI_DELIVERY_COMPLETE) completed in that
+ * progress and needs nothing of the target's agent; ringing for it
+ * would wake a sleeping agent on another CPU for nothing.
+ */
+static void fab_ring_open(struct rmad_fabric *f)
+{
+	f->ring_due = false;
+	for (int n = 0; n < f->n; n++) {
+		struct fab_peer *p = &f->peers[n];
+
+		if (!p->ring_due)
+			continue;
+		p->ring_due = false;
+		if (p->xfers && f->posted)
+			f->posted(f->posted_arg, n);
+	}
+}
+
 static void fab_complete(struct rmad_fabric *f,
 			 const struct fi_cq_data_entry *e)
 {
@@ -469,6 +511,7 @@ static void fab_complete(struct rmad_fabric *f,
 	if (op->kind == FAB_KIND_XFER) {
 		struct rmad_fabric_xfer *x = e->op_context;
 
+		fab_xfer_end(f, x);
 		x->done(x, 0);
 		return;
 	}
@@ -512,6 +555,7 @@ static void fab_cq_error(struct rmad_fabric *f)
 			  fi_strerror(err.err),
 			  fi_cq_strerror(f->cq, err.prov_errno, err.err_data,
 					 buf, sizeof(buf)));
+		fab_xfer_end(f, x);
 		x->done(x, RMAD_ERR_FABRIC);
 		return;
 	}
@@ -871,6 +915,8 @@ int rmad_fabric_progress(struct rmad_fabric *f)
 		fab_repost(f);
 	if (f->backlog_head >= 0)
 		fab_flush(f);
+	if (f->ring_due)
+		fab_ring_open(f);
 	f->in_progress = false;
 	return ret ? ret : handled;
 }
@@ -912,6 +958,13 @@ const char *rmad_fabric_provider(struct rmad_fabric *f)
 int rmad_fabric_shared_locks(struct rmad_fabric *f)
 {
 	return f && fab_is_shm(f->info->fabric_attr->prov_name);
+}
+
+int rmad_fabric_moves_alone(struct rmad_fabric *f, int write, size_t len)
+{
+	if (!f || f->placed_min == SIZE_MAX)
+		return 0;
+	return !write || len > f->placed_min;
 }
 
 int rmad_fabric_has_rma(struct rmad_fabric *f)
@@ -1006,7 +1059,9 @@ static int fab_rma(struct rmad_fabric *f, int node, void *buf, size_t len,
 	/* a write counts as done once placed at the target, so the target's
 	 * later answers and our unlock cannot overtake its data */
 	ret = write ? fi_writemsg(f->ep, &msg,
-				  FI_COMPLETION | FI_DELIVERY_COMPLETE) :
+				  len > f->placed_min ?
+					  FI_COMPLETION :
+					  FI_COMPLETION | FI_DELIVERY_COMPLETE) :
 		      fi_readmsg(f->ep, &msg, FI_COMPLETION);
 	if (ret == -FI_EAGAIN)
 		return 1;
@@ -1021,8 +1076,10 @@ static int fab_rma(struct rmad_fabric *f, int node, void *buf, size_t len,
 	else
 		f->st.rma_reads++;
 	f->st.rma_bytes += len;
-	if (f->posted)
-		f->posted(f->posted_arg, node);
+	x->node = node;
+	f->peers[node].xfers++;
+	f->peers[node].ring_due = true;
+	f->ring_due = true;
 	return 0;
 }
 

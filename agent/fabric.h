@@ -91,6 +91,13 @@ const char *rmad_fabric_provider(struct rmad_fabric *f);
  * share, under locks a sending agent spins on (shm). */
 int rmad_fabric_shared_locks(struct rmad_fabric *f);
 
+/* 1 if the provider normally moves a write (write = 1) or read of len
+ * bytes by itself, with no polling by the target's agent: shm's CMA
+ * transfers, made by our own process.  Otherwise, and when shm falls
+ * back to a request the target must serve, the target's doorbell rings
+ * after the next progress that finds the transfer still open. */
+int rmad_fabric_moves_alone(struct rmad_fabric *f, int write, size_t len);
+
 /* 1 if the endpoint was opened with FI_RMA and FI_ATOMIC, 0 if only
  * FI_MSG is available. */
 int rmad_fabric_has_rma(struct rmad_fabric *f);
@@ -135,6 +142,7 @@ int rmad_fabric_ordered(struct rmad_fabric *f);
 struct rmad_fabric_xfer {
 	void *prov[8];			/* provider context (fi_context2) */
 	uint32_t kind;			/* fabric.c's */
+	int node;			/* fabric.c's */
 	void (*done)(struct rmad_fabric_xfer *x, int status);
 };
 

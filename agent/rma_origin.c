@@ -272,7 +272,11 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 	void *buf;
 
 	if (!err && op->sent == 0 &&
-	    now - t->noted_at > (uint64_t)a->p.spin_us * 500) {
+	    now - t->noted_at > (uint64_t)a->p.spin_us * 500 &&
+	    !rmad_fabric_moves_alone(a->fab, put,
+				     op->len < (uint64_t)a->p.rdma_chunk ?
+					     (size_t)op->len :
+					     (size_t)a->p.rdma_chunk)) {
 		/* wake the target's agent: our chunks need its polling */
 		struct rmad_am_hdr h = {
 			.type = RMAD_AM_RMA_NOTE,
@@ -295,14 +299,25 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 			R->retry_pending = 1;	/* a chunk of another op ends */
 			return 0;
 		}
-		if (n > (uint64_t)a->p.rdma_chunk)
-			n = (uint64_t)a->p.rdma_chunk;
 		/* no bounce: the client's rmad_alloc_mem memory, mapped
 		 * here, when the provider takes unregistered buffers */
-		buf = direct ? agent_mem_hold(a, op->client,
-					       op->origin + op->sent, n,
-					       &x->held) :
-			       NULL;
+		buf = NULL;
+		if (direct) {
+			/* a transfer the provider makes at once (shm's
+			 * CMA) copies faster in larger pieces */
+			uint64_t c = rmad_fabric_moves_alone(a->fab, put,
+							     (size_t)n) ?
+					     (uint64_t)a->p.direct_chunk :
+					     (uint64_t)a->p.rdma_chunk;
+
+			if (n > c)
+				n = c;
+			buf = agent_mem_hold(a, op->client,
+					     op->origin + op->sent, n,
+					     &x->held);
+		}
+		if (!buf && n > (uint64_t)a->p.rdma_chunk)
+			n = (uint64_t)a->p.rdma_chunk;
 		if (!buf && put)
 			err = op_io(a, op, op->origin + op->sent, x->buf,
 				    (size_t)n, 0);

@@ -633,7 +633,7 @@ static void wrap(FILE *f, const char *prefix, const char *text, int width)
 	const char *s = text;
 
 	while (*s) {
-		const char *end = s, *brk = NULL;
+		const char *end = s, *brk = NULL, *e;
 		int col = (int)strlen(prefix);
 
 		while (*end && (col < width || !brk)) {
@@ -647,7 +647,11 @@ static void wrap(FILE *f, const char *prefix, const char *text, int width)
 		/* a roff line must not start with a control character */
 		if (!*prefix && (*s == '.' || *s == '\''))
 			fputs("\\&", f);
-		fprintf(f, "%s%.*s\n", prefix, (int)(brk - s), s);
+		/* a break after two blanks leaves no blank at the end */
+		e = brk;
+		while (e > s && e[-1] == ' ')
+			e--;
+		fprintf(f, "%s%.*s\n", prefix, (int)(e - s), s);
 		s = brk;
 		while (*s == ' ')
 			s++;

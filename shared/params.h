@@ -67,7 +67,12 @@
 	  "computing process on its core at once instead of waiting "	\
 	  "for the end of its time slice; it sleeps whenever idle, and "	\
 	  "gives the core up for a moment when it must wait busily.  "	\
-	  "0 keeps SCHED_OTHER; spinning agents always use it.")	\
+	  "0 keeps SCHED_OTHER; spinning agents always use it.  Over "	\
+	  "shm, an agent that another agent of its mesh may share a "	\
+	  "core with (more virtual nodes than cores, a fixed core, "	\
+	  "core = none) runs at nice -20 in SCHED_OTHER instead: under " \
+	  "SCHED_FIFO it would spin on shm's locks held by the agent "	\
+	  "it preempted until the kernel throttles it, about a second.") \
 	X(answer_spin_us, INT, "50", RMAD_P_RELOAD, 0, 1000000,	\
 	  "While event-driven under SCHED_FIFO (rt_priority), how long "	\
 	  "in microseconds the agent keeps polling after it sent another " \
@@ -241,6 +246,14 @@
 	  "the target, at most 512k); a larger transfer is split "	\
 	  "into chunks, of which 8 per op and 64 in all are in flight " \
 	  "at once.")							\
+	X(direct_chunk, SIZE, "4m", 0, 4096, 1073741824,		\
+	  "Bytes of one fi_write/fi_read of a put or get straight from "	\
+	  "or into the client's rmad_alloc_mem memory (no bounce "	\
+	  "buffer) when the provider moves it by itself without the "	\
+	  "target's agent: over shm, one process_vm_writev/readv that "	\
+	  "the origin's agent makes, doing nothing else meanwhile.  "	\
+	  "Smaller chunks interleave other work, larger ones copy "	\
+	  "faster.  Other transfers use rdma_chunk.")			\
 	X(allow_users, STRING, "", 0, 0, 0,				\
 	  "Systemd mode: comma-separated user names or uids, besides "	\
 	  "the agent's own uid, whose clients may attach. Empty means "	\
