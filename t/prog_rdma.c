@@ -6,7 +6,9 @@
  *   1. lock_all: every rank puts a pattern of odd length at an odd
  *      displacement into every other rank's window, many ops in flight
  *      at once (more chunks than the agent keeps in flight), then
- *      flush_all; every rank checks its own window with plain loads
+ *      flush_all; every rank checks its own window with plain loads.
+ *      Odd rounds put from rmad_alloc_mem memory, which the agent
+ *      moves without a bounce buffer (over shm, its own CMA writes)
  *   2. lock_all: every rank gets those bytes back, from ordinary memory
  *      and into rmad_alloc_mem memory, and compares
  *   3. exclusive lock: put, flush, get of the same bytes, unlock
@@ -47,7 +49,7 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 2;
 	struct rmad_info in;
-	uint8_t *base, *src, *dst, *adst = NULL;
+	uint8_t *base, *src, *dst, *adst = NULL, *asrc = NULL, *from;
 	size_t span = (size_t)NPIECE * PIECE;
 	rmad_win_t w = RMAD_WIN_NULL;
 
@@ -61,13 +63,16 @@ int main(int argc, char **argv)
 	src = malloc(span);
 	dst = malloc(span);
 	OK(rmad_alloc_mem(span, (void **)&adst));
+	OK(rmad_alloc_mem(span, (void **)&asrc));
 	OK(rmad_win_allocate((size_t)SEG * (size_t)size, 1, NULL,
 			     RMAD_GROUP_ALL, &base, &w));
-	if (!src || !dst || !adst || !w)
+	if (!src || !dst || !adst || !asrc || !w)
 		goto out;
 	for (int r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < span; i++)
 			src[i] = pat(rank, r, i);
+		memcpy(asrc, src, span);
+		from = r % 2 ? asrc : src;
 		memset(base, 0, (size_t)SEG * (size_t)size);
 		rmad_barrier();
 
@@ -76,7 +81,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < NPIECE; k++)
 			for (int t = 0; t < size; t++)
 				if (t != rank)
-					OK(rmad_put(src + (size_t)k * PIECE,
+					OK(rmad_put(from + (size_t)k * PIECE,
 						    PIECE, RMAD_BYTE, t,
 						    (size_t)rank * SEG + 7 +
 						    (size_t)k * PIECE,
@@ -147,6 +152,8 @@ out:
 		OK(rmad_win_free(&w));
 	if (adst)
 		OK(rmad_free_mem(adst));
+	if (asrc)
+		OK(rmad_free_mem(asrc));
 	free(src);
 	free(dst);
 	if (fails)

@@ -3,11 +3,13 @@
 # rdma.sh - large puts and gets between virtual nodes (t/prog_rdma.c)
 # over shm and tcp;ofi_rxm: they move by fi_write/fi_read (the agents'
 # statistics show it), with chunks smaller than the transfers, with
-# more chunks wanted than the agent keeps in flight, and, with
+# more chunks wanted than the agent keeps in flight, from rmad_alloc_mem
+# memory in pieces of direct_chunk (over shm, the origin agent's own CMA
+# writes and reads), and, with
 # rdma_threshold=0, as active messages instead; the data is checked
 # every time.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 8
+plan 10
 pr="$top_builddir/t/prog_rdma"
 # run WHAT NP WANT ARGS...: the job passes on every rank, and every
 # agent's fi_write count at exit is zero (WANT=none) or not (WANT=some)
@@ -32,6 +34,8 @@ run "shm, 2 vnodes" 3 some --vnodes 2 --provider shm
 run "tcp;ofi_rxm, 3 vnodes" 3 some --vnodes 3 --provider 'tcp;ofi_rxm'
 run "shm, 2 vnodes, 4k chunks" 2 some --vnodes 2 --provider shm \
 	--set rdma_chunk=4k
+run "shm, 2 vnodes, 64k direct chunks" 2 some --vnodes 2 --provider shm \
+	--set direct_chunk=64k
 run "tcp;ofi_rxm, 2 vnodes, rdma_threshold=0" 2 none --vnodes 2 \
 	--provider 'tcp;ofi_rxm' --set rdma_threshold=0
 done_testing
