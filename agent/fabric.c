@@ -478,11 +478,12 @@ static void fab_xfer_end(struct rmad_fabric *f, struct rmad_fabric_xfer *x)
 
 /*
  * Tell the peers (f->posted: the doorbell of a sleeping agent of this
- * host) about the transfers posted since the last progress that are
- * still open after it.  A transfer the provider did at once (shm's CMA
- * reads and its writes without FI_DELIVERY_COMPLETE) completed in that
- * progress and needs nothing of the target's agent; ringing for it
- * would wake a sleeping agent on another CPU for nothing.
+ * host) about the transfers that the provider should have made by
+ * itself (rmad_fabric_moves_alone) yet are still open after the next
+ * progress: shm without CMA serves them through the target.  Those it
+ * did at once completed in that progress and need nothing of the
+ * target's agent; ringing for them would wake a sleeping agent on
+ * another CPU for nothing.  Other transfers ring when posted.
  */
 static void fab_ring_open(struct rmad_fabric *f)
 {
@@ -1078,8 +1079,13 @@ static int fab_rma(struct rmad_fabric *f, int node, void *buf, size_t len,
 	f->st.rma_bytes += len;
 	x->node = node;
 	f->peers[node].xfers++;
-	f->peers[node].ring_due = true;
-	f->ring_due = true;
+	if (rmad_fabric_moves_alone(f, write, len)) {
+		/* most likely complete already: see at the next progress */
+		f->peers[node].ring_due = true;
+		f->ring_due = true;
+	} else if (f->posted) {
+		f->posted(f->posted_arg, node);
+	}
 	return 0;
 }
 
