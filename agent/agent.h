@@ -81,6 +81,7 @@ struct agent_job {
 	int32_t nlocal;			/* registered and alive */
 	int32_t nlocal_ever;		/* registered since the job began */
 	int failed;			/* a rank died: barriers fail */
+	uint64_t born_ns;		/* when this agent heard of it */
 	/* rank -> node map, once every agent joined (runs sorted by rank) */
 	struct rmad_am_rank_run *map;
 	int32_t map_runs;

@@ -92,6 +92,7 @@ static struct agent_job *job_new(struct agent *a, const char *ns,
 		snprintf(j->nspace, sizeof(j->nspace), "%s", ns);
 		j->size = size;
 		j->local_size = local_size;
+		j->born_ns = rmad_now_ns();
 		a->jb.bar_nwait[k] = 0;
 		return j;
 	}
@@ -151,7 +152,8 @@ void agent_job_put(struct agent *a, struct agent_job *j)
 	if (--j->nlocal > 0)
 		return;
 	/* agent 0 keeps a job it still coordinates */
-	if (a->node == 0 && j->jranks > 0 && j->jranks < j->size)
+	if (a->node == 0 && j->jranks > 0 && j->jranks < j->size &&
+	    !j->failed)
 		return;
 	job_free(a, j);
 }
@@ -275,16 +277,27 @@ void agent_job_client_joined(struct agent *a, struct agent_job *j)
 
 static void fail_barriers(struct agent *a, struct agent_job *j, int status);
 
-/* The map cannot be made: tell every agent, so no barrier waits on it. */
-static void root_fail(struct agent *a, struct agent_job *j)
+/* Job j fails: tell every agent, so that no barrier, window creation or
+ * free waits on it anywhere. */
+static void job_fail_all(struct agent *a, struct agent_job *j)
 {
 	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_FAIL, .job = j->key };
 
+	if (j->failed)
+		return;
 	j->failed = 1;
 	for (int node = 0; node < a->nnodes; node++)
 		if (node != a->node)
 			am_send(a, node, &h, NULL, 0);
 	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+	if (a->job_hooks.failed)
+		a->job_hooks.failed(a, j);
+}
+
+/* The map cannot be made. */
+static void root_fail(struct agent *a, struct agent_job *j)
+{
+	job_fail_all(a, j);
 }
 
 /* Agent 0: collect JOINs until every rank is covered once. */
@@ -571,18 +584,10 @@ void agent_op_barrier(struct agent *a, uint32_t c, uint32_t op)
 
 void agent_job_client_died(struct agent *a, struct agent_job *j)
 {
-	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_FAIL, .job = j->key };
-
 	if (j->failed)
 		return;
 	rmad_warn("job %s: a rank died; its barriers fail", j->nspace);
-	for (int node = 0; node < a->nnodes; node++)
-		if (node != a->node)
-			am_send(a, node, &h, NULL, 0);
-	j->failed = 1;
-	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
-	if (a->job_hooks.failed)
-		a->job_hooks.failed(a, j);
+	job_fail_all(a, j);
 }
 
 /* ------------------------------------------------------------ ping */
@@ -647,11 +652,51 @@ static void ping_end(struct agent *a, struct agent_ping *p, int status)
 	free(p);
 }
 
-/* Called from the agent's tick: fail pings whose answer never came. */
+/*
+ * A job whose map is still not made attach_timeout_ms after this agent
+ * heard of it waits for a rank that never attached, most likely one that
+ * exited or died before rmad_init: nobody else can notice that one, so
+ * the job fails everywhere instead of waiting forever.
+ */
+static int attach_timeouts(struct agent *a, uint64_t now)
+{
+	uint64_t limit = (uint64_t)a->p.attach_timeout_ms * 1000000ull;
+	int done = 0;
+
+	if (!limit)
+		return 0;
+	for (int k = 0; k < a->p.max_jobs; k++) {
+		struct agent_job *j = &a->jobs[k];
+
+		if (!j->in_use || j->map_ready || j->failed ||
+		    now - j->born_ns < limit)
+			continue;
+		if (j->nlocal_ever < j->local_size)
+			rmad_err("job %s: %d of its %d ranks on this node "
+				 "attached within attach_timeout_ms (%ld ms); "
+				 "the others exited or died before rmad_init: "
+				 "the job fails", j->nspace, j->nlocal_ever,
+				 j->local_size, a->p.attach_timeout_ms);
+		else
+			rmad_err("job %s: %d of %d ranks joined within "
+				 "attach_timeout_ms (%ld ms); a rank on another "
+				 "node never attached: the job fails", j->nspace,
+				 j->jranks > 0 ? j->jranks : j->nlocal_ever,
+				 j->size, a->p.attach_timeout_ms);
+		job_fail_all(a, j);
+		done = 1;
+		if (j->nlocal == 0)
+			job_free(a, j);	/* agent 0's entry for other nodes */
+	}
+	return done;
+}
+
+/* Called from the agent's tick: fail pings whose answer never came, and
+ * jobs whose ranks did not all attach. */
 void agent_jobs_tick(struct agent *a)
 {
 	uint64_t now = rmad_now_ns();
-	int done = 0;
+	int done = attach_timeouts(a, now);
 
 	for (struct agent_ping **pp = &a->pings; *pp;) {
 		struct agent_ping *p = *pp;

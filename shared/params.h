@@ -116,6 +116,13 @@
 	  "milliseconds declares that node dead: every call that waits " \
 	  "on it returns RMAD_ERR_PROC_FAILED, and its ranks are failed " \
 	  "for their jobs. Keep it several times heartbeat_ms.")	\
+	X(attach_timeout_ms, INT, "120000", RMAD_P_RELOAD, 0, 86400000, \
+	  "How long, in milliseconds, an agent waits for every rank of " \
+	  "a job to attach (rmad_init) after it first heard of the job. " \
+	  "Nothing else notices a rank that exits or dies before it " \
+	  "attaches: when the time is up, rmad_init fails with " \
+	  "RMAD_ERR_PROC_FAILED in the ranks that did attach. Raise it " \
+	  "for jobs whose ranks start far apart; 0 waits forever.") \
 	X(client_spin_us, INT, "50", RMAD_P_RELOAD, 0, 1000000,	\
 	  "Microseconds a waiting client spins on a completion counter " \
 	  "before it sleeps on the futex, while its agent spins; while " \

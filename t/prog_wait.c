@@ -8,6 +8,10 @@
  *                                 in a loop (up to 60 s)
  *        prog_wait pingwin FILE   the same with a window named
  *                                 'ctl "probe"' open meanwhile
+ *        prog_wait early FILE     the job's last rank (by the launcher's
+ *                                 PMIX_RANK/PMIX_SIZE, or
+ *                                 OMPI_COMM_WORLD_*) exits with status 0
+ *                                 before rmad_init; the others init
  * Prints "rank R: result CODE NAME" with the first error (or 0).
  */
 #include <stdio.h>
@@ -28,6 +32,19 @@ int main(int argc, char **argv)
 
 	if (argc < 3)
 		return 2;
+	if (!strcmp(argv[1], "early")) {
+		const char *r = getenv("OMPI_COMM_WORLD_RANK");
+		const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+
+		if (!r || !n) {
+			r = getenv("PMIX_RANK");
+			n = getenv("PMIX_SIZE");
+		}
+		if (!r || !n)
+			return 2;
+		if (atoi(r) == atoi(n) - 1)
+			return 0;
+	}
 	err = rmad_init(&argc, &argv);
 	if (err) {
 		printf("rank ?: result %d %s\n", err, rmad_strerror(err));
@@ -55,7 +72,9 @@ int main(int argc, char **argv)
 		fclose(f);
 	}
 	t0 = rmad_wtime();
-	if (!strcmp(argv[1], "barrier")) {
+	if (!strcmp(argv[1], "early")) {
+		err = 0;	/* init worked: the test expects otherwise */
+	} else if (!strcmp(argv[1], "barrier")) {
 		snprintf(path, sizeof(path), "%s.go", argv[2]);
 		while (access(path, F_OK) && rmad_wtime() - t0 < 60)
 			usleep(10000);
