@@ -294,12 +294,6 @@ static void job_fail_all(struct agent *a, struct agent_job *j)
 		a->job_hooks.failed(a, j);
 }
 
-/* The map cannot be made. */
-static void root_fail(struct agent *a, struct agent_job *j)
-{
-	job_fail_all(a, j);
-}
-
 /* Agent 0: collect JOINs until every rank is covered once. */
 static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		      const struct rmad_am_job *jp,
@@ -332,7 +326,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		if (runs[k].count > j->size - sum) {
 			rmad_err("job %s: node %u joins more ranks than the "
 				 "job has", j->nspace, h->src_node);
-			root_fail(a, j);
+			job_fail_all(a, j);
 			return;
 		}
 		sum += runs[k].count;
@@ -368,7 +362,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 			rmad_err("job %s: rank map has a gap or overlap at %d",
 				 j->nspace, r->first);
 			free(merged);
-			root_fail(a, j);
+			job_fail_all(a, j);
 			return;
 		}
 		if (m && merged[m - 1].node == r->node)
@@ -380,7 +374,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		rmad_err("job %s: %d ranks joined, job has %d", j->nspace,
 			 j->jranks, j->size);
 		free(merged);
-		root_fail(a, j);
+		job_fail_all(a, j);
 		return;
 	}
 	/* send the map to every node that holds ranks, once each */
