@@ -139,6 +139,16 @@ void agent_clients_free(struct agent *a)
 	a->nlive = 0;
 }
 
+/* 1 if a thread of client sc sleeps on a counter */
+static int client_waits(const struct rmad_shm_client *sc)
+{
+	uint32_t w = 0;
+
+	for (int k = 0; k < RMAD_NCNT; k++)
+		w |= load_relaxed(&sc->waiters[k]);
+	return w != 0;
+}
+
 int agent_poll_rings(struct agent *a)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
@@ -197,6 +207,10 @@ int agent_poll_rings(struct agent *a)
 		}
 		if (n)
 			store_release(&sc->sq_head, ac->head);
+		/* it posted and runs on: its next operation usually comes
+		 * soon, as after a wake (sched_idle_poll) */
+		if (n && !client_waits(sc))
+			a->woke = 1;
 		/* else after the rest; held ops go when none can be lent */
 		if (want && n < RING_BATCH && completion_refill(a, c))
 			agent_rma_unhold(a, c);
@@ -235,15 +249,11 @@ int agent_clients_waiting(struct agent *a)
 	uint32_t seen = 0;
 
 	for (uint32_t li = 0; li < a->nlive; li++) {
-		uint32_t c = a->live[li], w = 0;
-		struct rmad_shm_client *sc;
+		uint32_t c = a->live[li];
 
 		if (!a->cl[c].registered)
 			continue;
-		sc = shm_client(a, c);
-		for (int k = 0; k < RMAD_NCNT; k++)
-			w |= load_relaxed(&sc->waiters[k]);
-		if (!w)
+		if (!client_waits(shm_client(a, c)))
 			return 0;
 		seen++;
 	}

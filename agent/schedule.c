@@ -227,9 +227,10 @@ void sched_spin_once(struct agent *a, uint64_t now)
  * than WS_LOST_NS after the last, or more than WS_LATE_NS after it with
  * a peer's message waiting (it waited for our core), stops the polling
  * for WS_OFF_MIN_NS and more.  (Our own client's next operation after a
- * run of its own is no such loss.)  After a client's wake, for a
- * quarter of wait_spin_us, we poll even though it runs: its next
- * operation usually comes then.  rmad(8), Shared cores, and
+ * run of its own is no such loss.)  After a client's wake, or ops taken
+ * from a client that runs on (agent_poll_rings), for a quarter of
+ * wait_spin_us, we poll even though it runs: its next operation
+ * usually comes then.  rmad(8), Shared cores, and
  * doc/measurements.md have the figures.
  */
 #define WS_LOST_NS 500000ull

@@ -86,7 +86,8 @@
 	  "While event-driven, how long in microseconds after its last "	\
 	  "activity the agent polls instead of sleeping, as long as "	\
 	  "every client attached to it sleeps on a completion counter "	\
-	  "(and for a quarter of that after it woke one): none of its "	\
+	  "(and for a quarter of that after it woke one, or took "	\
+	  "operations from one that runs on): none of its "		\
 	  "clients wants the core then, and the next packet or "	\
 	  "operation finds the agent awake, which saves a wakeup each.  "	\
 	  "It polls in SCHED_IDLE, so any other process of the core "	\
