@@ -207,13 +207,13 @@ int agent_poll_rings(struct agent *a)
 		}
 		if (n)
 			store_release(&sc->sq_head, ac->head);
+		/* else after the rest; held ops go when none can be lent */
+		if (want && n < RING_BATCH && completion_refill(a, c))
+			agent_rma_unhold(a, c);
 		/* it posted and runs on: its next operation usually comes
 		 * soon, as after a wake (sched_idle_poll) */
 		if (n && !client_waits(sc))
 			a->woke = 1;
-		/* else after the rest; held ops go when none can be lent */
-		if (want && n < RING_BATCH && completion_refill(a, c))
-			agent_rma_unhold(a, c);
 		total += n;
 	}
 	if (total)
