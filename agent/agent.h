@@ -351,6 +351,8 @@ struct agent {
 			       int status);
 	/* a post notice for a member of w came in */
 	void (*win_post_hook)(struct agent *a, struct agent_win *w);
+	/* w became ready here (winsync.c: the notices that came before) */
+	void (*win_ready_hook)(struct agent *a, struct agent_win *w);
 };
 
 struct rma_lock;

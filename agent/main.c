@@ -45,6 +45,7 @@
 #include "stats.h"
 #include "sweep.h"
 #include "windows.h"
+#include "winsync.h"
 #include "atomics.h"
 #include "log.h"
 #include "rmad_abi.h"
@@ -1013,6 +1014,7 @@ int main(int argc, char **argv)
 	if (agent_segment_create(a) || agent_win_init(a) || agent_mem_init(a) ||
 	    agent_rma_init(a))
 		goto fail;
+	agent_winsync_init(a);
 	/* before any client attaches: what typed ops may carry */
 	a->hdr->type_blob_max = agent_type_blob_max(a);
 	a->hdr->type_chunk_max = agent_type_chunk_max(a);

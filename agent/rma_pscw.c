@@ -41,6 +41,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "windows.h"
+#include "winsync.h"
 #include "rma_internal.h"
 
 static void notice(struct agent *a, struct agent_win *w, int type,

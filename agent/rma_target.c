@@ -28,6 +28,7 @@
 #include "jobs.h"
 #include "mem.h"
 #include "windows.h"
+#include "winsync.h"
 #include "dynwin.h"
 #include "atomics.h"
 #include "counter.h"

@@ -16,6 +16,7 @@
 #include "completion.h"
 #include "jobs.h"
 #include "windows.h"
+#include "winsync.h"
 #include "log.h"
 #include "rmad_abi.h"
 #include "rma_internal.h"

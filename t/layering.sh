@@ -29,6 +29,7 @@ layers=(
 	"mem"				# alloc_mem regions
 	"winmem"			# can a created window be reached
 	"windows"			# windows across agents
+	"winsync"			# fence barrier, PSCW notices
 	"dynwin"			# dynamic windows' attached regions
 	"rma_internal"			# RMA: what the layer's files share
 	"rma_xfer"			# RMA: client memory I/O and sends
