@@ -25,6 +25,7 @@
 #include "mem.h"
 #include "rma.h"
 #include "windows.h"
+#include "winsync.h"
 #include "ring.h"
 #include "rmad_ctl.h"
 
@@ -68,6 +69,7 @@ static struct agent *fake_agent(int nnodes)
 	if (agent_segment_create(a) || agent_win_init(a) ||
 	    agent_mem_init(a) || agent_rma_init(a))
 		abort();
+	agent_winsync_init(a);
 	return a;
 }
 
