@@ -146,13 +146,9 @@ static int fab_select(struct rmad_fabric *f, const struct rmad_fabric_cfg *cfg)
  * Ask for an fd to sleep on.  Providers differ: some refuse FI_WAIT_FD at
  * open, others accept it but cannot hand the fd out.  Either way the CQ
  * is reopened without a wait object, since signalling one costs on every
- * completion.  So is it for an agent that never sleeps (no_wait:
- * busy_poll), when the provider had one: over tcp;ofi_rxm a wait object
- * makes the provider signal a socket pair after every send and drain it
- * at the next poll, two system calls a message at each end
- * (doc/measurements.md).  f->wait_skipped then says so.
+ * completion.
  */
-static int fab_open_cq(struct rmad_fabric *f, int no_wait)
+static int fab_open_cq(struct rmad_fabric *f)
 {
 	struct fi_cq_attr attr = {
 		.size = (size_t)f->nrecv + (size_t)f->nsend + FAB_CQ_BATCH,
@@ -165,19 +161,12 @@ static int fab_open_cq(struct rmad_fabric *f, int no_wait)
 	ret = fi_cq_open(f->domain, &attr, &f->cq, f);
 	if (!ret) {
 		ret = fi_control(&f->cq->fid, FI_GETWAIT, &fd);
-		if (!ret && fd >= 0 && !no_wait) {
+		if (!ret && fd >= 0) {
 			f->wait_fd = fd;
 			return 0;
 		}
-		if (!ret && fd >= 0) {
-			f->wait_skipped = 1;
-			rmad_info("fabric: busy_poll: %s's CQ without its wait "
-				  "object", prov);
-		} else {
-			rmad_info("fabric: %s has no CQ wait fd (%s), polling "
-				  "only", prov,
-				  fi_strerror(ret < 0 ? -ret : FI_ENOSYS));
-		}
+		rmad_info("fabric: %s has no CQ wait fd (%s), polling only",
+			  prov, fi_strerror(ret < 0 ? -ret : FI_ENOSYS));
 		fi_close(&f->cq->fid);
 		f->cq = NULL;
 	} else {
@@ -545,7 +534,7 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 		ret = RMAD_ERR_FABRIC;
 		goto fail;
 	}
-	ret = fab_open_cq(f, cfg->no_wait);
+	ret = fab_open_cq(f);
 	if (ret)
 		goto fail;
 	if (f->info->caps & FI_RMA_EVENT) {
@@ -832,11 +821,6 @@ int rmad_fabric_progress(struct rmad_fabric *f)
 int rmad_fabric_wait_fd(struct rmad_fabric *f)
 {
 	return f ? f->wait_fd : -1;
-}
-
-int rmad_fabric_wait_skipped(const struct rmad_fabric *f)
-{
-	return f && f->wait_skipped;
 }
 
 int rmad_fabric_trywait(struct rmad_fabric *f)

@@ -34,8 +34,6 @@ struct rmad_fabric_cfg {
 	size_t am_buf_size;	/* bytes per active-message buffer */
 	int am_recv_bufs;	/* receives kept posted */
 	int am_send_bufs;	/* send buffers; more sends are queued */
-	/* the agent never sleeps (busy_poll): a CQ without a wait object */
-	int no_wait;
 };
 
 /* Called from rmad_fabric_progress() for every message received. msg is
@@ -78,10 +76,6 @@ int rmad_fabric_progress(struct rmad_fabric *f);
 
 /* An fd that becomes readable when the CQ may have work, or -1. */
 int rmad_fabric_wait_fd(struct rmad_fabric *f);
-
-/* 1 if the provider had a wait fd that the CQ was opened without
- * (rmad_fabric_cfg.no_wait). */
-int rmad_fabric_wait_skipped(const struct rmad_fabric *f);
 
 /* Before sleeping on the fd: 0 = safe to sleep, 1 = poll again first
  * (completions ready, or sends still queued), -1 = there is no wait fd. */

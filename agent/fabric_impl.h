@@ -95,7 +95,6 @@ struct rmad_fabric {
 	uint64_t rcount;	/* its value at the last look */
 	void *desc;		/* MR descriptor when FI_MR_LOCAL, else NULL */
 	int wait_fd;
-	int wait_skipped;	/* it had one; opened without (busy_poll) */
 	bool has_rma;
 	bool str_addr;		/* FI_ADDR_STR: names are C strings */
 	uint64_t mr_mode;	/* what the provider asks of registrations */

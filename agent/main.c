@@ -160,7 +160,7 @@ static void do_reload(struct agent *a)
 {
 	struct rmad_params fresh;
 	char err[256];
-	int r, n, was_busy;
+	int r, n;
 
 	a->reload = 0;
 	rmad_params_defaults(&fresh);
@@ -170,16 +170,9 @@ static void do_reload(struct agent *a)
 		rmad_err("reload refused: %s", err);
 		return;
 	}
-	was_busy = a->p.busy_poll;
 	n = rmad_params_apply_reload(&a->p, &fresh);
 	rmad_log_set_level(a->p.log_level);
 	rmad_info("reloaded %s: %d parameters changed", a->conf_path, n);
-	if (was_busy && !a->p.busy_poll && rmad_fabric_wait_skipped(a->fab))
-		rmad_warn("busy_poll off: the fabric was opened without a "
-			  "wait object (busy_poll was on), so while asleep "
-			  "this agent polls it every idle_poll_us (%ld us); "
-			  "restart it to be woken by packets",
-			  a->p.idle_poll_us);
 }
 
 static void log_stats(struct agent *a)
@@ -352,7 +345,6 @@ static int setup_mesh(struct agent *a, int use_pmix)
 		.am_buf_size = a->p.am_buf_size,
 		.am_recv_bufs = (int)a->p.am_recv_bufs,
 		.am_send_bufs = (int)a->p.am_send_bufs,
-		.no_wait = a->p.busy_poll,
 	};
 	char addr[256];
 	size_t alen = sizeof(addr);

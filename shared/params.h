@@ -101,12 +101,7 @@
 	X(busy_poll, BOOL, "false", RMAD_P_RELOAD, 0, 0,		\
 	  "Never sleep: the agent polls its rings and the fabric "	\
 	  "continuously. Use it only when the agent has a core of its "	\
-	  "own. Set at startup, it also opens the fabric without a "	\
-	  "wait object, which an agent that never sleeps does not "	\
-	  "need (over tcp;ofi_rxm that saves two system calls per "	\
-	  "message at each end); turned off later by a reload, the "	\
-	  "agent then sleeps at most idle_poll_us at a time until it "	\
-	  "is restarted.")						\
+	  "own.")							\
 	X(idle_poll_us, INT, "1000", RMAD_P_RELOAD, 10, 1000000,	\
 	  "While asleep, the longest time in microseconds the agent "	\
 	  "waits before it polls the fabric again. Data on the "	\

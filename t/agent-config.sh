@@ -2,11 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # agent-config.sh - the agent's configuration: --show-config, bad values
 # refused with the key and line, environment overrides, SIGHUP reload,
-# pinning, and a clean SIGTERM stop that removes the run files.  An
-# agent started with busy_poll over tcp;ofi_rxm opens its CQ without the
-# wait object, and says what turning busy_poll off by a reload means.
+# pinning, and a clean SIGTERM stop that removes the run files.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 17
+plan 15
 
 out=$(run_bounded 10 "$RMAD" --show-config 2>&1)
 echo "$out" | grep -Eq '^spin_us +=  *2000 +# env'
@@ -64,15 +62,4 @@ wait "$AGENT_PID"
 ok $? "with exit status 0"
 [ ! -e "$sock" ] && [ ! -e "$T_RUNDIR/cfg" ]
 ok $? "socket and session directory are gone"
-
-printf 'log_level = info\nprovider = tcp;ofi_rxm\nbusy_poll = true\n' >"$conf"
-start_agent bp "$T_TMP/bp.log" --config "$conf"
-wait_for "grep -q 'CQ without its wait object' '$T_TMP/bp.log'" 10
-ok $? "busy_poll: the CQ is opened without its wait object"
-printf 'log_level = info\nprovider = tcp;ofi_rxm\nbusy_poll = false\n' >"$conf"
-kill -HUP "$AGENT_PID"
-wait_for "grep -q 'busy_poll off: .*idle_poll_us' '$T_TMP/bp.log'" 10
-ok $? "a reload that turns busy_poll off says the agent polls every idle_poll_us until restarted"
-kill -TERM "$AGENT_PID"
-wait_for "! kill -0 $AGENT_PID 2>/dev/null" 10
 done_testing

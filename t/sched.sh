@@ -21,11 +21,8 @@
 # SCHED_FIFO (wait_spins_raised), and the ranks still pass: over tcp
 # with both agents on that core, and over shm, whose passes also run in
 # SCHED_IDLE while a guard watches, with one agent there.
-#
-# busy_poll: agents that never sleep ask the fabric for no wait object,
-# and the ranks still pass over tcp;ofi_rxm.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 18
+plan 16
 pr="$top_builddir/t/prog_lockmix"
 common=(--set core=0 --set progress=event --set log_level=info --vnodes 3)
 run() {
@@ -96,15 +93,6 @@ for prov in shm 'tcp;ofi_rxm'; do
 	[ "${p:-1}" -eq 0 ]
 	ok $? "$prov, wait_spin_us=0: no such polls ($p)"
 done
-
-# busy_poll: agents that never sleep open the CQ without a wait object
-# (no signal per send and drain per poll over tcp;ofi_rxm)
-common=(--set log_level=info --set busy_poll=true --vnodes 2)
-run "tcp;ofi_rxm, 2 vnodes, busy_poll" --provider 'tcp;ofi_rxm'
-w=$(echo "$out" | grep -c "busy_poll: tcp;ofi_rxm.s CQ without its wait object")
-d=$(echo "$out" | grep "fabric: tcp" | grep -c "wait fd")
-[ "$w" -eq 2 ] && [ "$d" -eq 0 ]
-ok $? "busy_poll: both agents opened the CQ without a wait object ($w said so, $d have a wait fd)"
 
 taskset -c 0 bash -c 'while :; do :; done' &
 hog=$!
