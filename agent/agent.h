@@ -117,6 +117,8 @@ struct agent_stats {
 	uint64_t type_defs_recv;	/* TYPE_DEFs taken into the cache */
 	uint64_t acc_pulls;		/* accumulate chunks read (fi_read)
 					 * from their origins and applied */
+	uint64_t put_pulls;		/* ... put chunks, read and written
+					 * to created or dynamic windows */
 	uint64_t xfer_inplace;		/* our chunks that the provider
 					 * moved from or to the client's
 					 * rmad_alloc_mem memory in place */

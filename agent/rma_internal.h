@@ -360,8 +360,9 @@ void lock_release(struct agent *a, const struct rmad_am_hdr *h,
 void lock_free(struct win_local *l);
 void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		     const uint8_t *pl, struct agent_win *w, uint16_t aflags);
-/* An accumulate whose operands were read from the origin (rma_pull.c):
- * checked and applied like apply_op's, up to RMAD_AM_PULL_MAX bytes. */
+/* An accumulate or put whose data was read from the origin
+ * (rma_pull.c): checked and applied like apply_op's, up to
+ * RMAD_AM_PULL_MAX bytes. */
 void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		  const uint8_t *data, struct agent_win *w);
 void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
@@ -369,7 +370,8 @@ void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 void flush_request(struct agent *a, const struct rmad_am_hdr *h);
 int dead_shared(struct agent *a, struct win_local *l, uint32_t c);
 
-/* rma_pull.c: accumulates whose operands the target's agent reads.
+/* rma_pull.c: accumulates (and puts to created and dynamic windows)
+ * whose data the target's agent reads.
  * Origin side: post what the transfer slots allow of op i's chunks (1
  * once every byte went out or it failed, with op->status set; 0 to go
  * on later); a chunk was answered (0, or -1 when no such chunk is

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rma_pull.c - large accumulates to another node, read by the target.
+ * rma_pull.c - large accumulates to another node, and large puts to a
+ * window whose memory the target's agent has not registered (created
+ * and dynamic windows: the process's own memory), read by the target.
  *
  * An accumulate of rdma_threshold bytes or more does not cross as
  * active messages of am_buf_size bytes, each copied through both
@@ -16,6 +18,11 @@
  * lock, accword.h) with every check made again, and answers.  The
  * answer releases the origin's slot and closes the chunk's
  * registration: its key reads nothing once the chunk is done.
+ *
+ * A put goes the same way (a PUT packet flagged RMAD_AMF_PULL), and the
+ * target's agent writes what it read into the window with one
+ * process_vm_writev per chunk, where the active messages it replaces
+ * cost two copies through the agents and a message per am_buf_size.
  *
  * Order.  The target applies packets in arrival order, but a pulled
  * chunk after the packets that follow it; so, when the window orders
@@ -90,7 +97,8 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		struct rmad_am_pull pl;
 		void *src;
 		struct rmad_am_hdr h = {
-			.type = RMAD_AM_RMA_ACC,
+			.type = op->opcode == RMAD_OPC_PUT ? RMAD_AM_RMA_PUT :
+							     RMAD_AM_RMA_ACC,
 			.flags = RMAD_AMF_PULL | RMAD_AMF_ACK_REQ,
 			.job = o->w->job->key,
 			.origin = o->rank,
@@ -345,7 +353,10 @@ static void read_done(struct rmad_fabric_xfer *fx, int status)
 			refuse(a, &rd->h, RMAD_ERR_ARG);
 		} else {
 			apply_pulled(a, &h, (const uint8_t *)rd->b->buf, w);
-			a->st.acc_pulls++;
+			if (h.type == RMAD_AM_RMA_PUT)
+				a->st.put_pulls++;
+			else
+				a->st.acc_pulls++;
 		}
 	}
 	buf_put(R, rd->b);
@@ -403,7 +414,7 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 	struct pull_rd *rd;
 
 	if (!a->fab || !rmad_fabric_has_rma(a->fab) ||
-	    h->type != RMAD_AM_RMA_ACC ||
+	    (h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT) ||
 	    (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL |
 			 RMAD_AMF_UNLOCK | RMAD_AMF_PSCW_DONE |
 			 RMAD_AMF_TYPED)) ||
@@ -417,7 +428,8 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 	else if (!es || !h->count || h->count > RMAD_AM_PULL_MAX ||
 		 len > RMAD_AM_PULL_MAX)
 		st = RMAD_ERR_TYPE;
-	else if ((st = rmad_op_check(h->dtype, h->op)) == 0 &&
+	else if (h->type == RMAD_AM_RMA_ACC &&
+		 (st = rmad_op_check(h->dtype, h->op)) == 0 &&
 		 h->op == RMAD_NO_OP)
 		st = RMAD_ERR_OP;
 	else if (!st && (l->dynamic ? dyn_check(l, h->disp, len) != 0 :

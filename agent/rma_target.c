@@ -416,7 +416,8 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 		goto out;
 	}
 	if (!es || h->count > room || len > room ||
-	    (h->type != RMAD_AM_RMA_ACC && len > sizeof(res))) {
+	    (h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT &&
+	     len > sizeof(res))) {
 		st = RMAD_ERR_TYPE;
 		goto out;
 	}
@@ -524,7 +525,7 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		  const uint8_t *data, struct agent_win *w)
 {
-	if (h->type != RMAD_AM_RMA_ACC ||
+	if ((h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT) ||
 	    (h->flags & (RMAD_AMF_TYPED | RMAD_AMF_PULL))) {
 		answer(a, h, RMAD_AM_RMA_ACK, RMAD_ERR_ARG, 0, NULL, 0);
 		return;

@@ -113,11 +113,11 @@ enum {
  * chunk's offset in the op's packed stream, hdr.count its bytes and
  * hdr.dtype RMAD_BYTE, so that answers are matched as a contiguous op's */
 #define RMAD_AMF_TYPED		0x0040
-/* on an ACC: the operands are not in the payload, which is a struct
- * rmad_am_pull naming them in the origin agent's memory; the target's
- * agent reads them with fi_read (at most RMAD_AM_PULL_MAX bytes),
- * combines them in bulk, and answers (ACK_REQ is always set).  Never
- * with a lock request, UNLOCK or PSCW_DONE */
+/* on an ACC or a PUT: the operands are not in the payload, which is a
+ * struct rmad_am_pull naming them in the origin agent's memory; the
+ * target's agent reads them with fi_read (at most RMAD_AM_PULL_MAX
+ * bytes), combines them in bulk (or stores them), and answers (ACK_REQ
+ * is always set).  Never with a lock request, UNLOCK or PSCW_DONE */
 #define RMAD_AMF_PULL		0x0080
 /* on answers */
 #define RMAD_AMF_GRANTED	0x0100	/* the piggybacked lock was granted */

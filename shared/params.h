@@ -244,14 +244,16 @@
 	X(rdma_threshold, SIZE, "32k", 0, 0, 1099511627776,		\
 	  "Puts and gets to another node of at least this many bytes "	\
 	  "move by fi_write/fi_read straight into the target's "	\
-	  "registered window, when the provider offers FI_RMA, and "	\
-	  "accumulates of at least this many bytes are read by the "	\
-	  "target's agent with fi_read and combined there in bulk; "	\
-	  "smaller ones, and all of them when it is 0, travel as "	\
-	  "active messages that the target's agent applies.")		\
+	  "registered window, when the provider offers FI_RMA; "	\
+	  "accumulates of at least this many bytes, and puts to a "	\
+	  "created or dynamic window (memory the target's agent does " \
+	  "not register), are read by the target's agent with fi_read " \
+	  "and combined or stored there; smaller ones, and all of them " \
+	  "when it is 0, travel as active messages that the target's " \
+	  "agent applies.")						\
 	X(rdma_chunk, SIZE, "512k", 0, 4096, 1073741824,		\
-	  "Bytes of one fi_write/fi_read (of an accumulate's read by "	\
-	  "the target, at most 512k); a larger transfer is split "	\
+	  "Bytes of one fi_write/fi_read (of a read by the target's "	\
+	  "agent, at most 512k); a larger transfer is split "		\
 	  "into chunks, of which 8 per op and 64 in all are in flight " \
 	  "at once.")							\
 	X(direct_chunk, SIZE, "4m", 0, 4096, 1073741824,		\

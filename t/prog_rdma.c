@@ -13,6 +13,11 @@
  *      and into rmad_alloc_mem memory, and compares
  *   3. exclusive lock: put, flush, get of the same bytes, unlock
  *
+ * With RMAD_T_FLAVOR=create or dynamic (prog.h) the window is the
+ * process's own memory, which the target's agent does not register:
+ * the puts are then read by the target's agent and written in place
+ * (rma_pull.c), the gets travel as active messages.
+ *
  * Usage: prog_rdma [rounds] (default 2).  Prints "rank R: ok (...)" or
  * "rank R: FAIL ..." lines and exits non-zero on failure.
  */
@@ -64,8 +69,8 @@ int main(int argc, char **argv)
 	dst = malloc(span);
 	OK(rmad_alloc_mem(span, (void **)&adst));
 	OK(rmad_alloc_mem(span, (void **)&asrc));
-	OK(rmad_win_allocate((size_t)SEG * (size_t)size, 1, NULL,
-			     RMAD_GROUP_ALL, &base, &w));
+	OK(t_win_allocate((size_t)SEG * (size_t)size, 1, NULL,
+			  RMAD_GROUP_ALL, &base, &w));
 	if (!src || !dst || !adst || !asrc || !w)
 		goto out;
 	for (int r = 0; r < rounds; r++) {
@@ -83,8 +88,9 @@ int main(int argc, char **argv)
 				if (t != rank)
 					OK(rmad_put(from + (size_t)k * PIECE,
 						    PIECE, RMAD_BYTE, t,
-						    (size_t)rank * SEG + 7 +
-						    (size_t)k * PIECE,
+						    T_D(w, t, (size_t)rank *
+							SEG + 7 + (size_t)k *
+							PIECE),
 						    PIECE, RMAD_BYTE, w));
 		OK(rmad_win_flush_all(w));
 		OK(rmad_win_unlock_all(w));
@@ -108,11 +114,11 @@ int main(int argc, char **argv)
 			memset(dst, 0, span);
 			memset(adst, 0, span);
 			OK(rmad_get(dst, (int)span, RMAD_BYTE, t,
-				    (size_t)rank * SEG + 7, (int)span,
-				    RMAD_BYTE, w));
+				    T_D(w, t, (size_t)rank * SEG + 7),
+				    (int)span, RMAD_BYTE, w));
 			OK(rmad_get(adst, (int)span, RMAD_BYTE, t,
-				    (size_t)rank * SEG + 7, (int)span,
-				    RMAD_BYTE, w));
+				    T_D(w, t, (size_t)rank * SEG + 7),
+				    (int)span, RMAD_BYTE, w));
 			OK(rmad_win_flush(t, w));
 			CHECK(bad_byte(dst, rank, r, span) == span,
 			      "round %d: get from %d: byte %zu", r, t,
@@ -133,13 +139,13 @@ int main(int argc, char **argv)
 				src[i] = pat(rank + 100, r, i);
 			OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, t, 0, w));
 			OK(rmad_put(src, (int)n, RMAD_BYTE, t,
-				    (size_t)rank * SEG + 3, (int)n, RMAD_BYTE,
-				    w));
+				    T_D(w, t, (size_t)rank * SEG + 3), (int)n,
+				    RMAD_BYTE, w));
 			OK(rmad_win_flush(t, w));
 			memset(dst, 0, n);
 			OK(rmad_get(dst, (int)n, RMAD_BYTE, t,
-				    (size_t)rank * SEG + 3, (int)n, RMAD_BYTE,
-				    w));
+				    T_D(w, t, (size_t)rank * SEG + 3), (int)n,
+				    RMAD_BYTE, w));
 			OK(rmad_win_unlock(t, w));
 			CHECK(bad_byte(dst, rank + 100, r, n) == n,
 			      "round %d: exclusive put+get at %d: byte %zu",

@@ -6,10 +6,12 @@
 # more chunks wanted than the agent keeps in flight, from rmad_alloc_mem
 # memory in pieces of direct_chunk (over shm, the origin agent's own CMA
 # writes and reads), and, with
-# rdma_threshold=0, as active messages instead; the data is checked
-# every time.
+# rdma_threshold=0, as active messages instead; on created and dynamic
+# windows (the process's own memory, not registered) the puts are read
+# by the target's agent and written in place (reads); the data is
+# checked every time.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 10
+plan 14
 pr="$top_builddir/t/prog_rdma"
 # run WHAT NP WANT ARGS...: the job passes on every rank, and every
 # agent's fi_write count at exit is zero (WANT=none) or not (WANT=some)
@@ -27,6 +29,7 @@ run() {
 	case $want in
 	some) ! echo "$w" | grep -q 'fi_write 0\b' && [ -n "$w" ] ;;
 	none) [ -n "$w" ] && ! echo "$w" | grep -qv 'fi_write 0, fi_read 0' ;;
+	reads) echo "$w" | grep -q 'fi_read [1-9]' ;;
 	esac
 	ok $? "$what: one-sided transfers $want ($(echo $w | tr '\n' ' '))"
 }
@@ -38,4 +41,8 @@ run "shm, 2 vnodes, 64k direct chunks" 2 some --vnodes 2 --provider shm \
 	--set direct_chunk=64k
 run "tcp;ofi_rxm, 2 vnodes, rdma_threshold=0" 2 none --vnodes 2 \
 	--provider 'tcp;ofi_rxm' --set rdma_threshold=0
+RMAD_T_FLAVOR=create run "created windows, tcp;ofi_rxm, 3 vnodes" 3 reads \
+	--vnodes 3 --provider 'tcp;ofi_rxm'
+RMAD_T_FLAVOR=dynamic run "dynamic windows, shm, 2 vnodes, 64k chunks" 2 \
+	reads --vnodes 2 --provider shm --set rdma_chunk=64k
 done_testing
