@@ -110,7 +110,8 @@ struct rma_target {
 	uint32_t nres;			/* of them, ops with results */
 	uint32_t nrdma;			/* of them, fi_write/fi_read ops */
 	uint32_t nacc;			/* of them, accumulates */
-	uint32_t npull;			/* of them, pulled accumulates */
+	uint32_t npull;			/* of them, pulled (accumulates, and
+					 * puts to created or dynamic windows) */
 	uint32_t nride;			/* of them, ops with results applied
 					 * as their requests arrive (neither
 					 * fi_read nor pulled): a riding

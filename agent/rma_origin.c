@@ -729,8 +729,9 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 		if (o->acc_order && is_acc(R->sh[i].opcode) &&
 		    !R->sh[i].counted &&
 		    (t->npull || (!R->ordered && t->nacc))) {
-			/* an unordered channel, or a pulled accumulate
-			 * (applied after what follows it): the previous
+			/* an unordered channel, or a pulled op (applied
+			 * after what follows it; a pulled put holds it back
+			 * too, more than MPI asks): the previous
 			 * accumulate must be answered before the next may
 			 * go (one partly sent goes on) */
 			if (!t->order_blocked)

@@ -27,8 +27,9 @@
  * Order.  The target applies packets in arrival order, but a pulled
  * chunk after the packets that follow it; so, when the window orders
  * accumulates, the origin's agent sends no further accumulate to that
- * target until every pulled one there is answered (npull, in
- * rma_origin.c), and unlock, flush and PSCW complete wait for the
+ * target until every pulled op there (puts included, which MPI does not
+ * order: conservative) is answered (npull, in rma_origin.c), and
+ * unlock, flush and PSCW complete wait for the
  * answers too (pulled ops count among the fi_write/fi_read ops, nrdma).
  *
  * The target keeps at most PULL_BUFS reads in flight; further requests
