@@ -119,6 +119,9 @@ struct agent_stats {
 					 * from their origins and applied */
 	uint64_t put_pulls;		/* ... put chunks, read and written
 					 * to created or dynamic windows */
+	uint64_t get_pushes;		/* get chunks read from created or
+					 * dynamic windows and written
+					 * (fi_write) into their origins */
 	uint64_t xfer_inplace;		/* our chunks that the provider
 					 * moved from or to the client's
 					 * rmad_alloc_mem memory in place */

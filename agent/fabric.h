@@ -107,11 +107,11 @@ int rmad_fabric_has_rma(struct rmad_fabric *f);
  * registered memory.  Only with rmad_fabric_has_rma().
  *
  * A registration with remote = 1 exposes [buf, buf+len) to remote reads
- * and writes, with remote = 2 to remote reads only; the peer addresses
- * it as *raddr + offset with *key.  Local buffers need no
- * registration unless rmad_fabric_needs_local_mr() says so; then they
- * must lie in memory registered here with remote = 0, and its desc is
- * passed along.
+ * and writes, with remote = 2 to remote reads only, with remote = 3 to
+ * remote writes only; the peer addresses it as *raddr + offset with
+ * *key.  Local buffers need no registration unless
+ * rmad_fabric_needs_local_mr() says so; then they must lie in memory
+ * registered here with remote = 0, and its desc is passed along.
  */
 struct rmad_fabric_mr;
 

@@ -41,6 +41,7 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 		       uint64_t *raddr, void **desc)
 {
 	uint64_t access = remote == 2 ? FI_REMOTE_READ :
+			  remote == 3 ? FI_REMOTE_WRITE :
 			  remote ? FI_REMOTE_READ | FI_REMOTE_WRITE :
 				   FI_READ | FI_WRITE;
 	struct rmad_fabric_mr *m;

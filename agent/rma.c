@@ -109,12 +109,14 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 		op->rdma = 1;
 		op->raddr += op->tdisp;
 	}
-	/* large accumulates, and large puts to a window whose memory the
-	 * target's agent does not register (created or dynamic: the
-	 * process's own memory, which it reaches with process_vm_writev):
-	 * the target's agent reads the operands (rma_pull.c) */
+	/* large accumulates, and large puts and gets to a window whose
+	 * memory the target's agent does not register (created or dynamic:
+	 * the process's own memory, which it reaches with
+	 * process_vm_writev/readv): the target's agent reads the operands,
+	 * or writes a get's bytes into ours (rma_pull.c) */
 	if ((op->opcode == RMAD_OPC_ACC ||
-	     (op->opcode == RMAD_OPC_PUT && !op->rdma)) &&
+	     ((op->opcode == RMAD_OPC_PUT || op->opcode == RMAD_OPC_GET) &&
+	      !op->rdma)) &&
 	    !op->is_inline && a->fab &&
 	    a->p.rdma_threshold && op->len >= a->p.rdma_threshold &&
 	    rmad_fabric_has_rma(a->fab)) {

@@ -69,8 +69,9 @@ struct rma_op {
 	uint8_t is_inline;
 	uint8_t counted;		/* in its target's nissued/nres */
 	uint8_t rdma;			/* moves by fi_write/fi_read */
-	uint8_t pull;			/* ... an accumulate the target
-					 * reads (rma_pull.c) */
+	uint8_t pull;			/* ... an accumulate or put the
+					 * target reads, a get it writes
+					 * (rma_pull.c) */
 	uint8_t nx;			/* of them, chunks in flight */
 	uint8_t staged;			/* origin, result: staging offsets */
 	uint8_t waited;			/* the client waits for it (KEEP) */
@@ -111,7 +112,8 @@ struct rma_target {
 	uint32_t nrdma;			/* of them, fi_write/fi_read ops */
 	uint32_t nacc;			/* of them, accumulates */
 	uint32_t npull;			/* of them, pulled (accumulates, and
-					 * puts to created or dynamic windows) */
+					 * puts and gets to created or dynamic
+					 * windows) */
 	uint32_t nride;			/* of them, ops with results applied
 					 * as their requests arrive (neither
 					 * fi_read nor pulled): a riding
@@ -211,8 +213,9 @@ struct rma_xfer {
 	uint8_t direct;			/* it moved from/to the client's
 					 * mapped memory, not buf */
 	struct mem_region *held;	/* that memory's region, held */
-	uint8_t pull;			/* a pulled accumulate's chunk in buf,
-					 * registered (mr) until answered: 1;
+	uint8_t pull;			/* a pulled op's chunk (in buf, or
+					 * held), registered (mr) until
+					 * answered: 1;
 					 * 2: its op ended first, the slot
 					 * waits for the answer anyway */
 	struct rmad_fabric_mr *mr;
@@ -366,26 +369,36 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
  * RMAD_AM_PULL_MAX bytes. */
 void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		  const uint8_t *data, struct agent_win *w);
+/* A get whose bytes the target's agent writes into the origin's memory
+ * (rma_pull.c): checked again against the window now, then its
+ * h->count elements read into buf (up to RMAD_AM_PULL_MAX bytes); 0 or
+ * RMAD_ERR_*. */
+int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
+		    uint8_t *buf);
 void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 			   const uint8_t *pl, struct agent_win *w);
 void flush_request(struct agent *a, const struct rmad_am_hdr *h);
 int dead_shared(struct agent *a, struct win_local *l, uint32_t c);
 
 /* rma_pull.c: accumulates (and puts to created and dynamic windows)
- * whose data the target's agent reads.
+ * whose data the target's agent reads, and gets from created and
+ * dynamic windows whose bytes it writes into the origin's.
  * Origin side: post what the transfer slots allow of op i's chunks (1
  * once every byte went out or it failed, with op->status set; 0 to go
  * on later); a chunk was answered (0, or -1 when no such chunk is
- * out); op i ends: its chunks' slots are released. */
+ * out; a get's bytes go to the client unless status says it
+ * failed); op i ends: its chunks' slots are released. */
 int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 	       uint32_t i);
-int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len);
+int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len,
+		  int32_t status);
 void pull_op_end(struct agent *a, uint32_t i);
 /* An answer that names no live op: the chunk of an op that ended
  * early (1: it was, and its slot is free now; 0: not one of those). */
 int pull_stale(struct agent *a, const struct rmad_am_hdr *h);
-/* Target side: a PULL accumulate came (checked, then read and applied,
- * or answered with an error); node died; reads in flight or waiting;
+/* Target side: a PULL accumulate, put or get came (checked, then read
+ * and applied, or read from the window and written, or answered with
+ * an error); node died; reads or writes in flight or waiting;
  * everything freed. */
 void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *pl, struct agent_win *w);

@@ -87,15 +87,19 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 	    n > op->sent - (h->disp - op->tdisp))
 		goto bad;
 	off = h->disp - op->tdisp;
-	if (op->pull && pull_answered(a, i, off, n))
-		goto bad;	/* no such chunk out (a second answer) */
+	/* a pulled op's answer carries no data (a pushed get's bytes were
+	 * written into its chunk first); no such chunk out: a second
+	 * answer */
+	if (op->pull && (h->payload_len ||
+			 pull_answered(a, i, off, n, h->status)))
+		goto bad;
 	orecv(o, h);
 	t = target_find(o, op->target);
 	answer_flags(o, t, h, op);
 	if (h->status) {
 		if (!op->status)
 			op->status = h->status;
-	} else if (h->type == RMAD_AM_RMA_RESP) {
+	} else if (h->type == RMAD_AM_RMA_RESP && !op->pull) {
 		uint64_t addr = op->opcode == RMAD_OPC_GET ? op->origin :
 				op->result;
 

@@ -2,7 +2,8 @@
 /*
  * rma_pull.c - large accumulates to another node, and large puts to a
  * window whose memory the target's agent has not registered (created
- * and dynamic windows: the process's own memory), read by the target.
+ * and dynamic windows: the process's own memory), read by the target;
+ * large gets from such windows, written by the target.
  *
  * An accumulate of rdma_threshold bytes or more does not cross as
  * active messages of am_buf_size bytes, each copied through both
@@ -24,6 +25,15 @@
  * process_vm_writev per chunk, where the active messages it replaces
  * cost two copies through the agents and a message per am_buf_size.
  *
+ * A get from such a window is the mirror (a GET packet flagged
+ * RMAD_AMF_PULL): the origin's agent registers the chunk's destination
+ * (its bounce buffer, or the client's rmad_alloc_mem memory in place)
+ * for remote writes only; the target's agent checks the request, reads
+ * the window's bytes with one process_vm_readv into a buffer of its
+ * own (checking the window again then), writes them there with fi_write
+ * and, once they are placed (delivery complete), answers with an empty
+ * RESP, after which the origin's agent copies them to the client.
+ *
  * Order.  The target applies packets in arrival order, but a pulled
  * chunk after the packets that follow it; so, when the window orders
  * accumulates, the origin's agent sends no further accumulate to that
@@ -32,11 +42,12 @@
  * unlock, flush and PSCW complete wait for the
  * answers too (pulled ops count among the fi_write/fi_read ops, nrdma).
  *
- * The target keeps at most PULL_BUFS reads in flight; further requests
- * wait in a FIFO (an origin agent has at most XFER_MAX chunks out, so
- * PULL_QUEUE_MAX is only reached by a misbehaving peer, whose requests
- * are then refused with RMAD_ERR_NOMEM).  A read from a node that dies
- * is abandoned with its buffer (the provider may still own it).
+ * The target keeps at most PULL_BUFS reads and writes in flight;
+ * further requests wait in a FIFO (an origin agent has at most XFER_MAX
+ * chunks out, so PULL_QUEUE_MAX is only reached by a misbehaving peer,
+ * whose requests are then refused with RMAD_ERR_NOMEM).  A read or
+ * write to a node that dies is abandoned with its buffer (the provider
+ * may still own it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -91,6 +102,7 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 	size_t es = rmad_dtype_size(op->dtype);
 	int err = es ? rma_bounce_init(a) : RMAD_ERR_TYPE;
 	uint64_t room = es ? pull_room(a, es) : 0;
+	int get = op->opcode == RMAD_OPC_GET;
 
 	while (!err && op->sent < op->len) {
 		struct rma_xfer *x = R->xfree;
@@ -98,8 +110,9 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		struct rmad_am_pull pl;
 		void *src;
 		struct rmad_am_hdr h = {
-			.type = op->opcode == RMAD_OPC_PUT ? RMAD_AM_RMA_PUT :
-							     RMAD_AM_RMA_ACC,
+			.type = get ? RMAD_AM_RMA_GET :
+			       op->opcode == RMAD_OPC_PUT ? RMAD_AM_RMA_PUT :
+							    RMAD_AM_RMA_ACC,
 			.flags = RMAD_AMF_PULL | RMAD_AMF_ACK_REQ,
 			.job = o->w->job->key,
 			.origin = o->rank,
@@ -117,20 +130,23 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		}
 		if (n > room)
 			n = room;
-		/* in place from rmad_alloc_mem memory, held until the
-		 * answer; else through the slot's bounce buffer */
+		/* in place in rmad_alloc_mem memory, held until the
+		 * answer; else through the slot's bounce buffer (a get's
+		 * bytes are copied out of it at the answer) */
 		src = op->staged ? NULL :
 		      agent_mem_hold(a, op->client, op->origin + op->sent, n,
 				     &x->held);
 		if (!src) {
 			src = x->buf;
-			err = op_io(a, op, op->origin + op->sent, x->buf,
-				    (size_t)n, 0);
+			if (!get)
+				err = op_io(a, op, op->origin + op->sent,
+					    x->buf, (size_t)n, 0);
 		}
+		/* the target reads the operands, or writes a get's bytes */
 		if (!err)
-			err = rmad_fabric_mr_reg(a->fab, src, (size_t)n, 2,
-						 &x->mr, &pl.key, &pl.raddr,
-						 NULL);
+			err = rmad_fabric_mr_reg(a->fab, src, (size_t)n,
+						 get ? 3 : 2, &x->mr, &pl.key,
+						 &pl.raddr, NULL);
 		if (err) {
 			agent_mem_drop(a, x->held);
 			x->held = NULL;
@@ -162,7 +178,11 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		x->len = n;
 		op->nx++;
 		op->sent += n;
-		o->st.rdma_reads++;	/* the target's, on our behalf */
+		/* the target's, on our behalf */
+		if (get)
+			o->st.rdma_writes++;
+		else
+			o->st.rdma_reads++;
 	}
 	if (err) {
 		/* nothing more goes out; the op ends once what went out is
@@ -173,7 +193,8 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 	return 1;
 }
 
-int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len)
+int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len,
+		  int32_t status)
 {
 	struct rma_ctx *R = a->rma;
 	struct rma_op *op = &R->sh[i];
@@ -186,6 +207,16 @@ int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len)
 		if (x->pull != 1 || x->op != i || x->serial != op->serial ||
 		    x->off != off || x->len != len)
 			continue;
+		/* a get's bytes, placed in the bounce buffer before the
+		 * answer left (delivery complete), go to the client */
+		if (op->opcode == RMAD_OPC_GET && !status && !op->status &&
+		    !x->held) {
+			int err = op_io(a, op, op->origin + off, x->buf,
+					(size_t)len, 1);
+
+			if (err)
+				op->status = err;
+		}
 		slot_release(R, x);
 		op->nx--;
 		return 0;
@@ -227,7 +258,8 @@ int pull_stale(struct agent *a, const struct rmad_am_hdr *h)
 {
 	struct rma_ctx *R = a->rma;
 
-	if (!R->bounce || !R->npull_slots || h->type != RMAD_AM_RMA_ACK)
+	if (!R->bounce || !R->npull_slots ||
+	    (h->type != RMAD_AM_RMA_ACK && h->type != RMAD_AM_RMA_RESP))
 		return 0;
 	for (int k = 0; k < XFER_MAX; k++) {
 		struct rma_xfer *x = &R->xfers[k];
@@ -306,10 +338,14 @@ static void buf_put(struct rma_ctx *R, struct pull_buf *b)
 
 static void refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t st)
 {
+	int get = h->type == RMAD_AM_RMA_GET;
+
 	a->st.pkts_dropped++;
-	rmad_warn("pulled accumulate from node %u (rank %d -> %d): "
-		  "refused (%d)", h->src_node, h->origin, h->target, st);
-	answer(a, h, RMAD_AM_RMA_ACK, st, 0, NULL, 0);
+	rmad_warn("%s from node %u (rank %d -> %d): refused (%d)",
+		  get ? "pushed get" : h->type == RMAD_AM_RMA_PUT ?
+		  "pulled put" : "pulled accumulate", h->src_node, h->origin,
+		  h->target, st);
+	answer(a, h, get ? RMAD_AM_RMA_RESP : RMAD_AM_RMA_ACK, st, 0, NULL, 0);
 }
 
 static void pull_kick(struct agent *a);
@@ -323,7 +359,8 @@ static void unlink_rd(struct pull_rd **pp, struct pull_rd *rd)
 		}
 }
 
-static void read_done(struct rmad_fabric_xfer *fx, int status)
+/* A read of an origin's operands, or a get's write to it, completed. */
+static void rd_done(struct rmad_fabric_xfer *fx, int status)
 {
 	struct pull_rd *rd = (struct pull_rd *)fx;
 	struct agent *a = rd->a;
@@ -342,6 +379,10 @@ static void read_done(struct rmad_fabric_xfer *fx, int status)
 	R->npull_fly--;
 	if (status) {
 		refuse(a, &rd->h, RMAD_ERR_FABRIC);
+	} else if (rd->h.type == RMAD_AM_RMA_GET) {
+		/* placed at the origin (delivery complete): its answer */
+		answer(a, &rd->h, RMAD_AM_RMA_RESP, 0, 0, NULL, 0);
+		a->st.get_pushes++;
 	} else {
 		struct rmad_am_hdr h = rd->h;
 
@@ -377,10 +418,25 @@ static void pull_kick(struct agent *a)
 
 		if (!(rd->b = buf_get(a)))
 			return;		/* a read in flight ends first */
-		rd->fx.done = read_done;
-		err = rmad_fabric_read(a->fab, (int)rd->h.src_node, rd->b->buf,
-				       (size_t)len, rd->b->desc, rd->p.raddr,
-				       rd->p.key, &rd->fx);
+		rd->fx.done = rd_done;
+		if (rd->h.type == RMAD_AM_RMA_GET) {
+			/* the window's bytes as they are now, written into
+			 * the origin's chunk */
+			err = read_pushed(a, &rd->h, (uint8_t *)rd->b->buf);
+			if (!err)
+				err = rmad_fabric_write(a->fab,
+							(int)rd->h.src_node,
+							rd->b->buf,
+							(size_t)len,
+							rd->b->desc,
+							rd->p.raddr,
+							rd->p.key, &rd->fx);
+		} else {
+			err = rmad_fabric_read(a->fab, (int)rd->h.src_node,
+					       rd->b->buf, (size_t)len,
+					       rd->b->desc, rd->p.raddr,
+					       rd->p.key, &rd->fx);
+		}
 		if (err == 1) {
 			/* the provider is full: after its progress */
 			buf_put(R, rd->b);
@@ -415,7 +471,8 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 	struct pull_rd *rd;
 
 	if (!a->fab || !rmad_fabric_has_rma(a->fab) ||
-	    (h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT) ||
+	    (h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT &&
+	     h->type != RMAD_AM_RMA_GET) ||
 	    (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL |
 			 RMAD_AMF_UNLOCK | RMAD_AMF_PSCW_DONE |
 			 RMAD_AMF_TYPED)) ||

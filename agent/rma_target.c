@@ -533,6 +533,29 @@ void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 	apply_lim(a, h, data, w, 0, RMAD_AM_PULL_MAX);
 }
 
+int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
+		    uint8_t *buf)
+{
+	struct agent_job *j = agent_job_find(a, h->job);
+	struct agent_win *w = j ? agent_win_by_key(a, j, h->wkey) : NULL;
+	struct win_local *l = w ? agent_win_local(w, h->target) : NULL;
+	uint64_t len = h->count * rmad_dtype_size(h->dtype);
+
+	if (!l || (!l->created && !l->data))
+		return RMAD_ERR_RANK;
+	if (h->type != RMAD_AM_RMA_GET || !len || len > RMAD_AM_PULL_MAX)
+		return RMAD_ERR_ARG;
+	/* again: the window may have gone or a region been detached while
+	 * the request waited for a buffer */
+	if (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
+	    h->disp > l->size || len > l->size - h->disp)
+		return RMAD_ERR_DISP;
+	if (l->created)
+		return client_io(a, l->client, l->addr + h->disp, buf, len, 0);
+	memcpy(buf, (const uint8_t *)l->data + h->disp, len);
+	return 0;
+}
+
 /*
  * An operation that carries its lock request: applied at once when the
  * lock is free, else queued with the request and applied at the grant.

@@ -85,6 +85,7 @@ static const struct stat_desc {
 	S(type_defs_recv, "target types cached", "type_defs_recv", ""),
 	S(acc_pulls, "accumulate chunks read from origins", "acc_pulls", ""),
 	S(put_pulls, "put chunks read from origins", "put_pulls", ""),
+	S(get_pushes, "get chunks written to origins", "get_pushes", ""),
 	S(xfer_inplace, "chunks moved in place (no bounce copy)",
 	  "xfer_inplace", ""),
 	S(mem_kept, "released memory kept for a transfer", "mem_kept", ""),

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 11
+#define RMAD_WIRE_VERSION 12
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -117,7 +117,10 @@ enum {
  * struct rmad_am_pull naming them in the origin agent's memory; the
  * target's agent reads them with fi_read (at most RMAD_AM_PULL_MAX
  * bytes), combines them in bulk (or stores them), and answers (ACK_REQ
- * is always set).  Never with a lock request, UNLOCK or PSCW_DONE */
+ * is always set).  On a GET: the struct names where the bytes go; the
+ * target's agent writes them there with fi_write and, once they are
+ * placed, answers with a RESP without payload.  Never with a lock
+ * request, UNLOCK or PSCW_DONE */
 #define RMAD_AMF_PULL		0x0080
 /* on answers */
 #define RMAD_AMF_GRANTED	0x0100	/* the piggybacked lock was granted */
@@ -154,9 +157,9 @@ static_assert(offsetof(struct rmad_am_hdr, job) == 8, "am job");
 static_assert(offsetof(struct rmad_am_hdr, disp) == 32, "am disp");
 static_assert(offsetof(struct rmad_am_hdr, payload_len) == 56, "am plen");
 
-/* The payload of a PULL accumulate: hdr.count elements of hdr.dtype at
- * (raddr, key) in the origin agent's registered memory, readable only
- * until the answer. */
+/* The payload of a PULL accumulate or put: hdr.count elements of
+ * hdr.dtype at (raddr, key) in the origin agent's registered memory,
+ * readable only until the answer (of a PULL get: writable only). */
 struct rmad_am_pull {
 	uint64_t raddr;
 	uint64_t key;

@@ -248,12 +248,13 @@
 	  "accumulates of at least this many bytes, and puts to a "	\
 	  "created or dynamic window (memory the target's agent does " \
 	  "not register), are read by the target's agent with fi_read " \
-	  "and combined or stored there; smaller ones, and all of them " \
-	  "when it is 0, travel as active messages that the target's " \
-	  "agent applies.")						\
+	  "and combined or stored there, and gets from such a window " \
+	  "are written by it with fi_write into the origin's memory; " \
+	  "smaller ones, and all of them when it is 0, travel as "	\
+	  "active messages that the target's agent applies.")		\
 	X(rdma_chunk, SIZE, "512k", 0, 4096, 1073741824,		\
-	  "Bytes of one fi_write/fi_read (of a read by the target's "	\
-	  "agent, at most 512k); a larger transfer is split "		\
+	  "Bytes of one fi_write/fi_read (of a read or write by the "	\
+	  "target's agent, at most 512k); a larger transfer is split "	\
 	  "into chunks, of which 8 per op and 64 in all are in flight " \
 	  "at once.")							\
 	X(direct_chunk, SIZE, "4m", 0, 4096, 1073741824,		\

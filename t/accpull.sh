@@ -14,9 +14,11 @@
 # dies, or frees it, right after posting, or frees it while the
 # targets' agent is stopped (SIGSTOP), so that the reads it lent wait
 # and it must be kept mapped (agent log, stat mem_kept); the agents go
-# on, and a flush that succeeds means the targets got every byte.
+# on, and a flush that succeeds means the targets got every byte.  The
+# same for large gets from created windows, which the stopped agent
+# writes into the freed memory once it continues.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 23
+plan 25
 pr="$top_builddir/t/prog_accpull"
 # run WHAT NP WANT ARGS...: every rank passes, and every rank's
 # accumulates were read by their targets (WANT=some) or not (none)
@@ -87,6 +89,18 @@ for prov in shm 'tcp;ofi_rxm'; do
 	[ "$rc" -eq 0 ] && [ "$n" -eq 4 ] && [ -n "$f" ] && [ "$k" -ge 1 ] &&
 		{ [ "$f" -ne 0 ] || [ "$x" -eq 3 ]; }
 	ok $? "$prov: freed while its reads wait for a stopped agent: kept mapped ($k), flush ${f:-?}, $x of 3 targets exact, $n of 4 ranks go on (rc $rc)"
+	[ "$n" -eq 4 ] && [ "$k" -ge 1 ] || diag "$(echo "$out" | grep -v ": info: " | tail -20)"
+	# the mirror: large gets from created windows, whose bytes the
+	# stopped agent writes into the freed memory after it continues
+	out=$(run_bounded 120 "$RMAD_RUN" -q --session "$sess" --vnodes 2 \
+		--provider "$prov" --set log_level=info -np 4 "$pk" getstop \
+		"$pidf" 2>&1)
+	rc=$?
+	n=$(echo "$out" | grep -c ": ok: region 2")
+	f=$(echo "$out" | sed -n 's/.*: ok: flush \(-*[0-9]*\).*/\1/p')
+	k=$(echo "$out" | grep -c "released while [0-9]* transfers use it in place: kept mapped")
+	[ "$rc" -eq 0 ] && [ "$n" -eq 4 ] && [ -n "$f" ] && [ "$k" -ge 1 ]
+	ok $? "$prov: freed while the gets' writes wait for a stopped agent: kept mapped ($k), flush ${f:-?}, $n of 4 ranks go on (rc $rc)"
 	[ "$n" -eq 4 ] && [ "$k" -ge 1 ] || diag "$(echo "$out" | grep -v ": info: " | tail -20)"
 done
 ok_clean

@@ -5,7 +5,7 @@
  * read in place (rma_pull.c, mem.c), while that memory goes away under
  * them.
  *
- * usage: prog_pullkill die|free|stop PIDFILE
+ * usage: prog_pullkill die|free|stop|getstop PIDFILE
  *
  * The last rank (the victim) opens a lock_all epoch, posts NACC large
  * SUMs of ones into region 1 of every other rank's window, and then
@@ -20,6 +20,15 @@
  *         agent was lent before the free are still unread when the
  *         memory goes, so the victim's agent must keep it mapped for
  *         them (stat mem_kept).
+ *   getstop: the mirror for gets (whose bytes the target's agent
+ *         writes into the origin's memory): every rank also creates a
+ *         window over its own memory (rmad_win_create); the victim
+ *         takes its locks, stops that agent as in stop, gets each
+ *         remote rank's NEL elements into its rmad_alloc_mem memory,
+ *         frees that memory 50 ms later, continues the agent 200 ms
+ *         after the free, and flushes: the writes land in the mapping
+ *         its agent kept, and the flush succeeds or fails with an
+ *         error code.  Then the rest as in stop.
  * In the other modes, whether some chunk is still being read when the
  * memory goes (its agent then keeps the mapping until the read is
  * answered) depends on timing: some runs catch one, others do not.
@@ -83,10 +92,11 @@ static int region2(rmad_win_t w, const int64_t *ones, int64_t *back,
 int main(int argc, char **argv)
 {
 	int die = argc > 1 && !strcmp(argv[1], "die"), victim, live, rc = 0;
-	int stop = argc > 2 && !strcmp(argv[1], "stop");
+	int getstop = argc > 2 && !strcmp(argv[1], "getstop");
+	int stop = getstop || (argc > 2 && !strcmp(argv[1], "stop"));
 	pid_t agent = 0;
-	int64_t *base, *ones = NULL, *back = NULL;
-	rmad_win_t w;
+	int64_t *base, *ones = NULL, *back = NULL, *own = NULL;
+	rmad_win_t w, wc = RMAD_WIN_NULL;
 
 	if (rmad_init(&argc, &argv))
 		return 1;
@@ -105,9 +115,21 @@ int main(int argc, char **argv)
 	memset(base, 0, 2 * NEL * 8);
 	for (size_t i = 0; i < NEL; i++)
 		ones[i] = 1;
+	if (getstop) {
+		own = malloc(NEL * 8);
+		for (size_t i = 0; own && i < NEL; i++)
+			own[i] = 7;
+		if (!own || rmad_win_create(own, NEL * 8, 8, NULL,
+					    RMAD_GROUP_ALL, &wc)) {
+			printf("rank %d: FAIL setup (created window)\n",
+			       rank);
+			return 1;
+		}
+	}
 	rmad_barrier();
 	if (rank == victim) {
-		int e = rmad_win_lock_all(0, w);
+		rmad_win_t ws = getstop ? wc : w;
+		int e = rmad_win_lock_all(0, ws);
 
 		if (stop) {
 			/* the locks first: a stopped agent grants none */
@@ -116,8 +138,8 @@ int main(int argc, char **argv)
 
 			for (int t = 0; t < size && !e; t++)
 				e = rmad_get(back, 1, RMAD_INT64, t, 0, 1,
-					     RMAD_INT64, w);
-			e = e ? e : rmad_win_flush_all(w);
+					     RMAD_INT64, ws);
+			e = e ? e : rmad_win_flush_all(ws);
 			if (e || !f || fscanf(f, "%d", &p) != 1 || p <= 1 ||
 			    kill(p, SIGSTOP)) {
 				printf("rank %d: FAIL cannot stop the agent "
@@ -128,7 +150,13 @@ int main(int argc, char **argv)
 			agent = p;
 		}
 
-		for (int k = 0; k < NACC && !e; k++)
+		/* getstop: the gets' chunks, lent to the stopped agent's
+		 * writes, lie in back */
+		for (int t = 0; getstop && t < size && !e; t++)
+			if (t != rank)
+				e = rmad_get(back, NEL, RMAD_INT64, t, 0, NEL,
+					     RMAD_INT64, ws);
+		for (int k = 0; k < NACC && !e && !getstop; k++)
 			for (int t = 0; t < size && !e; t++)
 				if (t != rank)
 					e = rmad_accumulate(ones, NEL,
@@ -142,21 +170,22 @@ int main(int argc, char **argv)
 			raise(SIGKILL);
 		if (agent)	/* our agent lends the first chunks */
 			usleep(50 * 1000);
-		if (rmad_free_mem(ones))
+		if (rmad_free_mem(getstop ? back : ones))
 			printf("rank %d: FAIL rmad_free_mem\n", rank);
 		if (agent) {	/* well within heartbeat_timeout_ms */
 			usleep(200 * 1000);
 			kill(agent, SIGCONT);
 		}
-		e = rmad_win_flush_all(w);
-		rc = rmad_win_unlock_all(w);
+		e = rmad_win_flush_all(ws);
+		rc = rmad_win_unlock_all(ws);
 		if (e > 0 || rc > 0 || (!e && rc))
 			printf("rank %d: FAIL flush %d unlock %d\n", rank, e,
 			       rc);
 		else
 			printf("rank %d: ok: flush %d\n", rank, e);
 		fflush(stdout);
-		if (rmad_alloc_mem(NEL * 8, (void **)&ones)) {
+		if (rmad_alloc_mem(NEL * 8, getstop ? (void **)&back :
+						      (void **)&ones)) {
 			printf("rank %d: FAIL alloc_mem again\n", rank);
 			return 1;
 		}
@@ -168,7 +197,7 @@ int main(int argc, char **argv)
 		rmad_barrier();	/* the victim's epoch is over */
 	else
 		usleep(300 * 1000);	/* its agent saw it die */
-	if (rank != victim && !die) {
+	if (rank != victim && !die && !getstop) {
 		size_t k = 0;
 
 		rmad_win_sync(w);
@@ -190,6 +219,9 @@ int main(int argc, char **argv)
 	}
 	rmad_barrier();
 	rmad_win_free(&w);
+	if (wc)
+		rmad_win_free(&wc);
+	free(own);
 	rmad_free_mem(ones);
 	rmad_free_mem(back);
 	rmad_finalize();

@@ -15,8 +15,9 @@
  *
  * With RMAD_T_FLAVOR=create or dynamic (prog.h) the window is the
  * process's own memory, which the target's agent does not register:
- * the puts are then read by the target's agent and written in place
- * (rma_pull.c), the gets travel as active messages.
+ * the puts are then read by the target's agent and written in place,
+ * and the gets read in place and written into the origin's memory by
+ * it (rma_pull.c).
  *
  * Usage: prog_rdma [rounds] (default 2).  Prints "rank R: ok (...)" or
  * "rank R: FAIL ..." lines and exits non-zero on failure.

@@ -8,13 +8,16 @@
 # writes and reads), and, with
 # rdma_threshold=0, as active messages instead; on created and dynamic
 # windows (the process's own memory, not registered) the puts are read
-# by the target's agent and written in place (reads); the data is
-# checked every time.
+# by the target's agent and written in place, and the gets read in
+# place and written into the origin's memory by it (reads and writes);
+# the data is checked every time.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 plan 14
 pr="$top_builddir/t/prog_rdma"
 # run WHAT NP WANT ARGS...: the job passes on every rank, and every
-# agent's fi_write count at exit is zero (WANT=none) or not (WANT=some)
+# agent's fi_write count at exit is zero (WANT=none) or not (WANT=some),
+# or some agent's fi_read and some agent's fi_write counts are not
+# (WANT=both)
 run() {
 	local what=$1 np=$2 want=$3 out rc n w
 	shift 3
@@ -29,7 +32,8 @@ run() {
 	case $want in
 	some) ! echo "$w" | grep -q 'fi_write 0\b' && [ -n "$w" ] ;;
 	none) [ -n "$w" ] && ! echo "$w" | grep -qv 'fi_write 0, fi_read 0' ;;
-	reads) echo "$w" | grep -q 'fi_read [1-9]' ;;
+	both) echo "$w" | grep -q 'fi_read [1-9]' &&
+		echo "$w" | grep -q 'fi_write [1-9]' ;;
 	esac
 	ok $? "$what: one-sided transfers $want ($(echo $w | tr '\n' ' '))"
 }
@@ -41,8 +45,8 @@ run "shm, 2 vnodes, 64k direct chunks" 2 some --vnodes 2 --provider shm \
 	--set direct_chunk=64k
 run "tcp;ofi_rxm, 2 vnodes, rdma_threshold=0" 2 none --vnodes 2 \
 	--provider 'tcp;ofi_rxm' --set rdma_threshold=0
-RMAD_T_FLAVOR=create run "created windows, tcp;ofi_rxm, 3 vnodes" 3 reads \
+RMAD_T_FLAVOR=create run "created windows, tcp;ofi_rxm, 3 vnodes" 3 both \
 	--vnodes 3 --provider 'tcp;ofi_rxm'
 RMAD_T_FLAVOR=dynamic run "dynamic windows, shm, 2 vnodes, 64k chunks" 2 \
-	reads --vnodes 2 --provider shm --set rdma_chunk=64k
+	both --vnodes 2 --provider shm --set rdma_chunk=64k
 done_testing
