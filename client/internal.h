@@ -102,6 +102,20 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 		  void *result, uint32_t dt, uint32_t op, uint64_t count);
 int rmad_peer_cas(struct win_peer *p, uint64_t off, const void *origin,
 		  const void *compare, void *result, uint32_t dt);
+/* One run of a derived op on a created or dynamic window (peer.c). */
+struct rmad_peer_run {
+	uint64_t off;			/* in the window */
+	uint64_t len;
+	const void *src;		/* data in (put, accumulate) or NULL */
+	void *dst;			/* data out (get, get_accumulate) */
+	uint32_t basic;
+};
+/* The n runs of one put, get or accumulate (opc) on a created or
+ * dynamic window, as rmad_peer_put/get/acc would do each, batched: a
+ * peer's memory in one process_vm_readv/writev per PEER_RUNS runs, an
+ * accumulate's runs under one acc_lock per batch. */
+int rmad_peer_runs(struct win_peer *p, uint16_t opc, uint32_t op,
+		   const struct rmad_peer_run *r, size_t n);
 
 /* Epochs of this process on one window (rma.c). */
 enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2, EPOCH_FENCE = 3,

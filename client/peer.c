@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -46,24 +47,33 @@
 #define ACC_SMALL_WAIT_NS (1000ull * 1000)
 #define ACC_CHUNK	4096		/* bytes combined per round */
 
+/* n pieces (l, r) of len bytes in all, between us and the peer */
+static int vm_iov(struct win_peer *p, const struct iovec *l,
+		  const struct iovec *r, unsigned long n, size_t len,
+		  int write)
+{
+	ssize_t got;
+
+	if (!len)
+		return 0;
+	got = write ? process_vm_writev(p->pid, l, n, r, n, 0) :
+		      process_vm_readv(p->pid, l, n, r, n, 0);
+	if (got == (ssize_t)len)
+		return 0;
+	rmad_warn("rank %d's window: cannot %s %zu bytes in process %d: %s",
+		  p->rank, write ? "write" : "read", len, (int)p->pid,
+		  got < 0 ? strerror(errno) : "short");
+	return got < 0 && errno == EPERM ? RMAD_ERR_PERM :
+	       got < 0 && errno == ESRCH ? RMAD_ERR_PROC_FAILED : RMAD_ERR_ARG;
+}
+
 static int vm_io(struct win_peer *p, uint64_t off, void *buf, size_t len,
 		 int write)
 {
 	struct iovec l = { buf, len };
 	struct iovec r = { (void *)(uintptr_t)(p->addr + off), len };
-	ssize_t n;
 
-	if (!len)
-		return 0;
-	n = write ? process_vm_writev(p->pid, &l, 1, &r, 1, 0) :
-		    process_vm_readv(p->pid, &l, 1, &r, 1, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	rmad_warn("rank %d's window: cannot %s %zu bytes in process %d: %s",
-		  p->rank, write ? "write" : "read", len, (int)p->pid,
-		  n < 0 ? strerror(errno) : "short");
-	return n < 0 && errno == EPERM ? RMAD_ERR_PERM :
-	       n < 0 && errno == ESRCH ? RMAD_ERR_PROC_FAILED : RMAD_ERR_ARG;
+	return vm_iov(p, &l, &r, 1, len, write);
 }
 
 /*
@@ -314,5 +324,159 @@ int rmad_peer_cas(struct win_peer *p, uint64_t off, const void *origin,
 	}
 	dyn_leave(p);
 	acc_unlock(p);
+	return err;
+}
+
+/*
+ * The runs of one derived op, in batches: at most PEER_RUNS runs (the
+ * kernel's iovec limit) and, for an accumulate, ACC_BATCH bytes, which
+ * it reads into cur, combines and writes back under one acc_lock (a
+ * created window's every accumulator takes it: atomic per element as
+ * rmad_peer_acc's).  One lock per batch rather than per run also lets
+ * the agent in between batches.
+ */
+#define PEER_RUNS	1024
+#define ACC_BATCH	(64 * 1024)
+/*
+ * A batch whose runs lie densely (their extent at most SPAN_DENSITY
+ * times their bytes, and SPAN_MAX) is read whole in one piece, the
+ * kernel's cost being per iovec far more than per byte; writes keep to
+ * the runs (the gaps are other origins' bytes).
+ */
+#define SPAN_DENSITY	4
+#define SPAN_MAX	(SPAN_DENSITY * ACC_BATCH)
+
+/* the batch's bytes read through its extent in span: 0, 1 when it is
+ * not dense enough, or RMAD_ERR_* */
+static int span_read(struct win_peer *p, const struct rmad_peer_run *r,
+		     size_t n, size_t bytes, uint8_t *span, uint8_t *cur)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int err;
+
+	for (size_t k = 0; k < n; k++) {
+		if (r[k].off < lo)
+			lo = r[k].off;
+		if (r[k].off + r[k].len > hi)
+			hi = r[k].off + r[k].len;
+	}
+	/* not on a dynamic window, whose gaps may be memory it did not
+	 * attach */
+	if (!span || p->dyn || hi <= lo ||
+	    hi - lo > SPAN_DENSITY * (uint64_t)bytes || hi - lo > SPAN_MAX)
+		return 1;
+	err = vm_io(p, lo, span, (size_t)(hi - lo), 0);
+	for (size_t k = 0, at = 0; k < n && !err; k++) {
+		memcpy(cur ? cur + at : r[k].dst, span + (r[k].off - lo),
+		       r[k].len);
+		at += r[k].len;
+	}
+	return err;
+}
+
+static int runs_batch(struct win_peer *p, uint16_t opc, uint32_t op,
+		      const struct rmad_peer_run *r, size_t n, uint8_t *cur,
+		      struct iovec *l, uint8_t *span)
+{
+	struct iovec *rv = l ? l + PEER_RUNS : NULL;
+	int acc = opc != RMAD_OPC_PUT && opc != RMAD_OPC_GET;
+	int wb = opc != RMAD_OPC_GET && (opc != RMAD_OPC_GACC ||
+					 op != RMAD_NO_OP);
+	size_t bytes = 0;
+	int err = acc ? acc_lock(p) : 0, rd = 1;
+
+	for (size_t k = 0; k < n && !err; k++)
+		err = dyn_enter(p, r[k].off, r[k].len);
+	for (size_t k = 0; k < n && !err; k++) {
+		uint8_t *here = p->base ? (uint8_t *)p->base + r[k].off : NULL;
+
+		if (!acc && here) {
+			if (opc == RMAD_OPC_PUT)
+				memcpy(here, r[k].src, r[k].len);
+			else
+				memcpy(r[k].dst, here, r[k].len);
+			continue;
+		}
+		if (acc && here) {
+			/* under acc_lock: plain loops where the type has them */
+			rmad_acc_apply_excl(here, r[k].src, r[k].dst,
+					    r[k].basic, op,
+					    r[k].len / rmad_dtype_size(r[k].basic));
+			continue;
+		}
+		l[k].iov_base = acc ? cur + bytes :
+				opc == RMAD_OPC_PUT ? (void *)r[k].src :
+						      r[k].dst;
+		l[k].iov_len = r[k].len;
+		rv[k].iov_base = (void *)(uintptr_t)(p->addr + r[k].off);
+		rv[k].iov_len = r[k].len;
+		bytes += r[k].len;
+	}
+	if (!err && !p->base && (acc || opc == RMAD_OPC_GET)) {
+		rd = span_read(p, r, n, bytes, span, acc ? cur : NULL);
+		if (rd < 0)
+			err = rd;
+	}
+	if (!err && !p->base) {
+		if (acc) {
+			if (rd == 1)
+				err = vm_iov(p, l, rv, n, bytes, 0);
+			for (size_t k = 0, at = 0; k < n && !err; k++) {
+				rmad_acc_apply_excl(cur + at, r[k].src,
+						    r[k].dst, r[k].basic, op,
+						    r[k].len /
+						    rmad_dtype_size(r[k].basic));
+				at += r[k].len;
+			}
+		}
+		if (!err && ((!acc && rd == 1) || (acc && wb)))
+			err = vm_iov(p, l, rv, n, bytes, wb);
+	}
+	dyn_leave(p);
+	if (acc)
+		acc_unlock(p);
+	return err;
+}
+
+int rmad_peer_runs(struct win_peer *p, uint16_t opc, uint32_t op,
+		   const struct rmad_peer_run *r, size_t n)
+{
+	int acc = opc != RMAD_OPC_PUT && opc != RMAD_OPC_GET;
+	struct iovec *iov = NULL;
+	uint8_t *cur = NULL, *span = NULL;
+	int err = 0;
+
+	if (!p->base &&
+	    (!(iov = malloc(2 * PEER_RUNS * sizeof(*iov))) ||
+	     (acc && !(cur = malloc(ACC_BATCH))))) {
+		free(iov);
+		return RMAD_ERR_NOMEM;
+	}
+	if (!p->base && opc != RMAD_OPC_PUT)
+		span = malloc(SPAN_MAX);	/* without: run by run */
+	for (size_t k = 0; k < n && !err;) {
+		size_t m = 0, bytes = 0;
+
+		/* a run larger than the batch goes alone, in pieces */
+		if (acc && !p->base && r[k].len > ACC_BATCH) {
+			err = rmad_peer_acc(p, r[k].off, r[k].src, r[k].dst,
+					    r[k].basic, op,
+					    r[k].len /
+					    rmad_dtype_size(r[k].basic));
+			k++;
+			continue;
+		}
+		while (k + m < n && m < PEER_RUNS &&
+		       (!acc || p->base ||
+			(r[k + m].len <= ACC_BATCH - bytes))) {
+			bytes += r[k + m].len;
+			m++;
+		}
+		err = runs_batch(p, opc, op, r + k, m, cur, iov, span);
+		k += m;
+	}
+	free(span);
+	free(cur);
+	free(iov);
 	return err;
 }

@@ -490,7 +490,27 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		err = RMAD_ERR_ARG;
 		goto out;
 	}
-	/* every check passed: now the pieces */
+	/* every check passed: now the pieces; a created or dynamic
+	 * window's in batches (one system call, one acc_lock for many) */
+	if (p && p->created) {
+		struct rmad_peer_run *pr = malloc(np * sizeof(*pr));
+
+		for (size_t k = 0; pr && k < np; k++) {
+			const struct piece *q = &ps[k];
+
+			pr[k] = (struct rmad_peer_run){
+				.off = (uint64_t)((int64_t)base + q->t),
+				.len = q->len,
+				.src = in ? (const uint8_t *)origin + q->o :
+					    NULL,
+				.dst = outb ? (uint8_t *)result + q->r : NULL,
+				.basic = q->basic,
+			};
+		}
+		err = pr ? rmad_peer_runs(p, opc, op, pr, np) : RMAD_ERR_NOMEM;
+		free(pr);
+		np = 0;		/* done */
+	}
 	for (size_t k = 0; k < np && !err; k++) {
 		const struct piece *q = &ps[k];
 		const uint8_t *src = in ? (const uint8_t *)origin + q->o : NULL;
