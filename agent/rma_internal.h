@@ -49,6 +49,9 @@ enum target_state {
 #define XFER_MAX	64	/* ... and in all */
 #define LOCKALL_BATCH	16
 #define RETRY_NS	(200 * 1000ull)
+/* a bulk accumulate's wait for small ones, before it applies with
+ * atomics instead: the agent does not stall its loop for a slow client */
+#define ACC_SMALL_WAIT_NS	(100ull * 1000)
 
 struct rma_ctx;
 
@@ -285,11 +288,11 @@ uint32_t ty_unit(const struct rma_op *op);
 /* Every chunk of op went out (or it failed): its slot may be reused. */
 void ty_sent(struct agent *a, struct rma_op *op);
 void ty_op_free(struct agent *a, struct rma_op *op);
-/* Apply a TYPED packet to member l: 0 or RMAD_ERR_*; *rlen result
- * bytes in res. */
+/* Apply a TYPED packet to member l, a chunk of at most max packed
+ * bytes: 0 or RMAD_ERR_*; *rlen result bytes in res. */
 int ty_apply(struct agent *a, struct win_local *l,
 	     const struct rmad_am_hdr *h, const uint8_t *pl, uint8_t *res,
-	     uint64_t *rlen);
+	     uint64_t *rlen, uint64_t max);
 void ty_node_dead(struct agent *a, int node);
 void ty_init(struct agent *a);
 void ty_fini(struct agent *a);
@@ -371,10 +374,11 @@ void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		  const uint8_t *data, struct agent_win *w);
 /* A get whose bytes the target's agent writes into the origin's memory
  * (rma_pull.c): checked again against the window now, then its
- * h->count elements read into buf (up to RMAD_AM_PULL_MAX bytes); 0 or
- * RMAD_ERR_*. */
+ * h->count elements read into buf (up to RMAD_AM_PULL_MAX bytes), or,
+ * with th (RMAD_AMF_TYPED), that many bytes of the packed stream of
+ * the cached type th names; 0 or RMAD_ERR_*. */
 int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
-		    uint8_t *buf);
+		    const struct rmad_am_typed *th, uint8_t *buf);
 void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 			   const uint8_t *pl, struct agent_win *w);
 void flush_request(struct agent *a, const struct rmad_am_hdr *h);

@@ -34,6 +34,15 @@
  * and, once they are placed (delivery complete), answers with an empty
  * RESP, after which the origin's agent copies them to the client.
  *
+ * An op with a derived target type (rma_type.c) moves its packed
+ * stream the same way, on every window flavor: the packet (flagged
+ * RMAD_AMF_TYPED too) carries the type's head (struct rmad_am_typed)
+ * before the chunk's name, chunks of an accumulate hold whole units,
+ * and the target applies what it read through its cached type, or
+ * packs a get's chunk through it.  The origin keeps the type's cache
+ * slot pinned until the op ends, not only until its chunks left: the
+ * target resolves the slot when it applies a chunk, after its read.
+ *
  * Order.  The target applies packets in arrival order, but a pulled
  * chunk after the packets that follow it; so, when the window orders
  * accumulates, the origin's agent sends no further accumulate to that
@@ -68,10 +77,13 @@
 
 #define PULL_BUFS	16
 #define PULL_QUEUE_MAX	4096
+/* a buffer holds a chunk, after a typed chunk's head (rd_done) */
+#define PULL_HEAD	sizeof(struct rmad_am_typed)
+#define PULL_BUF_LEN	(RMAD_AM_PULL_MAX + 4096)
 
 /* ---- origin side ---------------------------------------------------- */
 
-/* Bytes of one pulled chunk of elements of size es. */
+/* Bytes of one pulled chunk of elements (or, typed, units) of size es. */
 static uint64_t pull_room(struct agent *a, size_t es)
 {
 	uint64_t n = (uint64_t)a->p.rdma_chunk;
@@ -101,19 +113,23 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 	struct rma_op *op = &R->sh[i];
 	size_t es = rmad_dtype_size(op->dtype);
 	int err = es ? rma_bounce_init(a) : RMAD_ERR_TYPE;
-	uint64_t room = es ? pull_room(a, es) : 0;
+	uint64_t room = es ? pull_room(a, op->ty ? ty_unit(op) : es) : 0;
 	int get = op->opcode == RMAD_OPC_GET;
 
 	while (!err && op->sent < op->len) {
 		struct rma_xfer *x = R->xfree;
 		uint64_t n = op->len - op->sent;
 		struct rmad_am_pull pl;
+		/* typed: the cached type's head, then the chunk's name */
+		uint8_t body[sizeof(struct rmad_am_typed) + sizeof(pl)];
+		size_t head = op->ty ? ty_chunk_head(op, body) : 0;
 		void *src;
 		struct rmad_am_hdr h = {
 			.type = get ? RMAD_AM_RMA_GET :
 			       op->opcode == RMAD_OPC_PUT ? RMAD_AM_RMA_PUT :
 							    RMAD_AM_RMA_ACC,
-			.flags = RMAD_AMF_PULL | RMAD_AMF_ACK_REQ,
+			.flags = RMAD_AMF_PULL | RMAD_AMF_ACK_REQ |
+				 (op->ty ? RMAD_AMF_TYPED : 0),
 			.job = o->w->job->key,
 			.origin = o->rank,
 			.target = op->target,
@@ -155,7 +171,8 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		h.disp = op->tdisp + op->sent;
 		h.count = n / es;
 		h.seq = ((uint64_t)op->serial << 32) | i;
-		if (osend(a, o, t->node, &h, &pl, sizeof(pl))) {
+		memcpy(body + head, &pl, sizeof(pl));
+		if (osend(a, o, t->node, &h, body, head + sizeof(pl))) {
 			rmad_fabric_mr_close(x->mr);
 			x->mr = NULL;
 			agent_mem_drop(a, x->held);
@@ -291,6 +308,7 @@ struct pull_rd {
 	struct agent *a;
 	struct rmad_am_hdr h;		/* the request, a private copy */
 	struct rmad_am_pull p;
+	struct rmad_am_typed th;	/* RMAD_AMF_TYPED: the type's head */
 	struct pull_buf *b;
 	uint8_t dead;			/* its node died: forget it */
 };
@@ -298,7 +316,7 @@ struct pull_rd {
 static void buf_free(struct pull_buf *b)
 {
 	rmad_fabric_mr_close(b->mr);
-	munmap(b->buf, RMAD_AM_PULL_MAX);
+	munmap(b->buf, PULL_BUF_LEN);
 	free(b);
 }
 
@@ -313,16 +331,16 @@ static struct pull_buf *buf_get(struct agent *a)
 	}
 	if (R->npbuf >= PULL_BUFS || !(b = calloc(1, sizeof(*b))))
 		return NULL;
-	b->buf = mmap(NULL, RMAD_AM_PULL_MAX, PROT_READ | PROT_WRITE,
+	b->buf = mmap(NULL, PULL_BUF_LEN, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (b->buf == MAP_FAILED) {
 		free(b);
 		return NULL;
 	}
 	if (rmad_fabric_needs_local_mr(a->fab) &&
-	    rmad_fabric_mr_reg(a->fab, b->buf, RMAD_AM_PULL_MAX, 0, &b->mr,
+	    rmad_fabric_mr_reg(a->fab, b->buf, PULL_BUF_LEN, 0, &b->mr,
 			       NULL, NULL, &b->desc)) {
-		munmap(b->buf, RMAD_AM_PULL_MAX);
+		munmap(b->buf, PULL_BUF_LEN);
 		free(b);
 		return NULL;
 	}
@@ -385,12 +403,19 @@ static void rd_done(struct rmad_fabric_xfer *fx, int status)
 		a->st.get_pushes++;
 	} else {
 		struct rmad_am_hdr h = rd->h;
+		int typed = !!(h.flags & RMAD_AMF_TYPED);
 
 		/* the window may have gone while we read: look again */
 		j = agent_job_find(a, h.job);
 		w = j ? agent_win_by_key(a, j, h.wkey) : NULL;
 		h.flags &= (uint16_t)~RMAD_AMF_PULL;
 		h.payload_len = (uint32_t)(h.count * rmad_dtype_size(h.dtype));
+		/* typed: the type's head, then the bytes read after it, as
+		 * a TYPED packet carries them */
+		if (typed) {
+			memcpy(rd->b->buf, &rd->th, PULL_HEAD);
+			h.payload_len += (uint32_t)PULL_HEAD;
+		}
 		if (!w) {
 			refuse(a, &rd->h, RMAD_ERR_ARG);
 		} else {
@@ -414,15 +439,17 @@ static void pull_kick(struct agent *a)
 	while (R->pq_head) {
 		struct pull_rd *rd = R->pq_head;
 		uint64_t len = rd->h.count * rmad_dtype_size(rd->h.dtype);
-		int err;
+		int typed = !!(rd->h.flags & RMAD_AMF_TYPED), err;
 
 		if (!(rd->b = buf_get(a)))
 			return;		/* a read in flight ends first */
 		rd->fx.done = rd_done;
 		if (rd->h.type == RMAD_AM_RMA_GET) {
-			/* the window's bytes as they are now, written into
-			 * the origin's chunk */
-			err = read_pushed(a, &rd->h, (uint8_t *)rd->b->buf);
+			/* the window's bytes as they are now (packed through
+			 * a typed chunk's type), written into the origin's
+			 * chunk */
+			err = read_pushed(a, &rd->h, typed ? &rd->th : NULL,
+					  (uint8_t *)rd->b->buf);
 			if (!err)
 				err = rmad_fabric_write(a->fab,
 							(int)rd->h.src_node,
@@ -432,10 +459,13 @@ static void pull_kick(struct agent *a)
 							rd->p.raddr,
 							rd->p.key, &rd->fx);
 		} else {
+			/* after room for a typed chunk's head (rd_done) */
 			err = rmad_fabric_read(a->fab, (int)rd->h.src_node,
-					       rd->b->buf, (size_t)len,
-					       rd->b->desc, rd->p.raddr,
-					       rd->p.key, &rd->fx);
+					       rd->b->buf +
+					       (typed ? PULL_HEAD : 0),
+					       (size_t)len, rd->b->desc,
+					       rd->p.raddr, rd->p.key,
+					       &rd->fx);
 		}
 		if (err == 1) {
 			/* the provider is full: after its progress */
@@ -467,6 +497,8 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 	struct win_local *l = agent_win_local(w, h->target);
 	size_t es = rmad_dtype_size(h->dtype);
 	uint64_t len = h->count * es;
+	int typed = !!(h->flags & RMAD_AMF_TYPED);
+	size_t head = typed ? PULL_HEAD : 0;
 	int32_t st = 0;
 	struct pull_rd *rd;
 
@@ -474,10 +506,10 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 	    (h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT &&
 	     h->type != RMAD_AM_RMA_GET) ||
 	    (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL |
-			 RMAD_AMF_UNLOCK | RMAD_AMF_PSCW_DONE |
-			 RMAD_AMF_TYPED)) ||
+			 RMAD_AMF_UNLOCK | RMAD_AMF_PSCW_DONE)) ||
 	    !(h->flags & RMAD_AMF_ACK_REQ) ||
-	    h->payload_len != sizeof(struct rmad_am_pull) ||
+	    h->payload_len != head + sizeof(struct rmad_am_pull) ||
+	    (typed && h->dtype != RMAD_BYTE) ||
 	    h->src_node >= (uint32_t)rmad_fabric_nnodes(a->fab) ||
 	    h->src_node == (uint32_t)a->node)
 		st = RMAD_ERR_ARG;
@@ -486,12 +518,15 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 	else if (!es || !h->count || h->count > RMAD_AM_PULL_MAX ||
 		 len > RMAD_AM_PULL_MAX)
 		st = RMAD_ERR_TYPE;
-	else if (h->type == RMAD_AM_RMA_ACC &&
+	/* a typed chunk's op and footprint are its type's: checked as it
+	 * is applied (ty_apply) */
+	else if (!typed && h->type == RMAD_AM_RMA_ACC &&
 		 (st = rmad_op_check(h->dtype, h->op)) == 0 &&
 		 h->op == RMAD_NO_OP)
 		st = RMAD_ERR_OP;
-	else if (!st && (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
-			 h->disp > l->size || len > l->size - h->disp))
+	else if (!st && !typed &&
+		 (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
+		  h->disp > l->size || len > l->size - h->disp))
 		st = RMAD_ERR_DISP;
 	else if (!st && R->npq >= PULL_QUEUE_MAX)
 		st = RMAD_ERR_NOMEM;
@@ -503,7 +538,9 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 	}
 	rd->a = a;
 	rd->h = *h;
-	memcpy(&rd->p, pl, sizeof(rd->p));
+	if (typed)
+		memcpy(&rd->th, pl, sizeof(rd->th));
+	memcpy(&rd->p, (const uint8_t *)pl + head, sizeof(rd->p));
 	if (R->pq_tail)
 		R->pq_tail->next = rd;
 	else

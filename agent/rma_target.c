@@ -410,8 +410,12 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 		goto out;
 	}
 	if (h->flags & RMAD_AMF_TYPED) {
-		/* a chunk of a derived target type (rma_type.c) */
-		st = ty_apply(a, l, h, pl, res, &len);
+		/* a chunk of a derived target type (rma_type.c): up to
+		 * what one message carries, or a pulled chunk's room;
+		 * results land in res */
+		st = ty_apply(a, l, h, pl, res, &len,
+			      type == RMAD_AM_RMA_RESP || room < sizeof(res) ?
+			      sizeof(res) : room);
 		rmad_smp_mb();
 		goto out;
 	}
@@ -526,7 +530,7 @@ void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		  const uint8_t *data, struct agent_win *w)
 {
 	if ((h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT) ||
-	    (h->flags & (RMAD_AMF_TYPED | RMAD_AMF_PULL))) {
+	    (h->flags & RMAD_AMF_PULL)) {
 		answer(a, h, RMAD_AM_RMA_ACK, RMAD_ERR_ARG, 0, NULL, 0);
 		return;
 	}
@@ -534,7 +538,7 @@ void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 }
 
 int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
-		    uint8_t *buf)
+		    const struct rmad_am_typed *th, uint8_t *buf)
 {
 	struct agent_job *j = agent_job_find(a, h->job);
 	struct agent_win *w = j ? agent_win_by_key(a, j, h->wkey) : NULL;
@@ -543,8 +547,18 @@ int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
 
 	if (!l || (!l->created && !l->data))
 		return RMAD_ERR_RANK;
-	if (h->type != RMAD_AM_RMA_GET || !len || len > RMAD_AM_PULL_MAX)
+	if (h->type != RMAD_AM_RMA_GET || !len || len > RMAD_AM_PULL_MAX ||
+	    !th != !(h->flags & RMAD_AMF_TYPED))
 		return RMAD_ERR_ARG;
+	if (th) {
+		/* packed through the cached type, checked there */
+		struct rmad_am_hdr g = *h;
+		uint64_t rlen;
+
+		g.payload_len = sizeof(*th);
+		return ty_apply(a, l, &g, (const uint8_t *)th, buf, &rlen,
+				RMAD_AM_PULL_MAX);
+	}
 	/* again: the window may have gone or a region been detached while
 	 * the request waited for a buffer */
 	if (l->dynamic ? dyn_check(l, h->disp, len) != 0 :

@@ -40,6 +40,7 @@
 #include "jobs.h"
 #include "mem.h"
 #include "windows.h"
+#include "accword.h"
 #include "dtree.h"
 #include "dtype.h"
 #include "log.h"
@@ -206,6 +207,17 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 	op->ty = ty;
 	dtree_free(t);
 	a->st.typed_ops++;
+	/* large puts, accumulates and gets: chunks of the packed stream
+	 * that the target's agent reads, or writes for a get (rma_pull.c);
+	 * their slot stays pinned until the op ends, for the target
+	 * applies each one only once it has read it */
+	if ((op->opcode == RMAD_OPC_PUT || op->opcode == RMAD_OPC_ACC ||
+	     op->opcode == RMAD_OPC_GET) && a->fab &&
+	    a->p.rdma_threshold && op->len >= a->p.rdma_threshold &&
+	    rmad_fabric_has_rma(a->fab)) {
+		op->rdma = 1;
+		op->pull = 1;
+	}
 	return 0;
 bad:
 	dtree_free(t);
@@ -493,47 +505,32 @@ struct apply_ctx {
 	const uint8_t *src;		/* data in, or NULL */
 	uint8_t *res;			/* results out, or NULL */
 	uint64_t pos;			/* packed bytes done */
-	int st;
+	uint8_t *cur;			/* created: the runs' bytes, packed */
+	int bulk;			/* mapped: the bulk mode is on */
 };
 
+/* An accumulate's run: on the window's mapped memory (with atomics, or
+ * plain in the bulk mode), or on a created window's bytes read into
+ * cur, which go back afterwards. */
 static void apply_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
 {
 	struct apply_ctx *x = arg;
-	const struct rmad_am_hdr *h = x->h;
-	uint64_t addr = x->base + (uint64_t)off;
 	const uint8_t *src = x->src ? x->src + x->pos : NULL;
 	uint8_t *res = x->res ? x->res + x->pos : NULL;
 	uint64_t cnt = len / rmad_dtype_size(basic);
+	uint8_t *dst = x->cur ? x->cur + x->pos :
+		       (uint8_t *)x->l->data + x->base + (uint64_t)off;
 
 	x->pos += len;
-	if (x->st)
-		return;
-	if (x->l->created) {
-		struct rmad_am_hdr s = *h;
-
-		s.disp = addr;
-		s.dtype = (uint16_t)basic;
-		s.count = cnt;
-		x->st = created_apply(x->a, x->l, &s, src, res, len);
-		return;
-	}
-	{
-		uint8_t *dst = (uint8_t *)x->l->data + addr;
-
-		switch (h->type) {
-		case RMAD_AM_RMA_PUT:
-			memcpy(dst, src, len);
-			break;
-		case RMAD_AM_RMA_GET:
-			memcpy(res, dst, len);
-			break;
-		default:
-			mapped_acc_apply(x->a, x->l, dst, src, res, basic,
-					 h->op, cnt);
-			break;
-		}
-	}
+	if (x->cur || x->bulk)
+		rmad_acc_apply_excl(dst, src, res, basic, x->h->op, cnt);
+	else
+		rmad_acc_apply(dst, src, res, basic, x->h->op, cnt);
 }
+
+/* the runs of one chunk of a created window's accumulate (a pulled
+ * chunk's at most) */
+static uint8_t acc_cur[RMAD_AM_PULL_MAX] __attribute__((aligned(64)));
 
 /* A created window's put or get: the runs of a chunk in batches of
  * iovecs, one system call each */
@@ -575,12 +572,40 @@ static void iov_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
 	x->pos += len;
 }
 
+/* the extent of a chunk's runs */
+struct ext_ctx {
+	int64_t lo, hi;
+};
+
+static void ext_run(void *arg, int64_t off, uint64_t len, uint32_t basic)
+{
+	struct ext_ctx *e = arg;
+
+	(void)basic;
+	if (off < e->lo)
+		e->lo = off;
+	if (off + (int64_t)len > e->hi)
+		e->hi = off + (int64_t)len;
+}
+
+/*
+ * A read of a chunk whose runs lie densely (their extent at most
+ * SPAN_DENSITY times their bytes) takes their whole extent in one
+ * process_vm_readv, the kernel's cost being per iovec far more than
+ * per byte, and packs it here; the extent lies in the type's footprint,
+ * checked against the window.  Writes must not touch the gaps (other
+ * origins' bytes): they keep to the runs.
+ */
+#define SPAN_DENSITY	4
+static uint8_t span_buf[SPAN_DENSITY * RMAD_AM_PULL_MAX];
+
 static int created_copy(struct agent *a, struct win_local *l,
 			const struct dtree *t, const struct rmad_am_typed *th,
 			uint64_t pk, uint64_t len, int64_t lo, int64_t hi,
 			uint8_t *buf, int write)
 {
 	static struct iov_ctx x;
+	struct ext_ctx e = { INT64_MAX, INT64_MIN };
 	uint8_t *p = agent_mem_lookup(a, l->client,
 				      l->addr + th->base + (uint64_t)lo,
 				      (size_t)(hi - lo));
@@ -592,6 +617,20 @@ static int created_copy(struct agent *a, struct win_local *l,
 		else
 			dtree_pack(t, th->tcount, pk, pk + len, p - lo, buf);
 		return 0;
+	}
+	if (!write)
+		dtree_walk(t, th->tcount, pk, pk + len, ext_run, &e);
+	if (!write && e.hi > e.lo &&
+	    (uint64_t)(e.hi - e.lo) <= SPAN_DENSITY * len &&
+	    (uint64_t)(e.hi - e.lo) <= sizeof(span_buf)) {
+		int st = client_io(a, l->client,
+				   l->addr + th->base + (uint64_t)e.lo,
+				   span_buf, (size_t)(e.hi - e.lo), 0);
+
+		if (!st)
+			dtree_pack(t, th->tcount, pk, pk + len,
+				   span_buf - e.lo, buf);
+		return st;
 	}
 	x.a = a;
 	x.l = l;
@@ -608,12 +647,12 @@ static int created_copy(struct agent *a, struct win_local *l,
 
 int ty_apply(struct agent *a, struct win_local *l,
 	     const struct rmad_am_hdr *h, const uint8_t *pl, uint8_t *res,
-	     uint64_t *rlen)
+	     uint64_t *rlen, uint64_t max)
 {
 	struct rma_ctx *R = a->rma;
 	uint32_t n = (uint32_t)a->p.type_cache_entries;
 	struct rmad_am_typed th;
-	struct apply_ctx x = { a, l, h, 0, NULL, NULL, 0, 0 };
+	struct apply_ctx x = { a, l, h, 0, NULL, NULL, 0, NULL, 0 };
 	const struct dtree *t;
 	uint64_t len = h->count, dlen, pk, total;
 	int64_t lo, hi;
@@ -637,8 +676,7 @@ int ty_apply(struct agent *a, struct win_local *l,
 		return RMAD_ERR_ARG;
 	total = th.tcount * t->size;
 	pk = h->disp - th.base;
-	if (!len || len > RMAD_AM_MAX_PAYLOAD || pk > total ||
-	    len > total - pk)
+	if (!len || len > max || pk > total || len > total - pk)
 		return RMAD_ERR_ARG;
 	/* the whole footprint, in the window */
 	if (dtree_footprint(t, th.tcount, &lo, &hi) ||
@@ -684,19 +722,42 @@ int ty_apply(struct agent *a, struct win_local *l,
 		*rlen = in ? 0 : len;
 		return 0;
 	}
-	/* every accumulate under the accumulate lock (rma_target.c) */
-	if (acc && !l->created) {
-		int st = acc_lock(a, l);
+	/*
+	 * Every accumulate under the accumulate lock (rma_target.c), all of
+	 * the chunk's runs in one hold: on mapped memory in the bulk mode
+	 * when the chunk is large (accword.h; the runs' atomics otherwise),
+	 * on a created window read into acc_cur in batches of iovecs,
+	 * combined there, and written back the same way.
+	 */
+	{
+		uint64_t thr = (uint64_t)a->p.acc_bulk_threshold;
+		int st = len > sizeof(acc_cur) ? RMAD_ERR_ARG : acc_lock(a, l);
 
 		if (st)
 			return st;
-	}
-	dtree_walk(t, th.tcount, pk, pk + len, apply_run, &x);
-	if (acc && !l->created)
+		if (l->created) {
+			x.cur = acc_cur;
+			st = created_copy(a, l, t, &th, pk, len, lo, hi,
+					  acc_cur, 0);
+		} else if (thr && len >= thr) {
+			x.bulk = acc_bulk_begin(l->base,
+						(uint32_t)a->p.max_clients,
+						ACC_SMALL_WAIT_NS);
+		}
+		if (!st)
+			dtree_walk(t, th.tcount, pk, pk + len, apply_run, &x);
+		if (!st && l->created && x.src)	/* NO_OP only reads */
+			st = created_copy(a, l, t, &th, pk, len, lo, hi,
+					  acc_cur, 1);
+		if (x.bulk) {
+			acc_bulk_end(l->base);
+			a->st.acc_bulk++;
+		}
 		acc_unlock(l);
-	if (!x.st && x.res)
-		*rlen = len;
-	return x.st;
+		if (!st && x.res)
+			*rlen = len;
+		return st;
+	}
 }
 
 /* ------------------------------------------------------------- life */

@@ -179,9 +179,6 @@ void acc_unlock(struct win_local *l)
 	__atomic_store_n(&ctl->acc_lock, 0, __ATOMIC_RELEASE);
 }
 
-/* a bulk accumulate's wait for small ones, before it applies with
- * atomics instead: the agent does not stall its loop for a slow client */
-#define ACC_SMALL_WAIT_NS	(100ull * 1000)
 
 void mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
 		      const void *src, void *res, uint32_t dtype, uint32_t op,

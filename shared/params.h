@@ -250,8 +250,11 @@
 	  "not register), are read by the target's agent with fi_read " \
 	  "and combined or stored there, and gets from such a window " \
 	  "are written by it with fi_write into the origin's memory; " \
-	  "smaller ones, and all of them when it is 0, travel as "	\
-	  "active messages that the target's agent applies.")		\
+	  "puts, gets and accumulates with a derived target type of "	\
+	  "at least this many bytes move their packed stream the "	\
+	  "same way (read, or written for a get, by the target's "	\
+	  "agent); smaller ones, and all of them when it is 0, travel " \
+	  "as active messages that the target's agent applies.")	\
 	X(rdma_chunk, SIZE, "512k", 0, 4096, 1073741824,		\
 	  "Bytes of one fi_write/fi_read (of a read or write by the "	\
 	  "target's agent, at most 512k); a larger transfer is split "	\
