@@ -140,6 +140,9 @@ int acc_lock(struct agent *a, struct win_local *l)
 						RMAD_ACC_AGENT, 0,
 						__ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED)) {
+			if (n)
+				__atomic_store_n(&ctl->acc_want, 0,
+						 __ATOMIC_RELAXED);
 			l->acc_stuck = 0;
 			return 0;
 		}
@@ -147,6 +150,8 @@ int acc_lock(struct agent *a, struct win_local *l)
 		    !(v - 1 < (uint32_t)a->p.max_clients &&
 		      !a->cl[v - 1].registered))
 			return RMAD_ERR_SYNC;	/* still held: no wait */
+		if (!n)		/* the members let us in next */
+			__atomic_store_n(&ctl->acc_want, 1, __ATOMIC_RELEASE);
 		if (v != RMAD_ACC_AGENT && v - 1 < (uint32_t)a->p.max_clients &&
 		    !a->cl[v - 1].registered) {
 			/* its holder is gone (and its bulk, if it was in
@@ -165,6 +170,7 @@ int acc_lock(struct agent *a, struct win_local *l)
 				  "held by %#x for over %llu ms; ops refused "
 				  "while it stays held", l->rank, v,
 				  ACC_LOCK_NS / 1000000);
+			__atomic_store_n(&ctl->acc_want, 0, __ATOMIC_RELAXED);
 			l->acc_stuck = 1;
 			return RMAD_ERR_SYNC;
 		}

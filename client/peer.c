@@ -172,11 +172,23 @@ int rmad_peer_get(struct win_peer *p, uint64_t off, void *dst, size_t len)
 	return err;
 }
 
+/* how long a member lets the agent take acc_lock first (acc_want) */
+#define ACC_YIELD_NS	(1000ull * 1000)
+
 static int acc_lock(struct win_peer *p)
 {
 	uint32_t me = rmad_cl.slot + 1;
 	uint64_t t0 = 0;
 
+	if (__atomic_load_n(&p->ctl->acc_want, __ATOMIC_ACQUIRE)) {
+		/* the agent waits for the word: after it (a dead or stuck
+		 * agent's flag is ignored after a while) */
+		uint64_t t1 = rmad_now_ns();
+
+		while (__atomic_load_n(&p->ctl->acc_want, __ATOMIC_ACQUIRE) &&
+		       rmad_now_ns() - t1 < ACC_YIELD_NS)
+			sched_yield();
+	}
 	for (unsigned n = 0;; n++) {
 		uint32_t v = 0;
 

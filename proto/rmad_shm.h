@@ -386,7 +386,12 @@ struct rmad_win_ctl {
 	 * slot's acc_small count); a bulk scans the counts below it only.
 	 * Written by members: read once, bounded by max_clients */
 	uint32_t acc_small_hi;
-	uint32_t pad[4];
+	/* set by the agent while it waits for acc_lock, cleared once it
+	 * holds it: a member about to take the word lets it in first, for
+	 * a bounded while (client/peer.c), so that a client taking the
+	 * word over and over does not starve the agent */
+	uint32_t acc_want;
+	uint32_t pad[3];
 	/* bit i: the same-node member of local index i (its place among
 	 * the node's members of the window, by rank) posted to us */
 	uint32_t posted[RMAD_WIN_MAX_LOCAL / 32];

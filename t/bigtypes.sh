@@ -6,7 +6,11 @@
 # accumulates on the same elements with exact totals, and a struct of
 # mixed basic types; their packed streams move in chunks that the
 # target's agent reads or, for gets, writes (rma_pull.c), and walks
-# through its cached type (each rank reports the chunks).  Over shm and
+# through its cached type (each rank reports the chunks).  Then a
+# same-node rank's 16 MiB strided accumulate, applied by itself in
+# batches under the accumulate lock, against small ones from other
+# nodes that the target's agent applies between the batches: exact
+# totals, no op refused.  Over shm and
 # tcp;ofi_rxm, on allocated, created and dynamic windows, with chunks
 # smaller than the transfers, and with rdma_threshold = 0 (active
 # messages instead, nothing moved).

@@ -18,7 +18,14 @@
  *      rank, so large and small stayed atomic per element;
  *   4. the same SUM with a struct of an int32 and a double (mixed
  *      basic types: chunks of whole instances), resized so that the
- *      target's instances lie every second struct.
+ *      target's instances lie every second struct;
+ *   5. on rank 0's window only: a rank of rank 0's node accumulates
+ *      ones into every second int64 of NBIG (16 MiB) with one strided
+ *      op, twice, which it applies itself in some thousand batches
+ *      under the accumulate lock of a created window, while every rank
+ *      of another node accumulates small strided SUMs into the same
+ *      elements through rank 0's agent, which needs that lock between
+ *      the batches: every op succeeds, and the totals are exact.
  *
  * Each rank reports the chunks the targets read or wrote for it
  * (rmad_win_stats rdma_reads + rdma_writes) as "N chunks moved".  With
@@ -45,11 +52,118 @@ static int rank, size, fails;
 #define NSMALL	64			/* of them, per small accumulate */
 #define NACC	3
 #define NST	(12 * 1000)		/* structs per struct acc */
-
 struct pair {
 	int32_t i;
 	double d;
 };
+
+#define NBIG	(1 << 20)		/* int64s of step 5's big acc */
+#define BUSY_NS	(400ull * 1000 * 1000)	/* step 5's remote ranks */
+
+/* every rank's v, through an allocated window */
+static void allgather(int32_t v, int32_t *all)
+{
+	int32_t *b = NULL;
+	rmad_win_t g = RMAD_WIN_NULL;
+
+	OK(rmad_win_allocate((size_t)size * 4, 4, NULL, RMAD_GROUP_ALL, &b,
+			     &g));
+	OK(rmad_win_lock_all(0, g));
+	for (int r = 0; r < size; r++)
+		OK(rmad_put(&v, 1, RMAD_INT32, r, (size_t)rank, 1, RMAD_INT32,
+			    g));
+	OK(rmad_win_unlock_all(g));
+	rmad_barrier();
+	memcpy(all, b, (size_t)size * 4);
+	rmad_barrier();
+	OK(rmad_win_free(&g));
+}
+
+/* 5.: the same-node big accumulate against the agent's small ones */
+static void busy_lock(int rounds)
+{
+	int64_t *b = NULL, *ones = malloc(NBIG * sizeof(int64_t));
+	int32_t *nodes = malloc((size_t)size * 4);
+	int32_t *counts = malloc((size_t)size * 4);
+	rmad_datatype_t big = 0, small = 0;
+	rmad_win_t w = RMAD_WIN_NULL;
+	struct rmad_info in;
+	int local = -1, n = 0;
+	int64_t want_small = 0;
+
+	if (!ones || !nodes || !counts) {
+		CHECK(0, "step 5: no memory");
+		goto out;
+	}
+	rmad_get_info(&in);
+	allgather(in.node, nodes);
+	for (int r = 1; r < size && local < 0; r++)
+		if (nodes[r] == nodes[0])
+			local = r;
+	for (size_t k = 0; k < NBIG; k++)
+		ones[k] = 1;
+	OK(rmad_type_vector(NBIG / 2, 1, 2, RMAD_INT64, &big));
+	OK(rmad_type_commit(&big));
+	OK(rmad_type_vector(64, 1, 2, RMAD_INT64, &small));
+	OK(rmad_type_commit(&small));
+	OK(t_win_allocate(rank == 0 ? NBIG * sizeof(int64_t) : 8,
+			  sizeof(int64_t), NULL, RMAD_GROUP_ALL, &b, &w));
+	if (rank == 0 && b)
+		memset(b, 0, NBIG * sizeof(int64_t));
+	rmad_barrier();
+	if (w && rank == local) {
+		for (int r = 0; r < rounds; r++) {
+			OK(rmad_win_lock_all(0, w));
+			OK(rmad_accumulate(ones, NBIG / 2, RMAD_INT64, 0,
+					   T_D(w, 0, 0), 1, big, RMAD_SUM,
+					   w));
+			OK(rmad_win_unlock_all(w));
+		}
+	} else if (w && nodes[rank] != nodes[0]) {
+		double t0 = rmad_wtime();
+
+		OK(rmad_win_lock_all(0, w));
+		while (!fails && rmad_wtime() - t0 < BUSY_NS / 1e9) {
+			OK(rmad_accumulate(ones, 64, RMAD_INT64, 0,
+					   T_D(w, 0, 0), 1, small, RMAD_SUM,
+					   w));
+			OK(rmad_win_flush(0, w));
+			n++;
+		}
+		OK(rmad_win_unlock_all(w));
+	}
+	allgather(n, counts);
+	for (int r = 0; r < size; r++)
+		want_small += counts[r];
+	if (rank == 0 && b) {
+		size_t bad = NBIG;
+
+		rmad_win_sync(w);
+		for (size_t k = 0; k < NBIG && bad == NBIG; k++) {
+			int64_t want = k % 2 ? 0 :
+				       (local >= 0 ? rounds : 0) +
+				       (k / 2 < 64 ? want_small : 0);
+
+			if (b[k] != want)
+				bad = k;
+		}
+		CHECK(bad == NBIG, "a big same-node accumulate with %lld "
+		      "small remote ones: int64 %zu is %lld",
+		      (long long)want_small, bad,
+		      bad < NBIG ? (long long)b[bad] : 0LL);
+	}
+	rmad_barrier();
+out:
+	if (w)
+		OK(rmad_win_free(&w));
+	if (big)
+		rmad_type_free(&big);
+	if (small)
+		rmad_type_free(&small);
+	free(ones);
+	free(nodes);
+	free(counts);
+}
 
 static double val(int origin, int round, size_t k)
 {
@@ -237,6 +351,7 @@ int main(int argc, char **argv)
 		}
 		rmad_barrier();
 	}
+	busy_lock(2);
 	{
 		struct rmad_stats st;
 
