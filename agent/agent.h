@@ -88,6 +88,9 @@ struct agent_job {
 	int32_t map_filled;
 	int map_ready;
 	int joined;			/* our JOIN was sent */
+	int root;			/* the node collecting the map: 0, or
+					 * in a static mesh the lowest one up
+					 * when this agent heard of the job */
 	/* root only: collecting joins */
 	struct rmad_am_rank_run *jruns;
 	int32_t jnruns, jcap, jranks;
@@ -151,8 +154,12 @@ struct am_ctx {
 	uint8_t *heard, *sent;
 	uint64_t *last_rx, *last_tx;
 	uint32_t *errs_seen;		/* per node: fabric send errors */
-	uint8_t *dead;			/* per node: declared dead */
+	uint8_t *dead;			/* per node: declared dead (a static
+					 * mesh: not up) */
 	int ndead;
+	/* a static mesh (am.c): per node, our incarnation of what we hold
+	 * about it, and the one of its we took (0: none) */
+	uint64_t *mine, *theirs;
 	am_node_fn node_dead[AM_NODE_HOOKS];
 	int nnode_dead;
 	/* node-level aggregation: packets for one node gathered into one
@@ -260,6 +267,8 @@ struct agent {
 	int reload;
 	int embedded;			/* started by a client; idle exit */
 	int vnode;			/* -1: node's only agent */
+	int mesh;			/* a static mesh (mesh.c): nodes come
+					 * and go (am.c) */
 
 	/* session and files */
 	char session[64];

@@ -12,8 +12,11 @@
  * handler that sends to its own node (which comes back here at once)
  * does not overwrite the packet it is still reading.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
 
 #include "agent.h"
 #include "am.h"
@@ -33,13 +36,130 @@ static void on_ping(struct agent *a, const struct rmad_am_hdr *h,
 	am_send(a, (int)h->src_node, &r, NULL, 0);
 }
 
-/* Nothing to do: am_recv() noted that the node lives. */
+static void declare_dead(struct agent *a, int node, const char *why);
+static void mesh_heard(struct agent *a, int node, uint64_t m, uint64_t t);
+
+/* am_recv() noted that the node lives; in a static mesh a heartbeat
+ * also carries the incarnations (mesh_heard). */
 static void on_heartbeat(struct agent *a, const struct rmad_am_hdr *h,
 			 const void *payload)
 {
-	(void)a;
-	(void)h;
 	(void)payload;
+	if (a->mesh && (int)h->src_node != a->node)
+		mesh_heard(a, (int)h->src_node, h->seq, h->count);
+}
+
+/* ------------------------------------------------------ static mesh */
+
+/*
+ * A static mesh (mesh.c: agents that systemd starts, each on its own
+ * schedule) has nodes that come and go.  A node is up, or not (dead[]:
+ * never heard, or declared dead); sends to one that is not up fail as
+ * to a dead node, and its packets other than heartbeats are dropped.
+ * Each agent keeps, per peer, an incarnation of what it holds about
+ * that peer (mine: random, new whenever it drops that state) and the
+ * one of the peer's it took (theirs); every heartbeat carries both, the
+ * sender's mine and, as an echo, its theirs.  A peer is up once its
+ * heartbeat echoes our mine: both ends then hold fresh state about each
+ * other.  An up peer whose heartbeat brings another incarnation, or an
+ * echo that is not our mine, has restarted or dropped us: we drop it too
+ * (declare_dead) and shake hands anew, and so does a peer that we
+ * declared dead when it fell silent.  Heartbeats go to a node that is
+ * not up as well, one queued at most (tcp;ofi_rxm holds them until it
+ * can connect), and that node's queue keeps no sleep and no other
+ * node's sends waiting (rmad_fabric_set_down).
+ */
+static uint64_t mesh_inc(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = rmad_now_ns() ^ ((uint64_t)getpid() << 32);
+	return v ? v : 1;
+}
+
+/* A heartbeat to node, up or not: straight to the fabric. */
+static void hb_send(struct agent *a, int node)
+{
+	struct am_ctx *m = &a->am;
+	struct rmad_am_hdr h = {
+		.version = RMAD_WIRE_VERSION,
+		.type = RMAD_AM_HEARTBEAT,
+		.src_node = (uint32_t)a->node,
+		.seq = a->mesh ? m->mine[node] : 0,
+		.count = a->mesh ? m->theirs[node] : 0,
+	};
+
+	if (!a->mesh || !m->dead[node]) {
+		am_send(a, node, &h, NULL, 0);
+		m->sent[node] = 0;
+		return;
+	}
+	if (!a->fab)
+		return;
+	if (rmad_fabric_queued(a->fab, node)) {
+		rmad_fabric_knock(a->fab, node);	/* the one queued */
+		return;
+	}
+	a->st.pkts_sent[RMAD_AM_HEARTBEAT]++;
+	rmad_fabric_send(a->fab, node, &h, sizeof(h), NULL, 0);
+}
+
+static int mesh_start(struct agent *a)
+{
+	struct am_ctx *m = &a->am;
+	size_t n = (size_t)a->nnodes;
+
+	m->mine = calloc(n, sizeof(*m->mine));
+	m->theirs = calloc(n, sizeof(*m->theirs));
+	if (!m->mine || !m->theirs)
+		return RMAD_ERR_NOMEM;
+	for (int i = 0; i < a->nnodes; i++) {
+		m->mine[i] = mesh_inc();
+		if (i == a->node)
+			continue;
+		m->dead[i] = 1;		/* up once it answers */
+		m->ndead++;
+		m->last_tx[i] = 0;	/* a heartbeat at the first tick */
+		rmad_fabric_set_down(a->fab, i, 1);
+	}
+	return 0;
+}
+
+static void mesh_heard(struct agent *a, int node, uint64_t mi, uint64_t t)
+{
+	struct am_ctx *m = &a->am;
+
+	if (!mi)
+		return;		/* not a mesh agent's */
+	if (!m->dead[node]) {
+		if (mi == m->theirs[node] && t == m->mine[node])
+			return;
+		declare_dead(a, node, mi != m->theirs[node] ?
+			     "it restarted" : "it lost what it held about us");
+	}
+	m->theirs[node] = mi;
+	if (t != m->mine[node]) {
+		hb_send(a, node);	/* our echo: it can take us now */
+		return;
+	}
+	m->dead[node] = 0;
+	m->ndead--;
+	m->last_rx[node] = rmad_now_ns();
+	m->errs_seen[node] = rmad_fabric_send_errors(a->fab, node);
+	rmad_fabric_set_down(a->fab, node, 0);
+	rmad_info("node %d: up", node);
+	hb_send(a, node);	/* it may wait for our echo of its own */
+}
+
+int am_root(const struct agent *a)
+{
+	if (!a->mesh)
+		return 0;
+	for (int node = 0; node < a->nnodes; node++)
+		if (!a->am.dead[node])
+			return node;
+	return a->node;
 }
 
 void am_init(struct agent *a)
@@ -77,6 +197,8 @@ int am_start(struct agent *a)
 		return RMAD_ERR_NOMEM;
 	for (size_t i = 0; i < n; i++)
 		m->last_rx[i] = m->last_tx[i] = now;
+	if (a->mesh)
+		return mesh_start(a);
 	return 0;
 }
 
@@ -93,6 +215,9 @@ void am_fini(struct agent *a)
 	free(a->am.errs_seen);
 	free(a->am.heard);
 	free(a->am.sent);
+	free(a->am.mine);
+	free(a->am.theirs);
+	a->am.mine = a->am.theirs = NULL;
 	a->am.errs_seen = NULL;
 	a->am.heard = a->am.sent = NULL;
 	a->am.last_rx = a->am.last_tx = NULL;
@@ -111,23 +236,27 @@ int am_node_dead(const struct agent *a, int node)
 	       a->am.dead[node];
 }
 
-static void declare_dead(struct agent *a, int node, uint64_t silent_ns)
+static void declare_dead(struct agent *a, int node, const char *why)
 {
 	struct am_ctx *m = &a->am;
 
 	m->dead[node] = 1;
 	m->ndead++;
 	a->st.nodes_dead++;
-	rmad_warn("node %d: declared dead, its ranks failed: no sign of life "
-		  "for heartbeat_timeout_ms (%ld), or for two heartbeats "
-		  "after send errors (%llu ms counted)", node,
-		  a->p.heartbeat_timeout_ms,
-		  (unsigned long long)(silent_ns / 1000000));
-	if (a->fab)
+	rmad_warn("node %d: declared dead, its ranks failed: %s", node, why);
+	if (a->fab) {
 		rmad_fabric_drop_node(a->fab, node);
+		rmad_fabric_set_down(a->fab, node, a->mesh);
+	}
 	/* bottom up: jobs first, then the protocols that use them */
 	for (int k = 0; k < m->nnode_dead; k++)
 		m->node_dead[k](a, node);
+	/* a static mesh: what we held about it is gone; it must take our
+	 * new incarnation before it is up again (mesh_heard) */
+	if (a->mesh) {
+		m->mine[node] = mesh_inc();
+		m->theirs[node] = 0;
+	}
 }
 
 void am_tick(struct agent *a, uint64_t now)
@@ -140,8 +269,16 @@ void am_tick(struct agent *a, uint64_t now)
 	if (!m->dead || a->nnodes < 2 || !hb)
 		return;
 	for (int node = 0; node < a->nnodes; node++) {
-		if (node == a->node || m->dead[node])
+		if (node == a->node)
 			continue;
+		if (m->dead[node]) {
+			/* a static mesh: knock until it answers */
+			if (a->mesh && now - m->last_tx[node] >= hb) {
+				hb_send(a, node);
+				m->last_tx[node] = now;
+			}
+			continue;
+		}
 		if (m->heard[node]) {
 			m->heard[node] = 0;
 			m->last_rx[node] = now;
@@ -168,14 +305,20 @@ void am_tick(struct agent *a, uint64_t now)
 			}
 		}
 		if (now > m->last_rx[node] && now - m->last_rx[node] > limit) {
-			declare_dead(a, node, now - m->last_rx[node]);
+			char why[160];
+
+			snprintf(why, sizeof(why),
+				 "no sign of life for heartbeat_timeout_ms "
+				 "(%ld), or for two heartbeats after send "
+				 "errors (%llu ms counted)",
+				 a->p.heartbeat_timeout_ms,
+				 (unsigned long long)((now - m->last_rx[node]) /
+						      1000000));
+			declare_dead(a, node, why);
 			continue;
 		}
 		if (now - m->last_tx[node] >= hb) {
-			struct rmad_am_hdr h = { .type = RMAD_AM_HEARTBEAT };
-
-			am_send(a, node, &h, NULL, 0);
-			m->sent[node] = 0;
+			hb_send(a, node);
 			m->last_tx[node] = now;
 		}
 	}
@@ -395,16 +538,22 @@ void am_recv(void *arg, const void *msg, size_t len)
 		return;
 	}
 	if (a->am.dead) {
-		if (a->am.dead[h.src_node]) {
-			a->st.pkts_dropped++;	/* declared dead: stays so */
+		if (a->am.dead[h.src_node] &&
+		    !(a->mesh && h.type == RMAD_AM_HEARTBEAT)) {
+			/* declared dead: stays so (a static mesh: until it
+			 * is up again, heartbeats only) */
+			a->st.pkts_dropped++;
 			return;
 		}
-		a->am.heard[h.src_node] = 1;
+		if (!a->am.dead[h.src_node])
+			a->am.heard[h.src_node] = 1;
 	}
 	a->st.pkts_recv[h.type]++;
 	rmad_dbg("recv %u from node %u, %u bytes", h.type, h.src_node,
 		 h.payload_len);
-	agent_note_activity(a);
+	/* a heartbeat brings no work: an idle agent stays asleep */
+	if (h.type != RMAD_AM_HEARTBEAT)
+		agent_note_activity(a);
 	memcpy(pl, (const char *)msg + sizeof(h), h.payload_len);
 	if (h.type == RMAD_AM_BATCH) {
 		recv_batch(a, &h, (const uint8_t *)pl);

@@ -47,12 +47,21 @@ void am_recv(void *arg, const void *msg, size_t len);
  * nothing from us for heartbeat_ms and declares dead a node silent for
  * heartbeat_timeout_ms.  A dead node stays dead: its packets are
  * dropped, sends to it fail with RMAD_ERR_PROC_FAILED, and the hooks
- * that upper modules registered with am_on_node_dead() run once.
+ * that upper modules registered with am_on_node_dead() run once.  A
+ * heartbeat brings no work: it does not keep an idle agent spinning.
  */
 int am_start(struct agent *a);
 void am_fini(struct agent *a);
 void am_tick(struct agent *a, uint64_t now);
 void am_on_node_dead(struct agent *a, am_node_fn fn);
 int am_node_dead(const struct agent *a, int node);
+/*
+ * A static mesh (a->mesh, mesh.c) instead: every node starts down and
+ * is up once it answers our heartbeats with what we sent it; one that
+ * is declared dead (hooks as above) or restarts is up again after a new
+ * handshake (am.c, "static mesh").  am_root(): the node that collects a
+ * job's map: 0, or in a static mesh the lowest node up.
+ */
+int am_root(const struct agent *a);
 
 #endif

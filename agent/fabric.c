@@ -308,14 +308,27 @@ static int fab_enqueue(struct rmad_fabric *f, int node, const void *hdr,
 /*
  * Retry queued sends, node by node.  A node that runs out of send buffers
  * goes to the back of the line so that one busy peer cannot starve the
- * others; -FI_EAGAIN stops the round because the provider is full.
+ * others; -FI_EAGAIN stops the round because the provider is full,
+ * unless the node is down (rmad_fabric_set_down: the provider cannot
+ * connect to it), whose turn just ends; each node has one turn a round.
  */
 static void fab_flush(struct rmad_fabric *f)
 {
-	while (f->backlog_head >= 0 && f->free_send) {
+	int turns = 0;
+
+	for (int k = f->backlog_head; k >= 0; k = f->peers[k].next_backlog)
+		turns++;
+	while (turns-- > 0 && f->backlog_head >= 0 && f->free_send) {
 		int node = fab_backlog_pop(f);
 		struct fab_peer *p = &f->peers[node];
 		bool stalled = false;
+
+		if (p->down && !p->knock) {
+			/* each post tries to connect: only when knocked */
+			fab_backlog_add(f, node);
+			continue;
+		}
+		p->knock = false;
 
 		while (p->qhead && f->free_send) {
 			struct fab_qmsg *m = p->qhead;
@@ -339,7 +352,7 @@ static void fab_flush(struct rmad_fabric *f)
 		}
 		if (p->qhead)
 			fab_backlog_add(f, node);
-		if (stalled)
+		if (stalled && !p->down)
 			break;
 	}
 }
@@ -831,7 +844,7 @@ int rmad_fabric_trywait(struct rmad_fabric *f)
 	if (!f || f->wait_fd < 0)
 		return -1;
 	/* Queued work moves only when we poll; nothing would wake us. */
-	if (f->pending || f->repost)
+	if (rmad_fabric_busy(f))
 		return 1;
 	fids[0] = &f->cq->fid;
 	ret = fi_trywait(f->fabric, fids, 1);
@@ -845,6 +858,38 @@ int rmad_fabric_trywait(struct rmad_fabric *f)
 int rmad_fabric_pending(struct rmad_fabric *f)
 {
 	return f ? f->pending : 0;
+}
+
+int rmad_fabric_busy(struct rmad_fabric *f)
+{
+	if (!f)
+		return 0;
+	if (f->repost)
+		return 1;
+	/* a node that is down waits for its knock (the agent's tick) */
+	for (int k = f->pending ? f->backlog_head : -1; k >= 0;
+	     k = f->peers[k].next_backlog)
+		if (!f->peers[k].down)
+			return 1;
+	return 0;
+}
+
+int rmad_fabric_queued(struct rmad_fabric *f, int node)
+{
+	return f && node >= 0 && node < f->n && f->peers &&
+	       f->peers[node].qhead != NULL;
+}
+
+void rmad_fabric_set_down(struct rmad_fabric *f, int node, int down)
+{
+	if (f && node >= 0 && node < f->n && f->peers)
+		f->peers[node].down = down != 0;
+}
+
+void rmad_fabric_knock(struct rmad_fabric *f, int node)
+{
+	if (f && node >= 0 && node < f->n && f->peers)
+		f->peers[node].knock = true;
 }
 
 const char *rmad_fabric_provider(struct rmad_fabric *f)

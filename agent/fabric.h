@@ -83,6 +83,21 @@ int rmad_fabric_trywait(struct rmad_fabric *f);
 
 /* Sends queued here, not yet handed to the provider. */
 int rmad_fabric_pending(struct rmad_fabric *f);
+/* 1 if the next progress has work to do without a completion: sends
+ * queued for a node that is not down (rmad_fabric_set_down), receives
+ * to post again. */
+int rmad_fabric_busy(struct rmad_fabric *f);
+/* 1 if sends to node wait in our queue (the provider took none of them
+ * yet: over tcp;ofi_rxm, while it cannot connect to a node that is not
+ * up), else 0. */
+int rmad_fabric_queued(struct rmad_fabric *f, int node);
+/* Node is down (1) or up again (0): what waits for it is retried only
+ * when knocked (rmad_fabric_knock), and keeps neither the others'
+ * queued sends nor a sleep (rmad_fabric_trywait) waiting. */
+void rmad_fabric_set_down(struct rmad_fabric *f, int node, int down);
+/* A node that is down: try its queued sends at the next progress (once;
+ * over tcp;ofi_rxm every try is a connection attempt). */
+void rmad_fabric_knock(struct rmad_fabric *f, int node);
 
 /* Actual provider name, e.g. "shm" or "tcp;ofi_rxm". */
 const char *rmad_fabric_provider(struct rmad_fabric *f);

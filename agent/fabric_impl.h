@@ -80,6 +80,8 @@ struct fab_peer {
 	int next_backlog;	/* next node with queued sends, -1 = end */
 	bool in_backlog;
 	bool ring_due;		/* posted transfers: tell it if still open */
+	bool down;		/* not up (rmad_fabric_set_down) */
+	bool knock;		/* ... but its queue may be tried once */
 	uint32_t xfers;		/* transfers to it not yet complete */
 };
 

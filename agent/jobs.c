@@ -93,6 +93,7 @@ static struct agent_job *job_new(struct agent *a, const char *ns,
 		j->size = size;
 		j->local_size = local_size;
 		j->born_ns = rmad_now_ns();
+		j->root = am_root(a);
 		a->jb.bar_nwait[k] = 0;
 		return j;
 	}
@@ -151,8 +152,8 @@ void agent_job_put(struct agent *a, struct agent_job *j)
 {
 	if (--j->nlocal > 0)
 		return;
-	/* agent 0 keeps a job it still coordinates */
-	if (a->node == 0 && j->jranks > 0 && j->jranks < j->size &&
+	/* the root keeps a job it still coordinates */
+	if (j->root == a->node && j->jranks > 0 && j->jranks < j->size &&
 	    !j->failed)
 		return;
 	job_free(a, j);
@@ -270,7 +271,7 @@ void agent_job_client_joined(struct agent *a, struct agent_job *j)
 	j->joined = 1;
 	rmad_dbg("job %s: %d local ranks in %d runs, joining", j->nspace, k,
 		 n);
-	send_runs(a, 0, RMAD_AM_JOB_JOIN, j, runs, n);
+	send_runs(a, j->root, RMAD_AM_JOB_JOIN, j, runs, n);
 	free(ranks);
 	free(runs);
 }
@@ -310,6 +311,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 			return;
 		}
 		j->key = h->job;
+		j->root = a->node;
 	}
 	if (j->size != jp->size) {
 		rmad_warn("job %s: node %u says size %d, expected %d",
@@ -768,7 +770,9 @@ static void on_job(struct agent *a, const struct rmad_am_hdr *h,
 		return;
 	}
 	if (h->type == RMAD_AM_JOB_JOIN) {
-		if (a->node != 0) {
+		/* agent 0 collects maps; in a static mesh whichever node
+		 * the sender saw as the lowest one up */
+		if (a->node != 0 && !a->mesh) {
 			a->st.pkts_dropped++;
 			return;
 		}
@@ -826,7 +830,7 @@ static int job_on_node(const struct agent *a, const struct agent_job *j,
 		       int node)
 {
 	if (!j->map_ready)
-		return a->node == 0 || node == 0;
+		return a->node == j->root || node == j->root;
 	for (int32_t k = 0; k < j->map_runs; k++)
 		if ((int)j->map[k].node == node)
 			return 1;

@@ -38,6 +38,7 @@
 #include "completion.h"
 #include "jobs.h"
 #include "mem.h"
+#include "mesh.h"
 #include "pin.h"
 #include "schedule.h"
 #include "guard.h"
@@ -346,7 +347,13 @@ static int setup_mesh(struct agent *a, int use_pmix)
 		.am_recv_bufs = (int)a->p.am_recv_bufs,
 		.am_send_bufs = (int)a->p.am_send_bufs,
 	};
-	char addr[256];
+	struct rmad_mesh_cfg mc = {
+		.list = a->p.mesh,
+		.file = a->p.mesh_file,
+		.port = a->p.mesh_port,
+		.self = a->p.mesh_self,
+	};
+	char addr[256], host[64], port[16];
 	size_t alen = sizeof(addr);
 	int err;
 
@@ -358,15 +365,36 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	}
 	if (a->p.fabric_node[0])
 		fc.node = a->p.fabric_node;
+	if (rmad_mesh_configured(&mc)) {
+		/* a static mesh (mesh.c): our own entry is our address */
+		err = rmad_mesh_load(&mc, &a->boot, host, sizeof(host), port,
+				     sizeof(port));
+		if (err) {
+			rmad_err("the mesh of the configuration is unusable");
+			return err;
+		}
+		fc.node = host;
+		fc.service = port;
+		a->mesh = 1;
+	}
 	err = rmad_fabric_open(&fc, am_recv, a, &a->fab);
 	if (err) {
-		rmad_err("cannot open libfabric provider '%s'", a->p.provider);
+		rmad_err("cannot open libfabric provider '%s'%s%s%s",
+			 a->p.provider, a->mesh ? " on " : "",
+			 a->mesh ? host : "", a->mesh ? ":" : "");
 		return err;
 	}
 	err = rmad_fabric_getname(a->fab, addr, &alen);
 	if (err)
 		return err;
-	err = use_pmix ? rmad_boot_pmix(addr, alen, &a->boot) :
+	if (a->mesh && !rmad_mesh_check_self(&a->boot, addr, alen)) {
+		rmad_err("mesh: provider %s did not bind to %s:%s as an IPv4 "
+			 "socket address; a static mesh needs tcp;ofi_rxm",
+			 rmad_fabric_provider(a->fab), host, port);
+		return RMAD_ERR_FABRIC;
+	}
+	err = a->mesh ? 0 :
+	      use_pmix ? rmad_boot_pmix(addr, alen, &a->boot) :
 			 rmad_boot_single(addr, alen, &a->boot);
 	if (err) {
 		rmad_err("bootstrap of the agent mesh failed");
@@ -384,8 +412,10 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	 * only after fi_trywait said it may (agent_sleep), and idle_poll_us
 	 * still bounds the sleep, for the progress the fd does not signal.
 	 */
-	rmad_info("mesh: node %d of %d over %s", a->node, a->nnodes,
-		  rmad_fabric_provider(a->fab));
+	rmad_info("mesh: node %d of %d over %s%s", a->node, a->nnodes,
+		  rmad_fabric_provider(a->fab),
+		  a->mesh ? ", static (mesh): the others join as they come up"
+			  : "");
 	return 0;
 }
 
@@ -457,7 +487,7 @@ static int agent_sleep(struct agent *a)
 	 * flag.  Either we see its op, or it sees the flag and kicks us.
 	 */
 	rmad_smp_mb();
-	if (!agent_rings_empty(a) || (a->fab && rmad_fabric_pending(a->fab)) ||
+	if (!agent_rings_empty(a) || rmad_fabric_busy(a->fab) ||
 	    agent_rma_transfers(a)) {
 		uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 		return 0;
@@ -598,7 +628,9 @@ static void agent_run(struct agent *a)
 			caa_cpu_relax();
 			continue;
 		}
-		if (event_mode(a) ||
+		/* with no client, no next op to be quick for: an idle node
+		 * service (a static mesh's heartbeats) sleeps at once */
+		if (event_mode(a) || !a->nclients ||
 		    now - a->last_activity_ns >= (uint64_t)a->p.spin_us * 1000) {
 			/* an answer due finds us awake (answer_spin_us),
 			 * or sched_idle_poll's watch in agent_sleep, which

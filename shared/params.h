@@ -48,6 +48,22 @@
 	  "FI_SOURCE), e.g. 127.0.0.1 for virtual nodes over "		\
 	  "tcp;ofi_rxm, or this host's address on the cluster network. " \
 	  "Empty lets the provider choose; shm ignores it.")		\
+	X(mesh, STRING, "", 0, 0, 0,					\
+	  "The agents of a static mesh, for agents that no launcher "	\
+	  "starts (systemd): every node's agent as host[:port], comma " \
+	  "separated, in node order, the same list on every node, e.g. " \
+	  "\"n01,n02,n03\". Needs a provider with IPv4 socket "	\
+	  "addresses (tcp;ofi_rxm); the agent binds to its own entry. " \
+	  "Empty (and no mesh_file): this agent is a mesh of one.")	\
+	X(mesh_file, STRING, "", 0, 0, 0,				\
+	  "A file that lists the mesh instead, one host[:port] a line " \
+	  "(# starts a comment), for meshes too long for mesh.")	\
+	X(mesh_port, INT, "7281", 0, 1, 65535,				\
+	  "Port of the mesh entries that give none.")			\
+	X(mesh_self, INT, "-1", 0, -1, 65535,				\
+	  "This agent's entry in the mesh (0 is the first), or -1: the " \
+	  "one entry that is an address of this host. A host running " \
+	  "several agents of the mesh (virtual nodes) must set it.")	\
 	X(spin_us, INT, "20000", RMAD_P_RELOAD, 0, 60000000,		\
 	  "Microseconds the agent keeps polling its rings and the "	\
 	  "fabric after its last activity before it sleeps. Longer "	\

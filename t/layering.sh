@@ -19,7 +19,7 @@ layers=(
 	"agent"				# struct agent: the context structs
 	"stats"				# the statistics table and reports
 	"fabric_impl"			# the transport's state (a header)
-	"fabric boot pin sweep"		# libfabric, PMIx, hwloc, dead agents' files
+	"fabric boot mesh pin sweep"	# libfabric, PMIx, the static mesh, hwloc, dead agents' files
 	"fabric_rma"			# registrations, fi_write/fi_read
 	"bell"				# doorbells between one host's agents
 	"guard"				# the thread that raises a starved agent

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mesh.c - a static mesh of agents from the configuration, for agents
+ * that no launcher starts (systemd: rmad(8), LAUNCH MODES).
+ *
+ * mesh (a comma list) or mesh_file (one entry a line, # comments) names
+ * every node's agent as host[:port], in node order, the same list on
+ * every node; entries without a port take mesh_port.  Each entry is
+ * resolved here to an IPv4 socket address, which is what tcp;ofi_rxm's
+ * endpoints are named by, so the addresses need no exchange: entry i is
+ * node i, and this agent binds its endpoint to its own entry.  Its own
+ * entry is mesh_self, or the one entry whose address belongs to this
+ * host (a host that runs several agents of the mesh, as in tests, must
+ * say which with mesh_self).  Which nodes are up, and when one comes
+ * back, is am.c's business (heartbeats).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "rmad_abi.h"
+#include "log.h"
+#include "mesh.h"
+
+#define ENTRY_MAX	256	/* bytes of one host[:port] */
+
+int rmad_mesh_configured(const struct rmad_mesh_cfg *c)
+{
+	return c && ((c->list && c->list[0]) || (c->file && c->file[0]));
+}
+
+struct ents {
+	struct sockaddr_in *sa;
+	int n, cap;
+};
+
+/* One entry "host[:port]" (trimmed), resolved and appended. */
+static int add_entry(struct ents *e, const char *s, size_t len, long port,
+		     const char *where, int line)
+{
+	char host[ENTRY_MAX], serv[16];
+	struct addrinfo hints = { .ai_family = AF_INET,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res = NULL;
+	const char *colon;
+	size_t hl;
+	long p = port;
+	int rc;
+
+	while (len && (*s == ' ' || *s == '\t'))
+		s++, len--;
+	while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' ||
+		       s[len - 1] == '\r'))
+		len--;
+	if (!len)
+		return 0;	/* an empty entry */
+	if (len >= ENTRY_MAX) {
+		rmad_err("mesh: %s:%d: entry longer than %d bytes", where,
+			 line, ENTRY_MAX - 1);
+		return RMAD_ERR_ARG;
+	}
+	colon = memchr(s, ':', len);
+	hl = colon ? (size_t)(colon - s) : len;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	if (colon) {
+		char num[16], *end;
+		size_t nl = len - hl - 1;
+
+		if (!nl || nl >= sizeof(num)) {
+			rmad_err("mesh: %s:%d: bad port in '%.*s'", where,
+				 line, (int)len, s);
+			return RMAD_ERR_ARG;
+		}
+		memcpy(num, colon + 1, nl);
+		num[nl] = '\0';
+		errno = 0;
+		p = strtol(num, &end, 10);
+		if (errno || *end || p < 1 || p > 65535) {
+			rmad_err("mesh: %s:%d: bad port in '%.*s'", where,
+				 line, (int)len, s);
+			return RMAD_ERR_ARG;
+		}
+	}
+	if (!hl) {
+		rmad_err("mesh: %s:%d: no host in '%.*s'", where, line,
+			 (int)len, s);
+		return RMAD_ERR_ARG;
+	}
+	if (e->n >= RMAD_MESH_MAX) {
+		rmad_err("mesh: more than %d nodes", RMAD_MESH_MAX);
+		return RMAD_ERR_ARG;
+	}
+	snprintf(serv, sizeof(serv), "%ld", p);
+	rc = getaddrinfo(host, serv, &hints, &res);
+	if (rc || !res) {
+		rmad_err("mesh: %s:%d: cannot resolve '%s': %s", where, line,
+			 host, gai_strerror(rc));
+		return RMAD_ERR_ARG;
+	}
+	if (e->n == e->cap) {
+		int cap = e->cap ? 2 * e->cap : 16;
+		void *q = realloc(e->sa, sizeof(*e->sa) * (size_t)cap);
+
+		if (!q) {
+			freeaddrinfo(res);
+			return RMAD_ERR_NOMEM;
+		}
+		e->sa = q;
+		e->cap = cap;
+	}
+	memcpy(&e->sa[e->n], res->ai_addr, sizeof(*e->sa));
+	freeaddrinfo(res);
+	if (!e->sa[e->n].sin_addr.s_addr) {
+		rmad_err("mesh: %s:%d: '%s' is no address of a node", where,
+			 line, host);
+		return RMAD_ERR_ARG;
+	}
+	e->n++;
+	return 0;
+}
+
+static int read_list(struct ents *e, const char *list, long port)
+{
+	int line = 0;
+
+	for (const char *s = list; s && *s;) {
+		const char *c = strchr(s, ',');
+		size_t len = c ? (size_t)(c - s) : strlen(s);
+		int err = add_entry(e, s, len, port, "mesh", ++line);
+
+		if (err)
+			return err;
+		s = c ? c + 1 : s + len;
+	}
+	return 0;
+}
+
+static int read_file(struct ents *e, const char *path, long port)
+{
+	char buf[ENTRY_MAX + 2];
+	FILE *f = fopen(path, "r");
+	int line = 0, err = 0;
+
+	if (!f) {
+		rmad_err("mesh_file %s: %s", path, strerror(errno));
+		return RMAD_ERR_ARG;
+	}
+	while (!err && fgets(buf, sizeof(buf), f)) {
+		size_t len = strcspn(buf, "#\n");
+
+		line++;
+		if (!strchr(buf, '\n') && !feof(f)) {
+			rmad_err("mesh_file %s:%d: line too long", path, line);
+			err = RMAD_ERR_ARG;
+			break;
+		}
+		err = add_entry(e, buf, len, port, path, line);
+	}
+	fclose(f);
+	return err;
+}
+
+/* The one entry whose address is this host's, or -1 (logged). */
+static int find_self(const struct ents *e)
+{
+	struct ifaddrs *ifs = NULL;
+	int self = -1, many = 0;
+
+	if (getifaddrs(&ifs)) {
+		rmad_err("mesh: cannot list this host's addresses: %s",
+			 strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < e->n; i++) {
+		int mine = 0;
+
+		for (struct ifaddrs *x = ifs; x && !mine; x = x->ifa_next)
+			mine = x->ifa_addr && x->ifa_addr->sa_family == AF_INET &&
+			       ((struct sockaddr_in *)x->ifa_addr)->sin_addr.s_addr ==
+				       e->sa[i].sin_addr.s_addr;
+		if (!mine)
+			continue;
+		if (self >= 0)
+			many = 1;
+		else
+			self = i;
+	}
+	freeifaddrs(ifs);
+	if (many) {
+		rmad_err("mesh: several entries are addresses of this host; "
+			 "set mesh_self to this agent's");
+		return -1;
+	}
+	if (self < 0)
+		rmad_err("mesh: no entry is an address of this host; set "
+			 "mesh_self, or list this node");
+	return self;
+}
+
+int rmad_mesh_load(const struct rmad_mesh_cfg *c, struct rmad_boot *b,
+		   char *host, size_t hostlen, char *port, size_t portlen)
+{
+	struct ents e = { 0 };
+	int err;
+
+	if (!c || !b || !rmad_mesh_configured(c))
+		return RMAD_ERR_ARG;
+	memset(b, 0, sizeof(*b));
+	if (c->list && c->list[0] && c->file && c->file[0]) {
+		rmad_err("mesh: set mesh or mesh_file, not both");
+		return RMAD_ERR_ARG;
+	}
+	err = c->file && c->file[0] ? read_file(&e, c->file, c->port) :
+				      read_list(&e, c->list, c->port);
+	if (!err && !e.n) {
+		rmad_err("mesh: no node listed");
+		err = RMAD_ERR_ARG;
+	}
+	for (int i = 0; !err && i < e.n; i++)
+		for (int k = 0; k < i; k++)
+			if (e.sa[i].sin_addr.s_addr == e.sa[k].sin_addr.s_addr &&
+			    e.sa[i].sin_port == e.sa[k].sin_port) {
+				rmad_err("mesh: nodes %d and %d have the same "
+					 "address", k, i);
+				err = RMAD_ERR_ARG;
+				break;
+			}
+	if (!err) {
+		b->self = c->self >= 0 ? (int)c->self : find_self(&e);
+		if (b->self < 0)
+			err = RMAD_ERR_ARG;
+		else if (b->self >= e.n) {
+			rmad_err("mesh_self %d: the mesh has %d nodes",
+				 b->self, e.n);
+			err = RMAD_ERR_ARG;
+		}
+	}
+	if (err) {
+		free(e.sa);
+		memset(b, 0, sizeof(*b));
+		return err;
+	}
+	b->n = e.n;
+	b->addrs = e.sa;
+	b->addrlen = sizeof(*e.sa);
+	if (!inet_ntop(AF_INET, &e.sa[b->self].sin_addr, host,
+		       (socklen_t)hostlen))
+		host[0] = '\0';
+	snprintf(port, portlen, "%u", (unsigned)ntohs(e.sa[b->self].sin_port));
+	return 0;
+}
+
+int rmad_mesh_check_self(const struct rmad_boot *b, const void *addr,
+			 size_t len)
+{
+	const struct sockaddr_in *me, *got = addr;
+
+	if (!b || !b->addrs || len != sizeof(*got) ||
+	    got->sin_family != AF_INET)
+		return 0;
+	me = (const struct sockaddr_in *)b->addrs + b->self;
+	return got->sin_port == me->sin_port &&
+	       got->sin_addr.s_addr == me->sin_addr.s_addr;
+}

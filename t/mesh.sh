@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# mesh.sh - a static mesh of agents, as systemd starts them (rmad(8),
+# LAUNCH MODES 2): three agents on one host named by the mesh key
+# (127.0.0.1 and three ports, mesh_self telling each its entry; as
+# virtual nodes, so that ranks find theirs), started one after another
+# with no launcher.  Each comes up when it answers the others'
+# heartbeats; a job of 6 ranks spans all three (t/prog_rma: locks, puts,
+# gets, accumulates, a target that computes); one agent is killed, the
+# others declare it dead, and a job on the two left works; it is
+# started again, comes back up, and the job of 6 works again; another
+# hangs (SIGSTOP) until the others declare it dead, goes on (SIGCONT),
+# drops them in turn, shakes hands again, and the job works.  Then
+# the bad configurations: a list without this host, an unusable entry,
+# and a provider that cannot bind to a socket address (shm).
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+plan 16
+prog="$top_builddir/t/prog_rma"
+sess=mesh
+base=$((20000 + $$ % 20000))
+ports=($base $((base + 1)) $((base + 2)))
+mesh="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
+pids=()
+# agent K [LOGSUFFIX]: start node K of the mesh
+agent() {
+	start_agent "$sess" "$T_TMP/agent$1${2:-}.log" --vnodes 3 \
+		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
+		--set "mesh_self=$1" --set log_level=info
+	pids[$1]=$AGENT_PID
+}
+# ups K LOGSUFFIX N: agent K's log says N times that a node is up
+ups() { [ "$(grep -c ': node [0-9]*: up$' "$T_TMP/agent$1${2:-}.log")" -ge "$3" ]; }
+# job NP VNODES: a job of NP ranks on the first VNODES agents
+job() {
+	RMAD_SESSION=$sess RMAD_VNODES=$2 run_bounded 120 mpirun -np "$1" \
+		-x RMAD_SESSION -x RMAD_VNODES -x RMAD_RUNDIR -x RMAD_AGENT_PATH \
+		-x RMAD_CONF -x RMAD_SPIN_US "$prog" 2>&1
+}
+
+agent 0
+agent 1
+wait_for 'ups 0 "" 1 && ups 1 "" 1' 20
+ok $? "two agents of three: up to each other"
+sleep 1
+agent 2
+wait_for 'ups 0 "" 2 && ups 1 "" 2 && ups 2 "" 2' 20
+ok $? "the third, started later: up with both"
+[ "$(cat "$T_TMP"/agent[012].log | grep -c 'declared dead')" -eq 0 ]
+ok $? "no node declared dead while the mesh came up"
+
+out=$(job 6 3)
+ranks_ok "a job of 6 ranks on the 3 agents" 6 "$out" $? ": ok (node"
+
+kill -KILL "${pids[2]}"
+wait_for 'grep -q "node 2: declared dead" "$T_TMP/agent0.log" &&
+	grep -q "node 2: declared dead" "$T_TMP/agent1.log"' 10
+ok $? "agent 2 killed: the others declare node 2 dead"
+"$RMAD" --session "$sess" --sweep >/dev/null 2>&1
+out=$(job 4 2)
+ranks_ok "a job of 4 ranks on the two agents left" 4 "$out" $? ": ok (node"
+
+agent 2 .again
+wait_for 'ups 0 "" 3 && ups 1 "" 3 && ups 2 .again 2' 20
+ok $? "agent 2 started again: up with both, and they with it"
+out=$(job 6 3)
+ranks_ok "a job of 6 ranks on the 3 agents again" 6 "$out" $? ": ok (node"
+
+# agent 1 hangs past heartbeat_timeout_ms and then goes on: the others
+# declared it dead, it learns so from their heartbeats, drops them too,
+# and all shake hands anew
+kill -STOP "${pids[1]}"
+wait_for 'grep -q "node 1: declared dead" "$T_TMP/agent0.log" &&
+	grep -q "node 1: declared dead" "$T_TMP/agent2.again.log"' 10
+kill -CONT "${pids[1]}"
+wait_for 'ups 0 "" 4 && ups 2 .again 3 && ups 1 "" 4' 20
+st=$?
+ok $st "agent 1 hung, declared dead, went on: it drops the others too, and all are up again"
+[ $st -eq 0 ] || diag "$(grep -h 'node [0-9]*:' "$T_TMP"/agent*.log)"
+out=$(job 6 3)
+ranks_ok "a job of 6 ranks on the 3 agents after the hang" 6 "$out" $? ": ok (node"
+for k in 0 1 2; do
+	kill -TERM "${pids[$k]}"
+done
+wait_for '! kill -0 ${pids[0]} 2>/dev/null && ! kill -0 ${pids[1]} 2>/dev/null && ! kill -0 ${pids[2]} 2>/dev/null' 10
+ok $? "the three agents stop on SIGTERM"
+
+# bad configurations fail at start, saying why
+# documentation addresses (RFC 5737), unless this host has one of them
+far=198.51.100.1,203.0.113.1
+if ip -4 addr 2>/dev/null | grep -qE 'inet (198\.51\.100\.1|203\.0\.113\.1)/'; then
+	ok 0 "# SKIP this host has $far"
+else
+	out=$(run_bounded 20 "$RMAD" --foreground --session meshbad1 \
+		--set "provider=tcp;ofi_rxm" --set "mesh=$far" 2>&1)
+	rc=$?
+	[ "$rc" -ne 0 ] && echo "$out" | grep -q "no entry is an address of this host"
+	ok $? "a mesh that does not list this host: refused (rc $rc)"
+fi
+out=$(run_bounded 20 "$RMAD" --foreground --session meshbad2 \
+	--set "provider=tcp;ofi_rxm" --set "mesh=127.0.0.1:99999" 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$out" | grep -q "bad port"
+ok $? "a bad entry: refused (rc $rc)"
+out=$(run_bounded 20 "$RMAD" --foreground --session meshbad3 \
+	--set "provider=tcp;ofi_rxm" --set "mesh=127.0.0.1,127.0.0.1" 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$out" | grep -q "same address"
+ok $? "two entries with one address: refused (rc $rc)"
+out=$(run_bounded 20 "$RMAD" --foreground --session meshbad4 \
+	--set provider=shm --set "mesh=127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}" \
+	--set mesh_self=0 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$out" | grep -q "needs tcp;ofi_rxm"
+ok $? "shm, which has no socket addresses: refused (rc $rc)"
+"$RMAD" --sweep >/dev/null 2>&1
+ok_clean
+done_testing
