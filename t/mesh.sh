@@ -11,20 +11,28 @@
 # started again, comes back up, and the job of 6 works again; another
 # hangs (SIGSTOP) until the others declare it dead, goes on (SIGCONT),
 # drops them in turn, shakes hands again, and the job works.  Then
-# the bad configurations: a list without this host, an unusable entry,
-# and a provider that cannot bind to a socket address (shm).
+# the bad configurations: a list without this host, an unusable entry
+# (in the list, and in a mesh_file, which node 2 reads its list from),
+# two entries with one address, and a provider that cannot bind to a
+# socket address (shm).
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 16
+plan 17
 prog="$top_builddir/t/prog_rma"
 sess=mesh
 base=$((20000 + $$ % 20000))
 ports=($base $((base + 1)) $((base + 2)))
 mesh="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
+# node 2 reads the same list from a file, with comments and a blank
+printf '# the test mesh\n127.0.0.1:%s\n  127.0.0.1:%s   # node 1\n\n127.0.0.1:%s\n' \
+	"${ports[@]}" >"$T_TMP/mesh.list"
 pids=()
 # agent K [LOGSUFFIX]: start node K of the mesh
 agent() {
+	local m=(--set "mesh=$mesh")
+
+	[ "$1" -eq 2 ] && m=(--set "mesh_file=$T_TMP/mesh.list")
 	start_agent "$sess" "$T_TMP/agent$1${2:-}.log" --vnodes 3 \
-		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
+		--set "provider=tcp;ofi_rxm" "${m[@]}" \
 		--set "mesh_self=$1" --set log_level=info
 	pids[$1]=$AGENT_PID
 }
@@ -101,6 +109,12 @@ out=$(run_bounded 20 "$RMAD" --foreground --session meshbad2 \
 rc=$?
 [ "$rc" -ne 0 ] && echo "$out" | grep -q "bad port"
 ok $? "a bad entry: refused (rc $rc)"
+printf '127.0.0.1:%s\n127.0.0.1:x\n' "${ports[0]}" >"$T_TMP/bad.list"
+out=$(run_bounded 20 "$RMAD" --foreground --session meshbad5 \
+	--set "provider=tcp;ofi_rxm" --set "mesh_file=$T_TMP/bad.list" 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && echo "$out" | grep -q "bad.list:2: bad port"
+ok $? "a bad line of a mesh_file: refused, naming it (rc $rc)"
 out=$(run_bounded 20 "$RMAD" --foreground --session meshbad3 \
 	--set "provider=tcp;ofi_rxm" --set "mesh=127.0.0.1,127.0.0.1" 2>&1)
 rc=$?
