@@ -95,7 +95,7 @@ static void test_table(void)
 {
 	int n = rmad_params_count(), dup = 0;
 
-	ok(n == 46, "46 keys in the table (%d)", n);
+	ok(n == 50, "50 keys in the table (%d)", n);
 	ok(n == RMAD_NPARAMS, "count matches RMAD_NPARAMS");
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
@@ -227,6 +227,9 @@ static void test_types(void)
 	bad("staging_size", "18014398509481984k");
 	bad("am_buf_size", "1023");
 	bad("am_buf_size", "2m");
+	bad("mesh_port", "0");
+	bad("mesh_port", "65536");
+	bad("mesh_self", "-2");
 
 	/* STRING */
 	memset(longstr, 'x', 255);
