@@ -240,11 +240,14 @@ struct job_hooks {
 };
 
 /* main.c: the command line, and the "one agent per place" lock. */
+enum { PRINT_RUN_DIR = 1, PRINT_RANK_CPUS = 2, PRINT_VNODE_CORES = 4 };
 struct main_ctx {
 	char **set_args;		/* --set KEY=VALUE, applied again on
 					 * every reload */
 	int nset_args;
 	int rank_cpus_agents;		/* --print-rank-cpus K */
+	int vnode_cores_nodes;		/* --print-vnode-cores K */
+	unsigned prints;		/* PRINT_*: what to print and exit */
 	int lock_fd;			/* see take_agent_lock() */
 	char pid_path[PATH_MAX];	/* agent[-K].pid, once written */
 	uint64_t last_stats;		/* stats_interval_ms: last logged */

@@ -109,6 +109,8 @@ RMAD_SYSCONFDIR "/rmad/rmad.conf,\n"
 "                          this host are pinned (\"\" if none) and exit\n"
 "      --print-vnode-cores K  print the cores of each of K virtual nodes\n"
 "                          of a host with none to spare and exit\n"
+"                          (the --print options combine: one line each,\n"
+"                          in the order above)\n"
 "  -V, --version           print the version and exit\n"
 "  -h, --help              this text\n");
 }
@@ -718,18 +720,21 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 			*show = optarg ? optarg : "text";
 			break;
 		case 'D':
-			*show = "run-dir";
+			a->m.prints |= PRINT_RUN_DIR;
+			*show = "print";
 			break;
 		case 'W':
 			*show = "sweep";
 			break;
 		case 'R':
 			a->m.rank_cpus_agents = atoi(optarg);
-			*show = "rank-cpus";
+			a->m.prints |= PRINT_RANK_CPUS;
+			*show = "print";
 			break;
 		case 'Y':
-			a->m.rank_cpus_agents = atoi(optarg);
-			*show = "vnode-cores";
+			a->m.vnode_cores_nodes = atoi(optarg);
+			a->m.prints |= PRINT_VNODE_CORES;
+			*show = "print";
 			break;
 		case 'O': {
 			char *end;
@@ -764,6 +769,48 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
 	return 0;
 }
 
+/*
+ * --print-run-dir, --print-rank-cpus K, --print-vnode-cores K: one line
+ * each, in that order, however many of them were given, so that a
+ * launcher learns all three in one start of this binary (libfabric's
+ * psm provider alone spends 100-200 ms of every start calibrating a
+ * clock).  A line that cannot be worked out is printed empty and makes
+ * the exit status 2.
+ */
+static int print_launch(struct agent *a)
+{
+	char buf[PATH_MAX > 4096 ? PATH_MAX : 4096];
+	int rc = 0;
+
+	if (a->m.prints & PRINT_RUN_DIR) {
+		if (rmad_session_dir(a->p.rundir, a->session, buf,
+				     sizeof(buf))) {
+			buf[0] = '\0';
+			rc = 2;
+		}
+		printf("%s\n", buf);
+	}
+	if (a->m.prints & PRINT_RANK_CPUS) {
+		if (a->m.rank_cpus_agents < 1 ||
+		    agent_rank_cpus(&a->p, a->m.rank_cpus_agents, buf,
+				    sizeof(buf))) {
+			buf[0] = '\0';
+			rc = 2;
+		}
+		printf("%s\n", buf);
+	}
+	if (a->m.prints & PRINT_VNODE_CORES) {
+		if (a->m.vnode_cores_nodes < 1 ||
+		    agent_vnode_cores(&a->p, a->m.vnode_cores_nodes, buf,
+				      sizeof(buf))) {
+			buf[0] = '\0';
+			rc = 2;
+		}
+		printf("%s\n", buf);
+	}
+	return rc;
+}
+
 static int show_config(struct agent *a, const char *fmt)
 {
 	static const struct {
@@ -776,28 +823,8 @@ static int show_config(struct agent *a, const char *fmt)
 		{ "json", RMAD_PARAMS_FMT_JSON },
 	};
 
-	if (!strcmp(fmt, "rank-cpus") || !strcmp(fmt, "vnode-cores")) {
-		char cpus[4096];
-
-		if (a->m.rank_cpus_agents < 1 ||
-		    (!strcmp(fmt, "rank-cpus") ?
-		     agent_rank_cpus(&a->p, a->m.rank_cpus_agents, cpus,
-				     sizeof(cpus)) :
-		     agent_vnode_cores(&a->p, a->m.rank_cpus_agents, cpus,
-				       sizeof(cpus))))
-			return 2;
-		printf("%s\n", cpus);
-		return 0;
-	}
-	if (!strcmp(fmt, "run-dir")) {
-		char sdir[PATH_MAX];
-
-		if (rmad_session_dir(a->p.rundir, a->session, sdir,
-				     sizeof(sdir)))
-			return 2;
-		printf("%s\n", sdir);
-		return 0;
-	}
+	if (!strcmp(fmt, "print") && a->m.prints)
+		return print_launch(a);
 	if (!strcmp(fmt, "sweep")) {
 		char sdir[PATH_MAX], *slash;
 

@@ -240,6 +240,7 @@ static_assert(RMAD_AM_RMA_RESP - RMAD_AM_RMA_LOCK == RMAD_PKT_RESP &&
 struct rma_ctx {
 	struct rma_op *sh;		/* by op index */
 	uint32_t nsh;
+	uint32_t nty;			/* ops of sh with a ty (rma_type.c) */
 	uint32_t serials;
 	struct rma_target *tmem, *tfree;	/* global target pool */
 	struct lock_ent *lmem, *lfree;	/* lock entries */

@@ -205,6 +205,7 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 	ty->slot = -1;
 	ty->pinned = 0;
 	op->ty = ty;
+	a->rma->nty++;
 	dtree_free(t);
 	a->st.typed_ops++;
 	/* large puts, accumulates and gets: chunks of the packed stream
@@ -392,6 +393,7 @@ void ty_op_free(struct agent *a, struct rma_op *op)
 	unpin(a, op->ty);
 	free(op->ty);
 	op->ty = NULL;
+	a->rma->nty--;
 }
 
 /* ------------------------------------------------------------ target */
@@ -806,7 +808,9 @@ void ty_fini(struct agent *a)
 {
 	struct rma_ctx *R = a->rma;
 
-	for (uint32_t k = 0; R->sh && k < R->nsh; k++)
+	/* only while typed ops are left: the op array is large and
+	 * mostly never touched (a read of each page took 150 ms) */
+	for (uint32_t k = 0; R->sh && R->nty && k < R->nsh; k++)
 		ty_op_free(a, &R->sh[k]);
 	for (int i = 0; R->typ && i < a->nnodes; i++) {
 		ty_node_dead(a, i);

@@ -10,7 +10,8 @@
 # after), where every rank of a node has a core; otherwise they float.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 plan 21
-count_agents() { pgrep -f -- "--foreground --session $1( |\$)" | wc -l; }
+# the agents themselves, not mpirun, whose command line holds theirs
+count_agents() { pgrep -f -- "^[^ ]*/rmad --foreground --session $1( |\$)" | wc -l; }
 
 out=$(run_bounded 90 "$RMAD_RUN" -q --vnodes 2 --session rr1 -np 4 \
 	"$top_builddir/examples/hello" 2>&1)
