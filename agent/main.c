@@ -1094,6 +1094,8 @@ int main(int argc, char **argv)
 	sd_notify_ready();
 	agent_run(a);
 	rmad_info("stopping");
+	if (a->p.stats_interval_ms > 0)
+		log_stats(a);	/* what the last interval counted */
 	agent_cleanup(a);
 	return 0;
 fail:

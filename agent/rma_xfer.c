@@ -121,10 +121,12 @@ int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
  * accumulates of a created window and those on types wider than 8 bytes
  * on any window: the agent holds it for one operation's read, combine
  * and write back.  A client holds it as briefly; one that died holding it
- * is passed over.  One that keeps it for ACC_LOCK_NS fails the op rather
- * than stall the agent, and the member is marked (acc_stuck): its next
- * ops fail at once while the word stays held, so a client that keeps the
- * word costs the node's agent ACC_LOCK_NS once, not per op.
+ * is passed over.  After a short spin the agent sleeps between tries,
+ * so that a holder on its core runs.  One that keeps it for ACC_LOCK_NS
+ * fails the op rather than stall the agent, and the member is marked
+ * (acc_stuck): its next ops fail at once while the word stays held, so a
+ * client that keeps the word costs the node's agent ACC_LOCK_NS once,
+ * not per op.
  */
 #define ACC_LOCK_NS	(100ull * 1000 * 1000)
 
@@ -174,7 +176,18 @@ int acc_lock(struct agent *a, struct win_local *l)
 			l->acc_stuck = 1;
 			return RMAD_ERR_SYNC;
 		}
-		agent_yield(a);
+		if (n < 64) {
+			agent_yield(a);
+		} else {
+			/* a sleep, whatever our class: the holder may be a
+			 * client of our core that sched_yield() under
+			 * nice -20 lets run for next to nothing (seen: a
+			 * live client's 64 KiB batch held past 100 ms on
+			 * two loaded cores) */
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
 	}
 }
 

@@ -297,8 +297,8 @@
 	  "How long a client keeps trying to reach (or start) its "	\
 	  "agent before rmad_init fails with RMAD_ERR_AGENT.")		\
 	X(stats_interval_ms, INT, "0", RMAD_P_RELOAD, 0, 3600000,	\
-	  "Log agent statistics this often, in milliseconds; 0 means "	\
-	  "never.")
+	  "Log agent statistics this often, in milliseconds, and "	\
+	  "once more as the agent stops; 0 means never.")
 
 /* Field types, by TYPE token. */
 #define RMAD_P_CTYPE_BOOL(n)	int n
