@@ -500,19 +500,23 @@ static inline int agent_answer_due(const struct agent *a, uint64_t now)
 
 /*
  * Wait a moment for another process: sched_yield() under SCHED_OTHER;
- * a short sleep under SCHED_FIFO (rt_priority), where sched_yield()
- * gives the core to no process of the normal class, such as the client
- * that holds what we wait for.
+ * a short sleep (agent_nap) under SCHED_FIFO (rt_priority), where
+ * sched_yield() gives the core to no process of the normal class, such
+ * as the client that holds what we wait for.
  */
+static inline void agent_nap(void)
+{
+	struct timespec ts = { 0, 20000 };
+
+	nanosleep(&ts, NULL);
+}
+
 static inline void agent_yield(const struct agent *a)
 {
-	if (a->rt || __atomic_load_n(&a->raised, __ATOMIC_RELAXED)) {
-		struct timespec ts = { 0, 20000 };
-
-		nanosleep(&ts, NULL);
-	} else {
+	if (a->rt || __atomic_load_n(&a->raised, __ATOMIC_RELAXED))
+		agent_nap();
+	else
 		sched_yield();
-	}
 }
 
 #endif

@@ -176,18 +176,14 @@ int acc_lock(struct agent *a, struct win_local *l)
 			l->acc_stuck = 1;
 			return RMAD_ERR_SYNC;
 		}
-		if (n < 64) {
+		/* then a sleep, whatever our class: the holder may be a
+		 * client of our core that sched_yield() under nice -20 lets
+		 * run for next to nothing (seen: a live client's 64 KiB
+		 * batch held past 100 ms on two loaded cores) */
+		if (n < 64)
 			agent_yield(a);
-		} else {
-			/* a sleep, whatever our class: the holder may be a
-			 * client of our core that sched_yield() under
-			 * nice -20 lets run for next to nothing (seen: a
-			 * live client's 64 KiB batch held past 100 ms on
-			 * two loaded cores) */
-			struct timespec ts = { 0, 20000 };
-
-			nanosleep(&ts, NULL);
-		}
+		else
+			agent_nap();
 	}
 }
 
