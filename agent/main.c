@@ -777,37 +777,31 @@ static int parse_args(struct agent *a, int argc, char **argv, int *fg,
  * clock).  A line that cannot be worked out is printed empty and makes
  * the exit status 2.
  */
+static void print_line(char *buf, int failed, int *rc)
+{
+	if (failed) {
+		buf[0] = '\0';
+		*rc = 2;
+	}
+	printf("%s\n", buf);
+}
+
 static int print_launch(struct agent *a)
 {
 	char buf[PATH_MAX > 4096 ? PATH_MAX : 4096];
 	int rc = 0;
 
-	if (a->m.prints & PRINT_RUN_DIR) {
-		if (rmad_session_dir(a->p.rundir, a->session, buf,
-				     sizeof(buf))) {
-			buf[0] = '\0';
-			rc = 2;
-		}
-		printf("%s\n", buf);
-	}
-	if (a->m.prints & PRINT_RANK_CPUS) {
-		if (a->m.rank_cpus_agents < 1 ||
-		    agent_rank_cpus(&a->p, a->m.rank_cpus_agents, buf,
-				    sizeof(buf))) {
-			buf[0] = '\0';
-			rc = 2;
-		}
-		printf("%s\n", buf);
-	}
-	if (a->m.prints & PRINT_VNODE_CORES) {
-		if (a->m.vnode_cores_nodes < 1 ||
-		    agent_vnode_cores(&a->p, a->m.vnode_cores_nodes, buf,
-				      sizeof(buf))) {
-			buf[0] = '\0';
-			rc = 2;
-		}
-		printf("%s\n", buf);
-	}
+	if (a->m.prints & PRINT_RUN_DIR)
+		print_line(buf, rmad_session_dir(a->p.rundir, a->session, buf,
+						 sizeof(buf)) != 0, &rc);
+	if (a->m.prints & PRINT_RANK_CPUS)
+		print_line(buf, a->m.rank_cpus_agents < 1 ||
+			   agent_rank_cpus(&a->p, a->m.rank_cpus_agents, buf,
+					   sizeof(buf)), &rc);
+	if (a->m.prints & PRINT_VNODE_CORES)
+		print_line(buf, a->m.vnode_cores_nodes < 1 ||
+			   agent_vnode_cores(&a->p, a->m.vnode_cores_nodes,
+					     buf, sizeof(buf)), &rc);
 	return rc;
 }
 

@@ -93,39 +93,37 @@ wait_for '! kill -0 ${pids[0]} 2>/dev/null && ! kill -0 ${pids[1]} 2>/dev/null &
 ok $? "the three agents stop on SIGTERM"
 
 # bad configurations fail at start, saying why
+# refused SESSION PATTERN WHAT SETTING...: an agent started with these
+# --set settings exits with an error whose message matches PATTERN
+refused() {
+	local session=$1 pat=$2 what=$3 out rc kv sets=()
+	shift 3
+	for kv in "$@"; do sets+=(--set "$kv"); done
+	out=$(run_bounded 20 "$RMAD" --foreground --session "$session" \
+		"${sets[@]}" 2>&1)
+	rc=$?
+	[ "$rc" -ne 0 ] && echo "$out" | grep -q "$pat"
+	ok $? "$what: refused (rc $rc)"
+}
 # documentation addresses (RFC 5737), unless this host has one of them
 far=198.51.100.1,203.0.113.1
 if ip -4 addr 2>/dev/null | grep -qE 'inet (198\.51\.100\.1|203\.0\.113\.1)/'; then
 	ok 0 "# SKIP this host has $far"
 else
-	out=$(run_bounded 20 "$RMAD" --foreground --session meshbad1 \
-		--set "provider=tcp;ofi_rxm" --set "mesh=$far" 2>&1)
-	rc=$?
-	[ "$rc" -ne 0 ] && echo "$out" | grep -q "no entry is an address of this host"
-	ok $? "a mesh that does not list this host: refused (rc $rc)"
+	refused meshbad1 "no entry is an address of this host" \
+		"a mesh that does not list this host" \
+		"provider=tcp;ofi_rxm" "mesh=$far"
 fi
-out=$(run_bounded 20 "$RMAD" --foreground --session meshbad2 \
-	--set "provider=tcp;ofi_rxm" --set "mesh=127.0.0.1:99999" 2>&1)
-rc=$?
-[ "$rc" -ne 0 ] && echo "$out" | grep -q "bad port"
-ok $? "a bad entry: refused (rc $rc)"
+refused meshbad2 "bad port" "a bad entry" \
+	"provider=tcp;ofi_rxm" "mesh=127.0.0.1:99999"
 printf '127.0.0.1:%s\n127.0.0.1:x\n' "${ports[0]}" >"$T_TMP/bad.list"
-out=$(run_bounded 20 "$RMAD" --foreground --session meshbad5 \
-	--set "provider=tcp;ofi_rxm" --set "mesh_file=$T_TMP/bad.list" 2>&1)
-rc=$?
-[ "$rc" -ne 0 ] && echo "$out" | grep -q "bad.list:2: bad port"
-ok $? "a bad line of a mesh_file: refused, naming it (rc $rc)"
-out=$(run_bounded 20 "$RMAD" --foreground --session meshbad3 \
-	--set "provider=tcp;ofi_rxm" --set "mesh=127.0.0.1,127.0.0.1" 2>&1)
-rc=$?
-[ "$rc" -ne 0 ] && echo "$out" | grep -q "same address"
-ok $? "two entries with one address: refused (rc $rc)"
-out=$(run_bounded 20 "$RMAD" --foreground --session meshbad4 \
-	--set provider=shm --set "mesh=127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}" \
-	--set mesh_self=0 2>&1)
-rc=$?
-[ "$rc" -ne 0 ] && echo "$out" | grep -q "needs tcp;ofi_rxm"
-ok $? "shm, which has no socket addresses: refused (rc $rc)"
+refused meshbad5 "bad.list:2: bad port" "a bad line of a mesh_file, naming it" \
+	"provider=tcp;ofi_rxm" "mesh_file=$T_TMP/bad.list"
+refused meshbad3 "same address" "two entries with one address" \
+	"provider=tcp;ofi_rxm" "mesh=127.0.0.1,127.0.0.1"
+refused meshbad4 "needs tcp;ofi_rxm" \
+	"shm, which has no socket addresses" provider=shm \
+	"mesh=127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}" mesh_self=0
 "$RMAD" --sweep >/dev/null 2>&1
 ok_clean
 done_testing
