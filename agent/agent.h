@@ -119,7 +119,9 @@ struct agent_stats {
 	uint64_t type_defs_sent;	/* TYPE_DEFs sent (cache fills) */
 	uint64_t type_defs_recv;	/* TYPE_DEFs taken into the cache */
 	uint64_t acc_pulls;		/* accumulate chunks read (fi_read)
-					 * from their origins and applied */
+					 * from their origins and applied
+					 * (get-accumulate chunks too, once
+					 * their results are written back) */
 	uint64_t put_pulls;		/* ... put chunks, read and written
 					 * to created or dynamic windows */
 	uint64_t get_pushes;		/* get chunks read from created or

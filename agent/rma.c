@@ -109,12 +109,13 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 		op->rdma = 1;
 		op->raddr += op->tdisp;
 	}
-	/* large accumulates, and large puts and gets to a window whose
-	 * memory the target's agent does not register (created or dynamic:
-	 * the process's own memory, which it reaches with
-	 * process_vm_writev/readv): the target's agent reads the operands,
-	 * or writes a get's bytes into ours (rma_pull.c) */
-	if ((op->opcode == RMAD_OPC_ACC ||
+	/* large accumulates and get-accumulates, and large puts and gets
+	 * to a window whose memory the target's agent does not register
+	 * (created or dynamic: the process's own memory, which it reaches
+	 * with process_vm_writev/readv): the target's agent reads the
+	 * operands, or writes a get's bytes (a get-accumulate's results)
+	 * into ours (rma_pull.c) */
+	if ((op->opcode == RMAD_OPC_ACC || op->opcode == RMAD_OPC_GACC ||
 	     ((op->opcode == RMAD_OPC_PUT || op->opcode == RMAD_OPC_GET) &&
 	      !op->rdma)) &&
 	    !op->is_inline && a->fab &&

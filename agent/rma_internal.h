@@ -373,6 +373,14 @@ void apply_op(struct agent *a, const struct rmad_am_hdr *h,
  * RMAD_AM_PULL_MAX bytes. */
 void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		  const uint8_t *data, struct agent_win *w);
+/* A get-accumulate whose operands were read from the origin (none for
+ * RMAD_NO_OP): checked and applied like apply_op's, up to
+ * RMAD_AM_PULL_MAX bytes, its *rlen result bytes left in res (room for
+ * RMAD_AM_PULL_MAX) for the caller to write back, unanswered; 0 or
+ * RMAD_ERR_*. */
+int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
+			 const uint8_t *data, struct agent_win *w,
+			 uint8_t *res, uint64_t *rlen);
 /* A get whose bytes the target's agent writes into the origin's memory
  * (rma_pull.c): checked again against the window now, then its
  * h->count elements read into buf (up to RMAD_AM_PULL_MAX bytes), or,

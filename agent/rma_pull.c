@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rma_pull.c - large accumulates to another node, and large puts to a
- * window whose memory the target's agent has not registered (created
- * and dynamic windows: the process's own memory), read by the target;
- * large gets from such windows, written by the target.
+ * rma_pull.c - large accumulates and get-accumulates to another node,
+ * and large puts to a window whose memory the target's agent has not
+ * registered (created and dynamic windows: the process's own memory),
+ * read by the target; large gets from such windows, written by the
+ * target (a get-accumulate's results too).
  *
  * An accumulate of rdma_threshold bytes or more does not cross as
  * active messages of am_buf_size bytes, each copied through both
@@ -33,6 +34,16 @@
  * own (checking the window again then), writes them there with fi_write
  * and, once they are placed (delivery complete), answers with an empty
  * RESP, after which the origin's agent copies them to the client.
+ *
+ * A large get-accumulate, on any window flavor, does both in one chunk:
+ * the origin's agent copies the operands into a bounce buffer (never in
+ * place: its results go elsewhere) registered for remote reads and
+ * writes; the target's agent reads them (nothing for NO_OP), combines
+ * them in under the accumulate lock, keeping the old values in the
+ * buffer's second half, writes those over the operands with fi_write
+ * and, once they are placed, answers with an empty RESP; the origin's
+ * agent copies them to the result buffer.  Between the apply and the
+ * write the request keeps its buffer at the head of the FIFO.
  *
  * An op with a derived target type (rma_type.c) moves its packed
  * stream the same way, on every window flavor: the packet (flagged
@@ -77,9 +88,11 @@
 
 #define PULL_BUFS	16
 #define PULL_QUEUE_MAX	4096
-/* a buffer holds a chunk, after a typed chunk's head (rd_done) */
+/* a buffer holds a chunk, after a typed chunk's head (rd_done), then
+ * room for a get-accumulate's results (pages only touched by those) */
 #define PULL_HEAD	sizeof(struct rmad_am_typed)
-#define PULL_BUF_LEN	(RMAD_AM_PULL_MAX + 4096)
+#define PULL_RES	(RMAD_AM_PULL_MAX + 4096)
+#define PULL_BUF_LEN	(PULL_RES + RMAD_AM_PULL_MAX)
 
 /* ---- origin side ---------------------------------------------------- */
 
@@ -115,6 +128,8 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 	int err = es ? rma_bounce_init(a) : RMAD_ERR_TYPE;
 	uint64_t room = es ? pull_room(a, op->ty ? ty_unit(op) : es) : 0;
 	int get = op->opcode == RMAD_OPC_GET;
+	int fetch = op->opcode == RMAD_OPC_GACC;
+	int in = rmad_op_data_in(op->opcode, op->op);
 
 	while (!err && op->sent < op->len) {
 		struct rma_xfer *x = R->xfree;
@@ -125,9 +140,7 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		size_t head = op->ty ? ty_chunk_head(op, body) : 0;
 		void *src;
 		struct rmad_am_hdr h = {
-			.type = get ? RMAD_AM_RMA_GET :
-			       op->opcode == RMAD_OPC_PUT ? RMAD_AM_RMA_PUT :
-							    RMAD_AM_RMA_ACC,
+			.type = rmad_op_desc(op->opcode)->am_type,
 			.flags = RMAD_AMF_PULL | RMAD_AMF_ACK_REQ |
 				 (op->ty ? RMAD_AMF_TYPED : 0),
 			.job = o->w->job->key,
@@ -148,21 +161,25 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 			n = room;
 		/* in place in rmad_alloc_mem memory, held until the
 		 * answer; else through the slot's bounce buffer (a get's
-		 * bytes are copied out of it at the answer) */
-		src = op->staged ? NULL :
+		 * bytes are copied out of it at the answer, and a
+		 * get-accumulate's results, written over its operands) */
+		src = op->staged || fetch ? NULL :
 		      agent_mem_hold(a, op->client, op->origin + op->sent, n,
 				     &x->held);
 		if (!src) {
 			src = x->buf;
-			if (!get)
+			if (in)
 				err = op_io(a, op, op->origin + op->sent,
 					    x->buf, (size_t)n, 0);
 		}
-		/* the target reads the operands, or writes a get's bytes */
+		/* the target reads the operands, or writes a get's bytes,
+		 * or both */
 		if (!err)
 			err = rmad_fabric_mr_reg(a->fab, src, (size_t)n,
-						 get ? 3 : 2, &x->mr, &pl.key,
-						 &pl.raddr, NULL);
+						 fetch && in ? 1 :
+						 get || fetch ? 3 : 2,
+						 &x->mr, &pl.key, &pl.raddr,
+						 NULL);
 		if (err) {
 			agent_mem_drop(a, x->held);
 			x->held = NULL;
@@ -196,9 +213,9 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		op->nx++;
 		op->sent += n;
 		/* the target's, on our behalf */
-		if (get)
+		if (get || fetch)
 			o->st.rdma_writes++;
-		else
+		if (in)
 			o->st.rdma_reads++;
 	}
 	if (err) {
@@ -224,12 +241,15 @@ int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len,
 		if (x->pull != 1 || x->op != i || x->serial != op->serial ||
 		    x->off != off || x->len != len)
 			continue;
-		/* a get's bytes, placed in the bounce buffer before the
-		 * answer left (delivery complete), go to the client */
-		if (op->opcode == RMAD_OPC_GET && !status && !op->status &&
+		/* a get's bytes (a get-accumulate's results), placed in
+		 * the bounce buffer before the answer left (delivery
+		 * complete), go to the client */
+		if ((op->opcode == RMAD_OPC_GET ||
+		     op->opcode == RMAD_OPC_GACC) && !status && !op->status &&
 		    !x->held) {
-			int err = op_io(a, op, op->origin + off, x->buf,
-					(size_t)len, 1);
+			int err = op_io(a, op, (op->opcode == RMAD_OPC_GET ?
+						op->origin : op->result) + off,
+					x->buf, (size_t)len, 1);
 
 			if (err)
 				op->status = err;
@@ -310,7 +330,11 @@ struct pull_rd {
 	struct rmad_am_pull p;
 	struct rmad_am_typed th;	/* RMAD_AMF_TYPED: the type's head */
 	struct pull_buf *b;
+	uint64_t rlen;			/* a get-accumulate's result bytes */
 	uint8_t dead;			/* its node died: forget it */
+	uint8_t writing;		/* a get-accumulate applied: its
+					 * results wait to go out, or are
+					 * going (it keeps b) */
 };
 
 static void buf_free(struct pull_buf *b)
@@ -356,14 +380,57 @@ static void buf_put(struct rma_ctx *R, struct pull_buf *b)
 
 static void refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t st)
 {
-	int get = h->type == RMAD_AM_RMA_GET;
+	int ans = rmad_am_answer_of(h->type);
 
 	a->st.pkts_dropped++;
 	rmad_warn("%s from node %u (rank %d -> %d): refused (%d)",
-		  get ? "pushed get" : h->type == RMAD_AM_RMA_PUT ?
-		  "pulled put" : "pulled accumulate", h->src_node, h->origin,
-		  h->target, st);
-	answer(a, h, get ? RMAD_AM_RMA_RESP : RMAD_AM_RMA_ACK, st, 0, NULL, 0);
+		  h->type == RMAD_AM_RMA_GET ? "pushed get" :
+		  h->type == RMAD_AM_RMA_PUT ? "pulled put" :
+		  h->type == RMAD_AM_RMA_GACC ? "pulled get-accumulate" :
+		  "pulled accumulate", h->src_node, h->origin, h->target, st);
+	answer(a, h, ans ? ans : RMAD_AM_RMA_ACK, st, 0, NULL, 0);
+}
+
+/* The window of request h, looked up again (it may have gone while we
+ * read), and h as a packet with the data that was read: flags without
+ * PULL, payload_len its bytes (after a typed chunk's head, copied in
+ * front of them into buf). */
+static struct agent_win *pulled_pkt(struct agent *a, struct pull_rd *rd,
+				    struct rmad_am_hdr *h)
+{
+	struct agent_job *j = agent_job_find(a, rd->h.job);
+
+	*h = rd->h;
+	h->flags &= (uint16_t)~RMAD_AMF_PULL;
+	h->payload_len = h->type == RMAD_AM_RMA_GACC && h->op == RMAD_NO_OP ?
+			 0 : (uint32_t)(h->count * rmad_dtype_size(h->dtype));
+	if (h->flags & RMAD_AMF_TYPED) {
+		memcpy(rd->b->buf, &rd->th, PULL_HEAD);
+		h->payload_len += (uint32_t)PULL_HEAD;
+	}
+	return j ? agent_win_by_key(a, j, h->wkey) : NULL;
+}
+
+/*
+ * A get-accumulate, its operands read (none for NO_OP): applied, its
+ * results left after the chunk for pull_kick to write into the
+ * origin's chunk; 0, or RMAD_ERR_* (then refused here).
+ */
+static int gacc_apply(struct agent *a, struct pull_rd *rd)
+{
+	struct rmad_am_hdr h;
+	struct agent_win *w = pulled_pkt(a, rd, &h);
+	int32_t st = w ? apply_pulled_res(a, &h, (const uint8_t *)rd->b->buf,
+					  w, (uint8_t *)rd->b->buf + PULL_RES,
+					  &rd->rlen) : RMAD_ERR_ARG;
+
+	if (!st && (!rd->rlen || rd->rlen > RMAD_AM_PULL_MAX))
+		st = RMAD_ERR_ARG;
+	if (st)
+		refuse(a, &rd->h, st);
+	else
+		rd->writing = 1;
+	return st;
 }
 
 static void pull_kick(struct agent *a);
@@ -383,7 +450,6 @@ static void rd_done(struct rmad_fabric_xfer *fx, int status)
 	struct pull_rd *rd = (struct pull_rd *)fx;
 	struct agent *a = rd->a;
 	struct rma_ctx *R = a->rma;
-	struct agent_job *j;
 	struct agent_win *w;
 
 	if (rd->dead) {
@@ -397,25 +463,29 @@ static void rd_done(struct rmad_fabric_xfer *fx, int status)
 	R->npull_fly--;
 	if (status) {
 		refuse(a, &rd->h, RMAD_ERR_FABRIC);
-	} else if (rd->h.type == RMAD_AM_RMA_GET) {
+	} else if (rd->h.type == RMAD_AM_RMA_GET || rd->writing) {
 		/* placed at the origin (delivery complete): its answer */
 		answer(a, &rd->h, RMAD_AM_RMA_RESP, 0, 0, NULL, 0);
-		a->st.get_pushes++;
-	} else {
-		struct rmad_am_hdr h = rd->h;
-		int typed = !!(h.flags & RMAD_AMF_TYPED);
-
-		/* the window may have gone while we read: look again */
-		j = agent_job_find(a, h.job);
-		w = j ? agent_win_by_key(a, j, h.wkey) : NULL;
-		h.flags &= (uint16_t)~RMAD_AMF_PULL;
-		h.payload_len = (uint32_t)(h.count * rmad_dtype_size(h.dtype));
-		/* typed: the type's head, then the bytes read after it, as
-		 * a TYPED packet carries them */
-		if (typed) {
-			memcpy(rd->b->buf, &rd->th, PULL_HEAD);
-			h.payload_len += (uint32_t)PULL_HEAD;
+		if (rd->writing)
+			a->st.acc_pulls++;
+		else
+			a->st.get_pushes++;
+	} else if (rd->h.type == RMAD_AM_RMA_GACC) {
+		/* its results go out first, ahead of the requests that
+		 * wait: it keeps its buffer */
+		if (!gacc_apply(a, rd)) {
+			rd->next = R->pq_head;
+			R->pq_head = rd;
+			if (!R->pq_tail)
+				R->pq_tail = rd;
+			R->npq++;
+			pull_kick(a);
+			return;
 		}
+	} else {
+		struct rmad_am_hdr h;
+
+		w = pulled_pkt(a, rd, &h);
 		if (!w) {
 			refuse(a, &rd->h, RMAD_ERR_ARG);
 		} else {
@@ -439,12 +509,29 @@ static void pull_kick(struct agent *a)
 	while (R->pq_head) {
 		struct pull_rd *rd = R->pq_head;
 		uint64_t len = rd->h.count * rmad_dtype_size(rd->h.dtype);
-		int typed = !!(rd->h.flags & RMAD_AMF_TYPED), err;
+		int typed = !!(rd->h.flags & RMAD_AMF_TYPED), err = 0;
+		int gacc = rd->h.type == RMAD_AM_RMA_GACC;
+		int in = rmad_op_data_in(RMAD_OPC_GACC, rd->h.op);
+		int refused = 0;
 
-		if (!(rd->b = buf_get(a)))
+		if (!rd->b && !(rd->b = buf_get(a)))
 			return;		/* a read in flight ends first */
 		rd->fx.done = rd_done;
-		if (rd->h.type == RMAD_AM_RMA_GET) {
+		/* a get-accumulate of NO_OP reads nothing: applied now
+		 * (refused and answered there if it fails) */
+		if (gacc && !in && !rd->writing)
+			refused = gacc_apply(a, rd) != 0;
+		if (refused) {
+			/* nothing goes out */
+		} else if (rd->writing) {
+			/* a get-accumulate's results, into the origin's
+			 * chunk that held its operands */
+			err = rmad_fabric_write(a->fab, (int)rd->h.src_node,
+						rd->b->buf + PULL_RES,
+						(size_t)rd->rlen, rd->b->desc,
+						rd->p.raddr, rd->p.key,
+						&rd->fx);
+		} else if (rd->h.type == RMAD_AM_RMA_GET) {
 			/* the window's bytes as they are now (packed through
 			 * a typed chunk's type), written into the origin's
 			 * chunk */
@@ -468,9 +555,12 @@ static void pull_kick(struct agent *a)
 					       &rd->fx);
 		}
 		if (err == 1) {
-			/* the provider is full: after its progress */
-			buf_put(R, rd->b);
-			rd->b = NULL;
+			/* the provider is full: after its progress (applied
+			 * results stay with their buffer) */
+			if (!rd->writing) {
+				buf_put(R, rd->b);
+				rd->b = NULL;
+			}
 			R->retry_pending = 1;
 			return;
 		}
@@ -478,8 +568,9 @@ static void pull_kick(struct agent *a)
 		if (!R->pq_head)
 			R->pq_tail = NULL;
 		R->npq--;
-		if (err) {
-			refuse(a, &rd->h, err);
+		if (err || refused) {
+			if (err)
+				refuse(a, &rd->h, err);
 			buf_put(R, rd->b);
 			free(rd);
 			continue;
@@ -504,7 +595,7 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 
 	if (!a->fab || !rmad_fabric_has_rma(a->fab) ||
 	    (h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT &&
-	     h->type != RMAD_AM_RMA_GET) ||
+	     h->type != RMAD_AM_RMA_GET && h->type != RMAD_AM_RMA_GACC) ||
 	    (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL |
 			 RMAD_AMF_UNLOCK | RMAD_AMF_PSCW_DONE)) ||
 	    !(h->flags & RMAD_AMF_ACK_REQ) ||
@@ -520,9 +611,10 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 		st = RMAD_ERR_TYPE;
 	/* a typed chunk's op and footprint are its type's: checked as it
 	 * is applied (ty_apply) */
-	else if (!typed && h->type == RMAD_AM_RMA_ACC &&
+	else if (!typed && (h->type == RMAD_AM_RMA_ACC ||
+			    h->type == RMAD_AM_RMA_GACC) &&
 		 (st = rmad_op_check(h->dtype, h->op)) == 0 &&
-		 h->op == RMAD_NO_OP)
+		 h->type == RMAD_AM_RMA_ACC && h->op == RMAD_NO_OP)
 		st = RMAD_ERR_OP;
 	else if (!st && !typed &&
 		 (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
@@ -570,6 +662,8 @@ void pull_node_dead(struct agent *a, int node)
 		}
 		*pp = rd->next;
 		R->npq--;
+		if (rd->b)	/* a get-accumulate's results */
+			buf_put(R, rd->b);
 		free(rd);
 	}
 	R->pq_tail = last;
@@ -607,6 +701,8 @@ void pull_fini(struct agent *a)
 		struct pull_rd *rd = R->pq_head;
 
 		R->pq_head = rd->next;
+		if (rd->b)
+			buf_put(R, rd->b);
 		free(rd);
 	}
 	R->pq_tail = NULL;

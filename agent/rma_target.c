@@ -386,61 +386,52 @@ void lock_free(struct win_local *l)
 }
 
 /*
- * Apply one operation to a member's window and answer it when the
- * origin needs an answer: results, an error, a requested ack, or
- * piggybacked synchronization (aflags: what the grant adds).  An UNLOCK
- * that rode along releases the origin's lock once the data is in.
+ * Check operation h (data pl, up to room bytes) against member l's
+ * window and apply it; its results (a get's, a get-accumulate's, a
+ * compare-and-swap's: up to rroom bytes) land in res, *len says how
+ * many.  0 or RMAD_ERR_*.
  */
-static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
-		      const uint8_t *pl, struct agent_win *w, uint16_t aflags,
+static int apply_core(struct agent *a, struct win_local *l,
+		      const struct rmad_am_hdr *h, const uint8_t *pl,
+		      uint8_t *res, uint64_t rroom, uint64_t *len,
 		      uint64_t room)
 {
-	struct win_local *l = agent_win_local(w, h->target);
 	size_t es = rmad_dtype_size(h->dtype);
-	uint64_t len = h->count * es;
-	uint8_t res[RMAD_AM_MAX_PAYLOAD];
-	int st = 0, type = h->type == RMAD_AM_RMA_PUT ||
-			   h->type == RMAD_AM_RMA_ACC ?
-			   RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP;
 	uint8_t *dst;
-	int acc;
+	int acc, st = 0;
 
-	if (!l || (!l->created && !l->data)) {
-		st = RMAD_ERR_RANK;
-		goto out;
-	}
+	*len = h->count * es;
+	if (!l || (!l->created && !l->data))
+		return RMAD_ERR_RANK;
 	if (h->flags & RMAD_AMF_TYPED) {
 		/* a chunk of a derived target type (rma_type.c): up to
-		 * what one message carries, or a pulled chunk's room;
-		 * results land in res */
-		st = ty_apply(a, l, h, pl, res, &len,
-			      type == RMAD_AM_RMA_RESP || room < sizeof(res) ?
-			      sizeof(res) : room);
+		 * what one message carries, or a pulled chunk's room */
+		int rt = h->type != RMAD_AM_RMA_PUT &&
+			 h->type != RMAD_AM_RMA_ACC;
+
+		st = ty_apply(a, l, h, pl, res, len,
+			      rt || room < rroom ? rroom : room);
 		rmad_smp_mb();
-		goto out;
+		return st;
 	}
-	if (!es || h->count > room || len > room ||
+	if (!es || h->count > room || *len > room ||
 	    (h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT &&
-	     len > sizeof(res))) {
-		st = RMAD_ERR_TYPE;
-		goto out;
-	}
-	if (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
-	    h->disp > l->size || len > l->size - h->disp) {
-		st = RMAD_ERR_DISP;
-		goto out;
-	}
+	     *len > rroom))
+		return RMAD_ERR_TYPE;
+	if (l->dynamic ? dyn_check(l, h->disp, *len) != 0 :
+	    h->disp > l->size || *len > l->size - h->disp)
+		return RMAD_ERR_DISP;
 	/* checked first, then applied in one place or the other */
 	switch (h->type) {
 	case RMAD_AM_RMA_PUT:
-		if (h->payload_len != len)
+		if (h->payload_len != *len)
 			st = RMAD_ERR_ARG;
 		break;
 	case RMAD_AM_RMA_ACC:
 		st = rmad_op_check(h->dtype, h->op);
 		if (!st && h->op == RMAD_NO_OP)
 			st = RMAD_ERR_OP;
-		if (!st && h->payload_len != len)
+		if (!st && h->payload_len != *len)
 			st = RMAD_ERR_ARG;
 		break;
 	case RMAD_AM_RMA_GET:
@@ -449,7 +440,8 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 		break;
 	case RMAD_AM_RMA_GACC:
 		st = rmad_op_check(h->dtype, h->op);
-		if (!st && h->payload_len != (h->op == RMAD_NO_OP ? 0 : len))
+		if (!st &&
+		    h->payload_len != (h->op == RMAD_NO_OP ? 0 : *len))
 			st = RMAD_ERR_ARG;
 		break;
 	case RMAD_AM_RMA_CAS:
@@ -459,11 +451,11 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 		break;
 	}
 	if (st)
-		goto out;
+		return st;
 	if (l->created) {
-		st = created_apply(a, l, h, pl, res, len);
+		st = created_apply(a, l, h, pl, res, *len);
 		rmad_smp_mb();
-		goto out;
+		return st;
 	}
 	dst = (uint8_t *)l->data + h->disp;
 	/* every accumulate under the accumulate lock: in bulk when large
@@ -471,17 +463,17 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 	acc = h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC ||
 	      h->type == RMAD_AM_RMA_CAS;
 	if (acc && (st = acc_lock(a, l)) != 0)
-		goto out;
+		return st;
 	switch (h->type) {
 	case RMAD_AM_RMA_PUT:
-		memcpy(dst, pl, len);
+		memcpy(dst, pl, *len);
 		break;
 	case RMAD_AM_RMA_ACC:
 		mapped_acc_apply(a, l, dst, pl, NULL, h->dtype, h->op,
 				 h->count);
 		break;
 	case RMAD_AM_RMA_GET:
-		memcpy(res, dst, len);
+		memcpy(res, dst, *len);
 		break;
 	case RMAD_AM_RMA_GACC:
 		mapped_acc_apply(a, l, dst, h->op == RMAD_NO_OP ? NULL : pl,
@@ -496,7 +488,26 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 	/* release: the window update is visible before the answer (and
 	 * before an unlock lets the next holder in) */
 	rmad_smp_mb();
-out:
+	return 0;
+}
+
+/*
+ * Apply one operation to a member's window and answer it when the
+ * origin needs an answer: results, an error, a requested ack, or
+ * piggybacked synchronization (aflags: what the grant adds).  An UNLOCK
+ * that rode along releases the origin's lock once the data is in.
+ */
+static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
+		      const uint8_t *pl, struct agent_win *w, uint16_t aflags,
+		      uint64_t room)
+{
+	struct win_local *l = agent_win_local(w, h->target);
+	uint8_t res[RMAD_AM_MAX_PAYLOAD];
+	int type = h->type == RMAD_AM_RMA_PUT || h->type == RMAD_AM_RMA_ACC ?
+		   RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP;
+	uint64_t len;
+	int st = apply_core(a, l, h, pl, res, sizeof(res), &len, room);
+
 	if (st) {
 		a->st.pkts_dropped++;
 		rmad_warn("rma %u from node %u (rank %d -> %d): refused (%d)",
@@ -535,6 +546,18 @@ void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		return;
 	}
 	apply_lim(a, h, data, w, 0, RMAD_AM_PULL_MAX);
+}
+
+int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
+			 const uint8_t *data, struct agent_win *w,
+			 uint8_t *res, uint64_t *rlen)
+{
+	struct win_local *l = agent_win_local(w, h->target);
+
+	if (h->type != RMAD_AM_RMA_GACC || (h->flags & RMAD_AMF_PULL))
+		return RMAD_ERR_ARG;
+	return apply_core(a, l, h, data, res, RMAD_AM_PULL_MAX, rlen,
+			  RMAD_AM_PULL_MAX);
 }
 
 int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,

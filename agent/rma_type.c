@@ -208,12 +208,14 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 	a->rma->nty++;
 	dtree_free(t);
 	a->st.typed_ops++;
-	/* large puts, accumulates and gets: chunks of the packed stream
-	 * that the target's agent reads, or writes for a get (rma_pull.c);
+	/* large puts, accumulates, gets and get-accumulates: chunks of
+	 * the packed stream that the target's agent reads, or writes for a
+	 * get (both for a get-accumulate: rma_pull.c);
 	 * their slot stays pinned until the op ends, for the target
 	 * applies each one only once it has read it */
 	if ((op->opcode == RMAD_OPC_PUT || op->opcode == RMAD_OPC_ACC ||
-	     op->opcode == RMAD_OPC_GET) && a->fab &&
+	     op->opcode == RMAD_OPC_GET || op->opcode == RMAD_OPC_GACC) &&
+	    a->fab &&
 	    a->p.rdma_threshold && op->len >= a->p.rdma_threshold &&
 	    rmad_fabric_has_rma(a->fab)) {
 		op->rdma = 1;

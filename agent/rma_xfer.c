@@ -230,11 +230,14 @@ int created_apply(struct agent *a, struct win_local *l,
 	case RMAD_AM_RMA_GET:
 		return client_io(a, l->client, addr, res, len, 0);
 	}
-	if (h->type == RMAD_AM_RMA_ACC && len > sizeof(cur) && es &&
-	    sizeof(cur) >= es) {
+	if ((h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC) &&
+	    len > sizeof(cur) && es && sizeof(cur) >= es) {
 		/* a pulled chunk (rma_pull.c): piece by piece, the lock held
-		 * throughout */
+		 * throughout; a get-accumulate's results into res, whose
+		 * room the caller checked */
 		uint64_t piece = sizeof(cur) / es * es;
+		int fetch = h->type == RMAD_AM_RMA_GACC;
+		int in = !fetch || h->op != RMAD_NO_OP;
 
 		st = acc_lock(a, l);
 		if (st)
@@ -245,9 +248,16 @@ int created_apply(struct agent *a, struct win_local *l,
 			st = client_io(a, l->client, addr + off, cur, n, 0);
 			if (st)
 				break;
-			rmad_acc_apply_excl(cur, pl + off, NULL, h->dtype,
-					    h->op, n / es);
+			if (fetch && !in) {
+				memcpy(res + off, cur, n);
+				continue;
+			}
+			rmad_acc_apply_excl(cur, pl + off,
+					    fetch ? res + off : NULL,
+					    h->dtype, h->op, n / es);
 			st = client_io(a, l->client, addr + off, cur, n, 1);
+			if (st)
+				break;
 		}
 		acc_unlock(l);
 		return st;

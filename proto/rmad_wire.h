@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 12
+#define RMAD_WIRE_VERSION 13
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -119,8 +119,11 @@ enum {
  * bytes), combines them in bulk (or stores them), and answers (ACK_REQ
  * is always set).  On a GET: the struct names where the bytes go; the
  * target's agent writes them there with fi_write and, once they are
- * placed, answers with a RESP without payload.  Never with a lock
- * request, UNLOCK or PSCW_DONE */
+ * placed, answers with a RESP without payload.  On a GACC: both, in
+ * one chunk registered for remote reads and writes: the target reads
+ * the operands there (none with NO_OP), applies them, writes the
+ * results over them, then answers so.  Never with a lock request,
+ * UNLOCK or PSCW_DONE */
 #define RMAD_AMF_PULL		0x0080
 /* on answers */
 #define RMAD_AMF_GRANTED	0x0100	/* the piggybacked lock was granted */

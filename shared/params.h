@@ -266,9 +266,11 @@
 	  "not register), are read by the target's agent with fi_read " \
 	  "and combined or stored there, and gets from such a window " \
 	  "are written by it with fi_write into the origin's memory; " \
-	  "puts, gets and accumulates with a derived target type of "	\
-	  "at least this many bytes move their packed stream the "	\
-	  "same way (read, or written for a get, by the target's "	\
+	  "get-accumulates of at least this many bytes both (operands " \
+	  "read, results written back); puts, gets, accumulates and "	\
+	  "get-accumulates with a derived target type of at least "	\
+	  "this many bytes move their packed stream the same way "	\
+	  "(read, or written for a get, by the target's "		\
 	  "agent); smaller ones, and all of them when it is 0, travel " \
 	  "as active messages that the target's agent applies.")	\
 	X(rdma_chunk, SIZE, "512k", 0, 4096, 1073741824,		\

@@ -5,7 +5,8 @@
 # in bulk (rma_pull.c).  Exact totals where large and small accumulates
 # from several origins meet, the order of a large REPLACE, small
 # REPLACEs and a large SUM from one origin, MAX on doubles, flush then
-# get under an exclusive lock, and a fence epoch; over shm and
+# get under an exclusive lock, large get-accumulates (SUM, then NO_OP)
+# whose results the target's agent writes back, and a fence epoch; over shm and
 # tcp;ofi_rxm, with chunks smaller than the transfers (more than the
 # agent keeps in flight), on created and dynamic windows, with operands
 # in rmad_alloc_mem memory (read in place, no bounce copy), and with
@@ -33,11 +34,16 @@ run() {
 	[ "$n" -eq "$np" ] || diag "$(echo "$out" | head -40)"
 	c=$(echo "$out" | sed -n 's/.* \([0-9]*\) chunks pulled.*/\1/p' |
 		tr '\n' ' ')
+	g=$(echo "$out" | sed -n 's/.* \([0-9]*\) gacc chunks written.*/\1/p' |
+		tr '\n' ' ')
+	# every rank's accumulates were read; the get-accumulates' results
+	# written back where the next rank is on another node (some ranks)
 	case $want in
-	some) [ -n "$c" ] && ! echo " $c" | grep -q ' 0 ' ;;
-	none) [ -n "$c" ] && [ -z "$(echo "$c" | tr -d ' 0')" ] ;;
+	some) [ -n "$c" ] && ! echo " $c" | grep -q ' 0 ' &&
+		[ -n "$(echo "$g" | tr -d ' 0')" ] ;;
+	none) [ -n "$c" ] && [ -z "$(echo "$c$g" | tr -d ' 0')" ] ;;
 	esac
-	ok $? "$what: chunks read by the targets: $want ($c)"
+	ok $? "$what: chunks read by the targets: $want ($c; gacc results written: $g)"
 }
 run "shm, 2 vnodes, 3 ranks" 3 some --vnodes 2 --provider shm
 run "tcp;ofi_rxm, 3 vnodes, 3 ranks" 3 some --vnodes 3 \

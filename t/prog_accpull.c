@@ -14,12 +14,18 @@
  *      B+1 at those places and A+1 elsewhere (accumulates are applied
  *      in order: a pulled one before the small one after it);
  *   3. exclusive lock: a large SUM of 2 into the next rank's segment,
- *      flush, a large get of it back, compared;
+ *      flush, a large get of it back, compared; then a large
+ *      get-accumulate SUM of 1 there and a large get-accumulate NO_OP
+ *      after it (its operands read and its results written back by the
+ *      target's agent): the first fetches what the get saw, the second
+ *      that plus 1;
  *   4. fence: a large SUM of 1 into S of every other rank, fence,
  *      checked.
  *
  * Each rank reports how many chunks of its round-1 accumulates the
- * targets read (rmad_win_stats rdma_reads).
+ * targets read (rmad_win_stats rdma_reads), and how many chunks of
+ * results its get-accumulates of round 1 had written back (rdma_writes
+ * across them; 0 when the target shares its node).
  *
  * With RMAD_T_MEM=alloc the operands (and the get's buffer) lie in
  * rmad_alloc_mem memory, which the origin's agent hands to the target's
@@ -83,10 +89,10 @@ int main(int argc, char **argv)
 	const char *mem = getenv("RMAD_T_MEM");
 	int rounds = argc > 1 ? atoi(argv[1]) : 2;
 	struct rmad_info in;
-	int64_t *base, *src, *one, *back;
+	int64_t *base, *src, *one, *back, *fet, *fet2;
 	double *dsrc;
 	size_t nel;
-	uint64_t pulled = 0;
+	uint64_t pulled = 0, gwritten = 0;
 	rmad_win_t w = RMAD_WIN_NULL;
 
 	if (rmad_init(&argc, &argv)) {
@@ -101,9 +107,11 @@ int main(int argc, char **argv)
 	src = buf_get(NSEG * sizeof(*src));
 	one = buf_get(NSEG * sizeof(*one));
 	back = buf_get(NSEG * sizeof(*back));
+	fet = buf_get(NSEG * sizeof(*fet));
+	fet2 = buf_get(NSEG * sizeof(*fet2));
 	dsrc = buf_get(NSEG * sizeof(*dsrc));
 	OK(t_win_allocate(nel * 8, 8, NULL, RMAD_GROUP_ALL, &base, &w));
-	if (!src || !one || !back || !dsrc || !w)
+	if (!src || !one || !back || !fet || !fet2 || !dsrc || !w)
 		goto out;
 	for (size_t i = 0; i < NSEG; i++)
 		one[i] = 1;
@@ -223,7 +231,42 @@ int main(int argc, char **argv)
 			OK(rmad_get(back, NSEG, RMAD_INT64, t,
 				    T_D(w, t, seg_i(rank)), NSEG, RMAD_INT64,
 				    w));
+			OK(rmad_win_flush(t, w));
+			if (r == 0) {
+				struct rmad_stats st;
+
+				OK(rmad_win_stats(w, &st));
+				gwritten = st.rdma_writes;
+			}
+			memset(fet, 0x5a, NSEG * sizeof(*fet));
+			memset(fet2, 0x5a, NSEG * sizeof(*fet2));
+			OK(rmad_get_accumulate(one, NSEG, RMAD_INT64, fet,
+					       NSEG, RMAD_INT64, t,
+					       T_D(w, t, seg_i(rank)), NSEG,
+					       RMAD_INT64, RMAD_SUM, w));
+			OK(rmad_get_accumulate(NULL, 0, RMAD_INT64, fet2,
+					       NSEG, RMAD_INT64, t,
+					       T_D(w, t, seg_i(rank)), NSEG,
+					       RMAD_INT64, RMAD_NO_OP, w));
 			OK(rmad_win_unlock(t, w));
+			if (r == 0) {
+				struct rmad_stats st;
+
+				OK(rmad_win_stats(w, &st));
+				gwritten = st.rdma_writes - gwritten;
+			}
+			for (size_t i = 0; i < NSEG; i++)
+				if (fet[i] != back[i] ||
+				    fet2[i] != back[i] + 1) {
+					CHECK(0, "round %d: get-accumulate at "
+					      "%d: [%zu] fetched %lld then "
+					      "%lld, want %lld then %lld", r,
+					      t, i, (long long)fet[i],
+					      (long long)fet2[i],
+					      (long long)back[i],
+					      (long long)back[i] + 1);
+					break;
+				}
 			for (size_t i = 0, k = 0; i < NSEG; i++) {
 				int64_t e = A + 3;
 
@@ -271,13 +314,16 @@ out:
 	buf_put(src);
 	buf_put(one);
 	buf_put(back);
+	buf_put(fet);
+	buf_put(fet2);
 	buf_put(dsrc);
 	if (fails)
 		printf("rank %d: FAIL %d checks\n", rank, fails);
 	else
 		printf("rank %d: ok (node %d of %d, %d rounds, %llu chunks "
-		       "pulled)\n", rank, in.node, in.nnodes, rounds,
-		       (unsigned long long)pulled);
+		       "pulled, %llu gacc chunks written)\n", rank, in.node,
+		       in.nnodes, rounds, (unsigned long long)pulled,
+		       (unsigned long long)gwritten);
 	fflush(stdout);
 	rmad_finalize();
 	return fails != 0;

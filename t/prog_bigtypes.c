@@ -11,7 +11,11 @@
  *      double of its own region of the target (a vector of 1-blocks,
  *      stride 2), the gaps left as they were; the target checks both;
  *   2. get the strided region back, into malloc'd memory and into
- *      rmad_alloc_mem memory (written in place), and compare;
+ *      rmad_alloc_mem memory (written in place), and compare; then a
+ *      get-accumulate SUM of 1.0 through the same type, whose results
+ *      must be what the get saw, and a get-accumulate NO_OP after it,
+ *      whose results must be that plus 1 (the target's agent reads the
+ *      operands, walks its cached type and writes the results back);
  *   3. accumulate (SUM) NACC times a large vector of int64 (every
  *      third element of a shared region) and, in the same epoch, as
  *      many small ones over the same elements: exact totals from every
@@ -176,6 +180,7 @@ int main(int argc, char **argv)
 	size_t vreg = 2 * (size_t)NEL;		/* doubles per origin */
 	size_t ireg = 3 * (size_t)NIDX;		/* int64s, one region */
 	double *vb = NULL, *src = NULL, *dst = NULL, *adst = NULL;
+	double *dones = NULL;
 	int64_t *ib = NULL, *ones = NULL;
 	struct pair *sb = NULL, *sones = NULL;
 	rmad_win_t wv = RMAD_WIN_NULL, wi = RMAD_WIN_NULL, ws = RMAD_WIN_NULL;
@@ -194,9 +199,12 @@ int main(int argc, char **argv)
 	dst = malloc(NEL * sizeof(double));
 	ones = malloc(NIDX * sizeof(int64_t));
 	sones = malloc(NST * sizeof(struct pair));
+	dones = malloc(NEL * sizeof(double));
 	OK(rmad_alloc_mem(NEL * sizeof(double), (void **)&adst));
-	if (!src || !dst || !ones || !sones || !adst)
+	if (!src || !dst || !ones || !sones || !adst || !dones)
 		goto out;
+	for (int k = 0; k < NEL; k++)
+		dones[k] = 1.0;
 	for (int k = 0; k < NIDX; k++)
 		ones[k] = 1;
 	for (int k = 0; k < NST; k++) {
@@ -291,6 +299,27 @@ int main(int argc, char **argv)
 			CHECK(bd == NEL && ba == NEL, "round %d: strided get "
 			      "from %d: element %zu (malloc), %zu "
 			      "(alloc_mem)", r, t, bd, ba);
+			memset(dst, 0, NEL * sizeof(double));
+			memset(adst, 0, NEL * sizeof(double));
+			OK(rmad_get_accumulate(dones, NEL, RMAD_DOUBLE, dst,
+					       NEL, RMAD_DOUBLE, t,
+					       T_D(wv, t, (size_t)rank * vreg),
+					       1, vec, RMAD_SUM, wv));
+			OK(rmad_get_accumulate(NULL, 0, RMAD_DOUBLE, adst,
+					       NEL, RMAD_DOUBLE, t,
+					       T_D(wv, t, (size_t)rank * vreg),
+					       1, vec, RMAD_NO_OP, wv));
+			OK(rmad_win_flush(t, wv));
+			bd = ba = NEL;
+			for (size_t k = 0; k < NEL; k++) {
+				if (bd == NEL && dst[k] != src[k])
+					bd = k;
+				if (ba == NEL && adst[k] != src[k] + 1.0)
+					ba = k;
+			}
+			CHECK(bd == NEL && ba == NEL, "round %d: strided "
+			      "get-accumulate at %d: element %zu (SUM), %zu "
+			      "(NO_OP after it)", r, t, bd, ba);
 		}
 		OK(rmad_win_unlock_all(wv));
 		rmad_barrier();
@@ -385,6 +414,7 @@ out:
 	free(dst);
 	free(ones);
 	free(sones);
+	free(dones);
 	if (fails)
 		printf("rank %d: FAIL %d checks\n", rank, fails);
 	else
