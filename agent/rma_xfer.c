@@ -219,7 +219,10 @@ int created_apply(struct agent *a, struct win_local *l,
 		  const struct rmad_am_hdr *h, const uint8_t *pl,
 		  uint8_t *res, uint64_t len)
 {
-	static uint8_t cur[RMAD_AM_MAX_PAYLOAD] __attribute__((aligned(64)));
+	/* a pulled chunk's size: one process_vm_readv and one writev per
+	 * chunk, where pieces of an active message's size cost 32 pairs
+	 * of system calls per 512 KiB (each a few us in a guest) */
+	static uint8_t cur[RMAD_AM_PULL_MAX] __attribute__((aligned(64)));
 	uint64_t addr = l->addr + h->disp;
 	size_t es = rmad_dtype_size(h->dtype);
 	int st, wb = 1;
