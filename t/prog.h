@@ -3,11 +3,13 @@
  * prog.h - the checks the multi-rank test programs (t/prog_*.c) share.
  * The including file defines `int rank, fails`: CHECK prints a
  * "rank R: FAIL ..." line and counts it; OK checks that a call
- * returned 0 and names the call and its error otherwise.
+ * returned 0 and names the call and its error otherwise.  t_init and
+ * t_finish are a program's first and last steps.
  */
 #ifndef RMAD_T_PROG_H
 #define RMAD_T_PROG_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +133,45 @@ static inline int t_win_allocate(size_t size, int disp_unit,
 	if (!e && t_nkept < 64)
 		t_kept[t_nkept++] = m;
 	return e;
+}
+
+/* rmad_init, then *rk, *sz and, unless NULL, *in: 0, or 1 after a
+ * "rank ?: FAIL rmad_init" line. */
+static inline int t_init(int *argc, char ***argv, int *rk, int *sz,
+			 struct rmad_info *in)
+{
+	if (rmad_init(argc, argv)) {
+		printf("rank ?: FAIL rmad_init\n");
+		fflush(stdout);
+		return 1;
+	}
+	rmad_rank(rk);
+	rmad_size(sz);
+	if (in)
+		rmad_get_info(in);
+	return 0;
+}
+
+/* The last line, "rank R: FAIL N checks" or "rank R: ok" and what fmt
+ * adds, then rmad_finalize: the exit status. */
+static inline int t_finish(int rk, int nfails, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static inline int t_finish(int rk, int nfails, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (nfails) {
+		printf("rank %d: FAIL %d checks\n", rk, nfails);
+	} else {
+		printf("rank %d: ok", rk);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		printf("\n");
+	}
+	fflush(stdout);
+	rmad_finalize();
+	return nfails != 0;
 }
 
 #endif

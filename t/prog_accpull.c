@@ -95,13 +95,8 @@ int main(int argc, char **argv)
 	uint64_t pulled = 0, gwritten = 0;
 	rmad_win_t w = RMAD_WIN_NULL;
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, &in))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
-	rmad_get_info(&in);
 	nel = NS + (size_t)size * 2 * NSEG;
 	use_alloc_mem = mem && !strcmp(mem, "alloc");
 	src = buf_get(NSEG * sizeof(*src));
@@ -317,14 +312,8 @@ out:
 	buf_put(fet);
 	buf_put(fet2);
 	buf_put(dsrc);
-	if (fails)
-		printf("rank %d: FAIL %d checks\n", rank, fails);
-	else
-		printf("rank %d: ok (node %d of %d, %d rounds, %llu chunks "
-		       "pulled, %llu gacc chunks written)\n", rank, in.node,
-		       in.nnodes, rounds, (unsigned long long)pulled,
-		       (unsigned long long)gwritten);
-	fflush(stdout);
-	rmad_finalize();
-	return fails != 0;
+	return t_finish(rank, fails, " (node %d of %d, %d rounds, %llu chunks "
+			"pulled, %llu gacc chunks written)", in.node,
+			in.nnodes, rounds, (unsigned long long)pulled,
+			(unsigned long long)gwritten);
 }

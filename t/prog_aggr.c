@@ -62,12 +62,8 @@ int main(int argc, char **argv)
 	rmad_win_t wa = NULL, wb = NULL;
 	struct rmad_stats sa, sb;
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, NULL))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
 	right = (rank + 1) % size;
 	left = (rank + size - 1) % size;
 	OK(t_win_allocate(64 * 8, 8, NULL, RMAD_GROUP_ALL, &a, &wa));

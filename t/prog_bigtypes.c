@@ -188,13 +188,8 @@ int main(int argc, char **argv)
 	uint64_t moved = 0;
 	struct rmad_info in;
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, &in))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
-	rmad_get_info(&in);
 	src = malloc(NEL * sizeof(double));
 	dst = malloc(NEL * sizeof(double));
 	ones = malloc(NIDX * sizeof(int64_t));
@@ -415,13 +410,7 @@ out:
 	free(ones);
 	free(sones);
 	free(dones);
-	if (fails)
-		printf("rank %d: FAIL %d checks\n", rank, fails);
-	else
-		printf("rank %d: ok (node %d of %d, %d rounds, %llu chunks "
-		       "moved)\n", rank, in.node, in.nnodes, rounds,
-		       (unsigned long long)moved);
-	fflush(stdout);
-	rmad_finalize();
-	return fails != 0;
+	return t_finish(rank, fails, " (node %d of %d, %d rounds, %llu chunks "
+			"moved)", in.node, in.nnodes, rounds,
+			(unsigned long long)moved);
 }

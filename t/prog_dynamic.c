@@ -292,12 +292,8 @@ static void async(double ms)
 
 int main(int argc, char **argv)
 {
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, NULL))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
 	if (size > SLOTS - 4) {
 		printf("rank %d: FAIL at most %d ranks\n", rank, SLOTS - 4);
 		return 1;

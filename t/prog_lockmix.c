@@ -37,13 +37,8 @@ int main(int argc, char **argv)
 	rmad_win_t w = NULL;
 	struct rmad_info in;
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, &in))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
-	rmad_get_info(&in);
 	OK(t_win_allocate(64, 8, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (!w)
 		return 1;
@@ -102,12 +97,6 @@ int main(int argc, char **argv)
 	      (long long)want);
 	rmad_barrier();
 	OK(rmad_win_free(&w));
-	if (fails)
-		printf("rank %d: FAIL %d checks\n", rank, fails);
-	else
-		printf("rank %d: ok (node %d, %d iterations)\n", rank,
-		       in.node, n);
-	fflush(stdout);
-	rmad_finalize();
-	return fails != 0;
+	return t_finish(rank, fails, " (node %d, %d iterations)", in.node,
+			n);
 }

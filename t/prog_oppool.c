@@ -133,14 +133,8 @@ static int lend(int holdms)
 			      (long long)base[k], 100 + k);
 	rmad_barrier();
 	OK(rmad_win_free(&w));
-	if (fails)
-		printf("rank %d: FAIL %d checks\n", rank, fails);
-	else
-		printf("rank %d: ok (%d puts posted in %.1f ms)\n", rank,
-		       rank == 1 ? NLEND : 0, ms);
-	fflush(stdout);
-	rmad_finalize();
-	return fails != 0;
+	return t_finish(rank, fails, " (%d puts posted in %.1f ms)",
+			rank == 1 ? NLEND : 0, ms);
 }
 
 int main(int argc, char **argv)
@@ -153,13 +147,8 @@ int main(int argc, char **argv)
 	struct rmad_info in;
 	long resv, size_, used;
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, &in))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
-	rmad_get_info(&in);
 	if (argc > 2 && !strcmp(argv[2], "lend"))
 		return lend(argc > 3 ? atoi(argv[3]) : 1500);
 	for (int k = 0; k < NWIN; k++) {
@@ -229,12 +218,6 @@ int main(int argc, char **argv)
 		      in.node, resv);
 	}
 	rmad_barrier();
-	if (fails)
-		printf("rank %d: FAIL %d checks\n", rank, fails);
-	else
-		printf("rank %d: ok (node %d of %d, %d rounds)\n", rank,
-		       in.node, in.nnodes, rounds);
-	fflush(stdout);
-	rmad_finalize();
-	return fails != 0;
+	return t_finish(rank, fails, " (node %d of %d, %d rounds)", in.node,
+			in.nnodes, rounds);
 }

@@ -252,12 +252,8 @@ int main(int argc, char **argv)
 
 	exact = argc > 1 && atoi(argv[1]) == 1;
 	unordered = argc > 1 && atoi(argv[1]) == 2;
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, NULL))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
 	OK(t_win_allocate(4096, 8, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (!w || size < 2)
 		goto out;
@@ -518,11 +514,5 @@ int main(int argc, char **argv)
 	pscw(base, 1);
 	OK(rmad_win_free(&w));
 out:
-	if (fails)
-		printf("rank %d: FAIL %d checks\n", rank, fails);
-	else
-		printf("rank %d: ok\n", rank);
-	fflush(stdout);
-	rmad_finalize();
-	return fails != 0;
+	return t_finish(rank, fails, "%s", "");
 }

@@ -59,13 +59,8 @@ int main(int argc, char **argv)
 	size_t span = (size_t)NPIECE * PIECE;
 	rmad_win_t w = RMAD_WIN_NULL;
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, &in))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
-	rmad_get_info(&in);
 	src = malloc(span);
 	dst = malloc(span);
 	OK(rmad_alloc_mem(span, (void **)&adst));
@@ -163,12 +158,6 @@ out:
 		OK(rmad_free_mem(asrc));
 	free(src);
 	free(dst);
-	if (fails)
-		printf("rank %d: FAIL %d checks\n", rank, fails);
-	else
-		printf("rank %d: ok (node %d of %d, %d rounds)\n", rank,
-		       in.node, in.nnodes, rounds);
-	fflush(stdout);
-	rmad_finalize();
-	return fails != 0;
+	return t_finish(rank, fails, " (node %d of %d, %d rounds)", in.node,
+			in.nnodes, rounds);
 }

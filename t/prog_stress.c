@@ -143,13 +143,8 @@ int main(int argc, char **argv)
 		rounds = 1 << 30;
 	}
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, &in))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
-	rmad_get_info(&in);
 	for (int k = 0; k < NWIN; k++) {
 		OK(t_win_allocate(64 * 8, 8, k == 1 ? "target_pool=1,slots=1"
 							: NULL,
@@ -221,12 +216,6 @@ int main(int argc, char **argv)
 			OK(rmad_win_free(&w[k]));
 	if (ctl)
 		OK(rmad_win_free(&ctl));
-	if (fails)
-		printf("rank %d: FAIL %d checks\n", rank, fails);
-	else
-		printf("rank %d: ok (node %d of %d, %d rounds)\n", rank,
-		       in.node, in.nnodes, rounds);
-	fflush(stdout);
-	rmad_finalize();
-	return fails != 0;
+	return t_finish(rank, fails, " (node %d of %d, %d rounds)", in.node,
+			in.nnodes, rounds);
 }

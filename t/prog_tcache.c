@@ -96,12 +96,8 @@ int main(int argc, char **argv)
 	struct rmad_stats st;
 	int size, evict = argc > 1 && !strcmp(argv[1], "evict");
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, NULL))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
 	OK(t_win_allocate(N * 8, 8, NULL, RMAD_GROUP_ALL, &w, &win));
 	if (!win)
 		return 1;

@@ -253,12 +253,8 @@ int main(int argc, char **argv)
 {
 	int64_t stack_mem[SLOTS], *heap_mem, *rm = NULL;
 
-	if (rmad_init(&argc, &argv)) {
-		printf("rank ?: FAIL rmad_init\n");
+	if (t_init(&argc, &argv, &rank, &size, NULL))
 		return 1;
-	}
-	rmad_rank(&rank);
-	rmad_size(&size);
 	if (size > SLOTS - 2) {
 		printf("rank %d: FAIL at most %d ranks\n", rank, SLOTS - 2);
 		return 1;
