@@ -74,7 +74,6 @@ static int predefined(MPI_Datatype t, rmad_datatype_t *out)
 static const char *combiner_name(int c)
 {
 	switch (c) {
-	case MPI_COMBINER_DARRAY: return "DARRAY";
 	case MPI_COMBINER_F90_REAL: return "F90_REAL";
 	case MPI_COMBINER_F90_COMPLEX: return "F90_COMPLEX";
 	case MPI_COMBINER_F90_INTEGER: return "F90_INTEGER";
@@ -179,6 +178,13 @@ static int decode(MPI_Datatype t, rmad_datatype_t *out, int depth)
 	}
 	case MPI_COMBINER_RESIZED:
 		err = rmad_type_create_resized(old, av[0], av[1], out);
+		break;
+	case MPI_COMBINER_DARRAY:
+		err = rmpi_darray(iv, ni, old, out);
+		if (err)
+			rmpi_unmapped("datatype: a distributed array rmad "
+				      "cannot lay out (%s)",
+				      rmad_strerror(err));
 		break;
 	default:
 		rmpi_unmapped("datatype combiner %s", combiner_name(comb));

@@ -13,7 +13,8 @@
  *   win.c   window creation in the four flavors, free, attach/detach,
  *           queries, MPI_Alloc_mem/MPI_Free_mem, and the window table;
  *   map.c   translation: datatypes (decoded and cached on the MPI type),
- *           ops, asserts, lock types, communicators and groups, errors.
+ *           ops, asserts, lock types, communicators and groups, errors;
+ *   darray.c  a distributed-array datatype in rmad's constructors.
  */
 #ifndef RMPI_H
 #define RMPI_H
@@ -71,6 +72,10 @@ void rmpi_unmapped(const char *what, ...)
 int rmpi_map_init(void);
 void rmpi_map_fini(void);
 int rmpi_type_slow(MPI_Datatype t, rmad_datatype_t *out);
+/* darray.c: the type of MPI_Type_create_darray's contents (iv: its ni
+ * integers) over old; 0 or RMAD_ERR_*. */
+int rmpi_darray(const int *iv, int ni, rmad_datatype_t old,
+		rmad_datatype_t *out);
 int rmpi_op(MPI_Op op, rmad_op_t *out);
 int rmpi_assert(int mpi_assert);
 int rmpi_lock_type(int mpi_lock, int *out);

@@ -3,7 +3,8 @@
  * mpi_rma.c - an MPI-3.1 RMA program written from the standard's text
  * (chapter 11), knowing nothing of rmad: every window flavor, every
  * operation and its request form, fence, PSCW, passive target, derived
- * datatypes, attributes, and the error classes of misuse.  Results are
+ * datatypes (distributed arrays too), attributes, and the error classes
+ * of misuse.  Results are
  * exact.  It runs under plain Open MPI and under rmad-run --mpi
  * (t/mpi.sh); rank 0 prints TAP.
  *
@@ -518,6 +519,122 @@ static void t_types(void)
 	MPI_Win_free(&w);
 }
 
+/*
+ * Distributed arrays (MPI_Type_create_darray): each rank puts its own
+ * piece, contiguous at the origin, into its right neighbour's copy of
+ * the global array through the piece's type, accumulates 1 onto it,
+ * and gets it back; the neighbour compares its window with MPI's own
+ * MPI_Unpack of the same data through the same type (the reference),
+ * under a fence epoch.  Block, cyclic (darg 1 and more), none and
+ * default arguments, C and Fortran order, a piece that is empty on the
+ * last rank, and an old type of two ints.
+ */
+struct da_case {
+	const char *what;
+	int nd, order, per;		/* per: ints per old-type element */
+	int gs[3], dist[3], darg[3];
+	int grid;			/* the dimension of np processes */
+};
+
+static MPI_Datatype da_type(const struct da_case *c, int rank)
+{
+	int ps[3] = { 1, 1, 1 };
+	MPI_Datatype old = MPI_INT, t;
+
+	if (c->per > 1)
+		MPI_Type_contiguous(c->per, MPI_INT, &old);
+	ps[c->grid] = np;
+	MPI_Type_create_darray(np, rank, c->nd, c->gs, c->dist, c->darg, ps,
+			       c->order, old, &t);
+	MPI_Type_commit(&t);
+	if (old != MPI_INT)
+		MPI_Type_free(&old);
+	return t;
+}
+
+static void t_darray(void)
+{
+	const int B = MPI_DISTRIBUTE_BLOCK, C = MPI_DISTRIBUTE_CYCLIC;
+	const int N = MPI_DISTRIBUTE_NONE, D = MPI_DISTRIBUTE_DFLT_DARG;
+	const struct da_case cases[] = {
+		{ "2-d C, block x cyclic(2)", 2, MPI_ORDER_C, 1,
+		  { 7, 9 }, { B, C }, { D, 2 }, 1 },
+		{ "2-d C, cyclic x block", 2, MPI_ORDER_C, 1,
+		  { 11, 5 }, { C, B }, { D, D }, 0 },
+		{ "3-d Fortran, cyclic(3) x none x block", 3,
+		  MPI_ORDER_FORTRAN, 1, { 10, 3, 4 }, { C, N, B },
+		  { 3, D, D }, 0 },
+		{ "3-d Fortran, none x block(4) x cyclic, 2 ints", 3,
+		  MPI_ORDER_FORTRAN, 2, { 3, 4 * np, 5 }, { N, B, C },
+		  { D, 4, D }, 1 },
+		{ "1-d block(3): the last rank owns nothing", 1,
+		  MPI_ORDER_C, 1, { np > 1 ? 3 * np - 3 : 3 }, { B }, { 3 },
+		  0 },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		const struct da_case *c = &cases[k];
+		MPI_Datatype mine = da_type(c, me), theirs = da_type(c, left());
+		int ng = c->per, nm, nt, good = 1, pos = 0, sz;
+		int *base, *src, *back, *ref, *tsrc;
+		char *pk, name[128];
+		MPI_Win w;
+
+		for (int i = 0; i < c->nd; i++)
+			ng *= c->gs[i];
+		MPI_Type_size(mine, &sz);
+		nm = sz / (int)sizeof(int);
+		MPI_Type_size(theirs, &sz);
+		nt = sz / (int)sizeof(int);
+		src = malloc((nm + 1) * sizeof(int));
+		back = malloc((nm + 1) * sizeof(int));
+		tsrc = malloc((nt + 1) * sizeof(int));
+		ref = malloc(ng * sizeof(int));
+		pk = malloc((nt + 1) * sizeof(int) + 64);
+		for (int i = 0; i < nm; i++)
+			src[i] = me * 100000 + i;
+		for (int i = 0; i < nt; i++)
+			tsrc[i] = left() * 100000 + i;
+		MPI_Win_allocate(ng * sizeof(int), sizeof(int), MPI_INFO_NULL,
+				 MPI_COMM_WORLD, &base, &w);
+		for (int i = 0; i < ng; i++)
+			base[i] = ref[i] = -1;
+		/* the reference: MPI's unpack of the left rank's piece */
+		MPI_Pack(tsrc, nt, MPI_INT, pk, (nt + 1) * sizeof(int) + 64,
+			 &pos, MPI_COMM_SELF);
+		pos = 0;
+		MPI_Unpack(pk, (nt + 1) * sizeof(int) + 64, &pos, ref, 1,
+			   theirs, MPI_COMM_SELF);
+		MPI_Win_fence(0, w);
+		MPI_Put(src, nm, MPI_INT, right(), 0, 1, mine, w);
+		MPI_Win_fence(0, w);
+		for (int i = 0; i < ng; i++)
+			good &= base[i] == ref[i];
+		MPI_Barrier(MPI_COMM_WORLD);	/* read before the next op */
+		MPI_Accumulate(src, nm, MPI_INT, right(), 0, 1, mine, MPI_SUM,
+			       w);
+		MPI_Win_fence(0, w);
+		for (int i = 0; i < ng; i++)
+			good &= base[i] == (ref[i] == -1 ? -1 : 2 * ref[i]);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Get(back, nm, MPI_INT, right(), 0, 1, mine, w);
+		MPI_Win_fence(0, w);
+		for (int i = 0; i < nm; i++)
+			good &= back[i] == 2 * src[i];
+		snprintf(name, sizeof(name), "darray %s: put, accumulate, get "
+			 "(%d of %d ints here)", c->what, nm, ng);
+		ok(good, name);
+		MPI_Win_free(&w);
+		MPI_Type_free(&mine);
+		MPI_Type_free(&theirs);
+		free(src);
+		free(back);
+		free(tsrc);
+		free(ref);
+		free(pk);
+	}
+}
+
 static int cls(int rc)
 {
 	int c = rc;
@@ -563,31 +680,26 @@ static void t_errors(void)
 }
 
 /*
- * --unmapped: a put whose target type is a distributed array (a
- * combiner rmad has no constructor for).  Prints the error class the
+ * --unmapped: a put whose types are a Fortran 90 parameterized integer
+ * (a combiner rmad has no constructor for).  Prints the error class the
  * put returned; under RMAD_MPI_STRICT=1 the job aborts with the reason.
  */
 static int unmapped(void)
 {
-	int gsizes[1] = { 4 * np }, distribs[1] = { MPI_DISTRIBUTE_BLOCK };
-	int dargs[1] = { MPI_DISTRIBUTE_DFLT_DARG }, psizes[1] = { np };
 	int *base, v[4] = { 1, 2, 3, 4 }, rc;
-	MPI_Datatype da;
+	MPI_Datatype fi;
 	MPI_Win w;
 
-	MPI_Type_create_darray(np, me, 1, gsizes, distribs, dargs, psizes,
-			       MPI_ORDER_C, MPI_INT, &da);
-	MPI_Type_commit(&da);
+	MPI_Type_create_f90_integer(9, &fi);
 	MPI_Win_allocate(4 * np * sizeof(int), sizeof(int), MPI_INFO_NULL,
 			 MPI_COMM_WORLD, &base, &w);
 	MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
 	MPI_Win_lock_all(0, w);
-	rc = MPI_Put(v, 4, MPI_INT, right(), 0, 1, da, w);
+	rc = MPI_Put(v, 4, fi, right(), 0, 4, fi, w);
 	MPI_Win_unlock_all(w);
-	printf("rank %d: darray put: class %d (MPI_ERR_TYPE is %d)\n", me,
-	       cls(rc), MPI_ERR_TYPE);
+	printf("rank %d: f90 integer put: class %d (MPI_ERR_TYPE is %d)\n",
+	       me, cls(rc), MPI_ERR_TYPE);
 	MPI_Win_free(&w);
-	MPI_Type_free(&da);
 	MPI_Finalize();
 	return 0;
 }
@@ -645,6 +757,7 @@ int main(int argc, char **argv)
 	t_attrs();
 	t_requests();
 	t_types();
+	t_darray();
 	t_errors();
 	if (me == 0)
 		printf("1..%d\n", ntest);
