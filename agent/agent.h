@@ -107,6 +107,7 @@ struct agent_stats {
 	uint64_t pkts_sent[RMAD_AM_TYPE_MAX];
 	uint64_t pkts_recv[RMAD_AM_TYPE_MAX];
 	uint64_t pkts_dropped;
+	uint64_t pkts_held;		/* kept behind a deferred one (am.c) */
 	uint64_t wakeups;
 	uint64_t sleeps;
 	uint64_t clients_attached;
@@ -168,6 +169,11 @@ struct am_ctx {
 	 * fabric message until the end of the loop's pass (am_flush) */
 	struct am_batch *batch;
 	int nbatch;
+	/* held packets (am.c): per node and job, in order */
+	struct am_held *held;
+	int in_handler;			/* a handler runs: am_defer may keep */
+	int defer_now;			/* ... and it asked to */
+	uint64_t handling_since;	/* that packet's first deferral */
 };
 
 /* One open aggregate (am.c): whole packets bound for `node`, and for

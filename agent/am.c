@@ -37,6 +37,28 @@ static void on_ping(struct agent *a, const struct rmad_am_hdr *h,
 }
 
 static void declare_dead(struct agent *a, int node, const char *why);
+
+/* One packet kept (header and payload as they came), and one node's
+ * and job's queue of them. */
+struct am_kept {
+	struct am_kept *next;
+	size_t len;
+	uint8_t msg[];
+};
+
+struct am_held {
+	struct am_held *next;
+	uint32_t node;
+	uint64_t job;
+	struct am_kept *head, *tail;
+	uint32_t n;
+	uint64_t since;			/* its head's first deferral */
+};
+
+#define AM_HOLD_MAX	4096		/* packets per node and job */
+
+static void held_drop_node(struct agent *a, int node);
+static void held_free(struct am_held *q);
 static void mesh_heard(struct agent *a, int node, uint64_t m, uint64_t t);
 
 /* am_recv() noted that the node lives; in a static mesh a heartbeat
@@ -204,6 +226,12 @@ int am_start(struct agent *a)
 
 void am_fini(struct agent *a)
 {
+	while (a->am.held) {
+		struct am_held *q = a->am.held;
+
+		a->am.held = q->next;
+		held_free(q);
+	}
 	for (int i = 0; a->am.batch && i < a->am.nbatch; i++)
 		free(a->am.batch[i].buf);
 	free(a->am.batch);
@@ -242,6 +270,7 @@ static void declare_dead(struct agent *a, int node, const char *why)
 
 	m->dead[node] = 1;
 	m->ndead++;
+	held_drop_node(a, node);
 	a->st.nodes_dead++;
 	rmad_warn("node %d: declared dead, its ranks failed: %s", node, why);
 	if (a->fab) {
@@ -513,6 +542,150 @@ int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
 		       const uint8_t *pl);
 
+/* ------------------------------------------------------ held packets */
+
+
+static struct am_held *held_find(struct agent *a, uint32_t node,
+				 uint64_t job)
+{
+	for (struct am_held *q = a->am.held; q; q = q->next)
+		if (q->node == node && q->job == job)
+			return q;
+	return NULL;
+}
+
+/* Keep a copy of packet msg at the tail of its queue (made if need
+ * be); 0, or -1 without memory. */
+static int held_push(struct agent *a, const struct rmad_am_hdr *h,
+		     const void *msg, size_t len)
+{
+	struct am_held *q = held_find(a, h->src_node, h->job);
+	struct am_kept *k = malloc(sizeof(*k) + len);
+
+	if (!k)
+		return -1;
+	if (!q) {
+		q = calloc(1, sizeof(*q));
+		if (!q) {
+			free(k);
+			return -1;
+		}
+		q->node = h->src_node;
+		q->job = h->job;
+		q->since = rmad_now_ns();
+		q->next = a->am.held;
+		a->am.held = q;
+	}
+	k->next = NULL;
+	k->len = len;
+	memcpy(k->msg, msg, len);
+	if (q->tail)
+		q->tail->next = k;
+	else
+		q->head = k;
+	q->tail = k;
+	q->n++;
+	a->st.pkts_held++;
+	return 0;
+}
+
+static void held_free(struct am_held *q)
+{
+	while (q->head) {
+		struct am_kept *k = q->head;
+
+		q->head = k->next;
+		free(k);
+	}
+	free(q);
+}
+
+/* Node went (declared dead): what it sent us and we kept goes too. */
+static void held_drop_node(struct agent *a, int node)
+{
+	for (struct am_held **pp = &a->am.held; *pp;) {
+		struct am_held *q = *pp;
+
+		if (q->node != (uint32_t)node) {
+			pp = &q->next;
+			continue;
+		}
+		*pp = q->next;
+		held_free(q);
+	}
+}
+
+int am_defer(struct agent *a)
+{
+	if (!a->am.in_handler)
+		return 0;
+	a->am.defer_now = 1;
+	return 1;
+}
+
+uint64_t am_deferred_since(const struct agent *a)
+{
+	return a->am.in_handler ? a->am.handling_since : 0;
+}
+
+int am_held(const struct agent *a)
+{
+	return a->am.held != NULL;
+}
+
+/* Hand a checked packet (payload in pl) to its handler; 1 if the
+ * handler deferred it. */
+static int dispatch(struct agent *a, const struct rmad_am_hdr *h,
+		    const void *pl, uint64_t since)
+{
+	int outer = a->am.in_handler, deferred;
+	uint64_t osince = a->am.handling_since;
+
+	a->am.in_handler = 1;
+	a->am.handling_since = since;
+	a->am.defer_now = 0;
+	a->am.handler[h->type](a, h, pl);
+	deferred = a->am.defer_now;
+	a->am.defer_now = 0;
+	a->am.in_handler = outer;
+	a->am.handling_since = osince;
+	return deferred;
+}
+
+void am_retry(struct agent *a)
+{
+	uint64_t pl[RMAD_AM_MAX_PAYLOAD / 8];
+
+	for (struct am_held **pp = &a->am.held; *pp;) {
+		struct am_held *q = *pp;
+
+		while (q->head) {
+			struct am_kept *k = q->head;
+			struct rmad_am_hdr h;
+			/* past the bound: its handler must act now */
+			uint64_t since = q->n > AM_HOLD_MAX ? 1 : q->since;
+
+			memcpy(&h, k->msg, sizeof(h));
+			memcpy(pl, k->msg + sizeof(h), h.payload_len);
+			if (dispatch(a, &h, pl, since))
+				break;
+			/* (a handler may have queued more behind it) */
+			q->head = k->next;
+			if (!q->head)
+				q->tail = NULL;
+			q->n--;
+			free(k);
+			q->since = rmad_now_ns();
+		}
+		if (q->head) {
+			pp = &q->next;
+			continue;
+		}
+		*pp = q->next;
+		free(q);
+	}
+}
+
 void am_recv(void *arg, const void *msg, size_t len)
 {
 	struct agent *a = arg;
@@ -559,7 +732,22 @@ void am_recv(void *arg, const void *msg, size_t len)
 		recv_batch(a, &h, (const uint8_t *)pl);
 		return;
 	}
-	a->am.handler[h.type](a, &h, pl);
+	/* behind a packet of its node and job that waits: in order */
+	if (a->am.held && h.type != RMAD_AM_HEARTBEAT &&
+	    held_find(a, h.src_node, h.job)) {
+		if (held_push(a, &h, msg, len) == 0)
+			return;
+		/* no memory to keep it: handled now, out of order, and
+		 * said (its handler acts or fails: nothing is lost) */
+		rmad_warn("node %u: no memory to keep a packet behind a held "
+			  "one; handled out of order", h.src_node);
+	}
+	if (dispatch(a, &h, pl, 0) &&
+	    held_push(a, &h, msg, len) != 0) {
+		rmad_warn("node %u: no memory to keep a deferred packet; "
+			  "handled at once", h.src_node);
+		dispatch(a, &h, pl, 1);
+	}
 }
 
 /*

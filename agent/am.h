@@ -42,6 +42,26 @@ void am_forget_stats(struct agent *a, const struct rmad_stats *st);
 void am_recv(void *arg, const void *msg, size_t len);
 
 /*
+ * Held packets.  A handler that cannot act on its packet yet (the
+ * window member's accumulate lock is held by a client that is not
+ * running), and has changed nothing, calls am_defer(): that packet and
+ * every later one from the same node for the same job are kept, in
+ * order, and handed to their handlers again by am_retry(), so that the
+ * order of a node's packets (ops, then the flush, unlock or fence that
+ * follows them) holds while other nodes and jobs go on.  am_defer()
+ * returns 0 outside a handler, where nothing can be kept.
+ * am_deferred_since(): when the packet being handled was first kept (0:
+ * it was not).  am_held(): packets are kept.  A node declared dead
+ * loses its kept packets; at most am_hold_max of them are kept per node
+ * and job, beyond which am_deferred_since() says 1 (long ago): the
+ * handler must then act or fail.
+ */
+int am_defer(struct agent *a);
+uint64_t am_deferred_since(const struct agent *a);
+int am_held(const struct agent *a);
+void am_retry(struct agent *a);
+
+/*
  * Failure detection.  am_start() begins watching the mesh once it is up;
  * am_tick() (the agent's timer) sends a HEARTBEAT to each node that got
  * nothing from us for heartbeat_ms and declares dead a node silent for

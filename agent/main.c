@@ -583,6 +583,7 @@ static int event_mode(struct agent *a)
 static void agent_run(struct agent *a)
 {
 	uint64_t last_events = 0;
+	unsigned int held_naps = 0;	/* naps since packets were held */
 
 	a->last_activity_ns = rmad_now_ns();
 	/* short sleeps in sched_spin_once() should be short */
@@ -597,6 +598,9 @@ static void agent_run(struct agent *a)
 				n += f;
 		}
 		n += make_rma_progress_global(a);
+		/* packets kept behind a busy accumulate lock (am.c) */
+		if (am_held(a))
+			am_retry(a);
 		/* what the pass produced leaves now, not at the pass's end:
 		 * under SCHED_IDLE a process of our core may preempt us in
 		 * between, and an answer would wait for our next turn.  (And
@@ -626,6 +630,18 @@ static void agent_run(struct agent *a)
 		am_flush(a);
 		if (n || a->p.busy_poll)
 			continue;
+		if (am_held(a)) {
+			/* a client holds a lock we wait for, maybe on our
+			 * core: a moment for it, then again, the moments
+			 * growing from 20 us to 1 ms while it keeps it */
+			struct timespec ts = { 0, 20000L << held_naps };
+
+			if (held_naps < 5)
+				held_naps++;
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		held_naps = 0;
 		if (a->ws_idle && sched_idle_keep(a, now)) {
 			caa_cpu_relax();
 			continue;

@@ -238,6 +238,11 @@ static_assert(RMAD_AM_RMA_RESP - RMAD_AM_RMA_LOCK == RMAD_PKT_RESP &&
  * and the fi_write/fi_read chunks with their bounce buffers.
  */
 struct rma_ctx {
+	/* acc_lock's mode (rma_xfer.c): set while apply_direct applies a
+	 * packet as it came, which a busy lock defers (ACC_AGAIN) instead
+	 * of waiting for it; acc_since: that packet's first deferral */
+	uint8_t acc_defer;
+	uint64_t acc_since;
 	struct rma_op *sh;		/* by op index */
 	uint32_t nsh;
 	uint32_t nty;			/* ops of sh with a ty (rma_type.c) */
@@ -336,8 +341,13 @@ struct iovec;
 int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
 	       unsigned long n, void *buf, size_t len, int write);
 /* The member's accumulate lock (acc_lock in its control page): for
- * created windows, and for types wider than 8 bytes on every flavor. */
+ * created windows, and for types wider than 8 bytes on every flavor.
+ * 0, RMAD_ERR_SYNC, or with R->acc_defer ACC_AGAIN (held by a live
+ * client: the packet waits; never an answer's status). */
+#define ACC_AGAIN	1
 int acc_lock(struct agent *a, struct win_local *l);
+/* Is it held now, by a client that lives (or by the agent)? */
+int acc_busy(struct agent *a, struct win_local *l);
 void acc_unlock(struct win_local *l);
 /* Apply a checked op to a created window (l->created); 0 or RMAD_ERR_*. */
 /* With acc_lock held: an accumulate on a mapped member's memory, in bulk
@@ -368,6 +378,11 @@ void lock_release(struct agent *a, const struct rmad_am_hdr *h,
 void lock_free(struct win_local *l);
 void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		     const uint8_t *pl, struct agent_win *w, uint16_t aflags);
+/* The same for a packet handled as it came (or as am_retry hands it
+ * back): 1 if a busy accumulate lock deferred it (am_defer), and
+ * nothing was done. */
+int apply_direct(struct agent *a, const struct rmad_am_hdr *h,
+		 const uint8_t *pl, struct agent_win *w);
 /* An accumulate or put whose data was read from the origin
  * (rma_pull.c): checked and applied like apply_op's, up to
  * RMAD_AM_PULL_MAX bytes. */

@@ -323,7 +323,8 @@ void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 			lock_and_apply(a, h, payload, w);
 			return;
 		}
-		apply_op(a, h, payload, w, 0);
+		if (apply_direct(a, h, payload, w))
+			return;		/* kept: again later (am_retry) */
 		l = agent_win_local(w, h->target);
 		if (l && l->lk && l->lk->qhead)
 			try_grant(a, l->lk);	/* an UNLOCK rode along */

@@ -497,17 +497,39 @@ static int apply_core(struct agent *a, struct win_local *l,
  * piggybacked synchronization (aflags: what the grant adds).  An UNLOCK
  * that rode along releases the origin's lock once the data is in.
  */
-static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
-		      const uint8_t *pl, struct agent_win *w, uint16_t aflags,
-		      uint64_t room)
+static int apply_lim(struct agent *a, const struct rmad_am_hdr *h,
+		     const uint8_t *pl, struct agent_win *w, uint16_t aflags,
+		     uint64_t room, int defer)
 {
+	struct rma_ctx *R = a->rma;
 	struct win_local *l = agent_win_local(w, h->target);
 	uint8_t res[RMAD_AM_MAX_PAYLOAD];
 	int type = h->type == RMAD_AM_RMA_PUT || h->type == RMAD_AM_RMA_ACC ?
 		   RMAD_AM_RMA_ACK : RMAD_AM_RMA_RESP;
 	uint64_t len;
-	int st = apply_core(a, l, h, pl, res, sizeof(res), &len, room);
+	int st;
+	/* a busy accumulate lock: the packet waits in the am layer, and
+	 * nothing of it happened (acc_lock comes before any change); the
+	 * caller's mode (lock_and_apply's) stays otherwise */
+	uint8_t od = R->acc_defer;
+	uint64_t os = R->acc_since;
 
+	if (defer) {
+		R->acc_defer = (uint8_t)a->am.in_handler;
+		R->acc_since = am_deferred_since(a);
+	}
+	st = apply_core(a, l, h, pl, res, sizeof(res), &len, room);
+	if (st == ACC_AGAIN) {
+		if (defer && am_defer(a)) {
+			R->acc_defer = od;
+			R->acc_since = os;
+			return 1;
+		}
+		R->acc_defer = 0;	/* nowhere to keep it: wait */
+		st = apply_core(a, l, h, pl, res, sizeof(res), &len, room);
+	}
+	R->acc_defer = od;
+	R->acc_since = os;
 	if (st) {
 		a->st.pkts_dropped++;
 		rmad_warn("rma %u from node %u (rank %d -> %d): refused (%d)",
@@ -529,12 +551,19 @@ static void apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 			 RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)))
 		answer(a, h, type, st, aflags, res,
 		       type == RMAD_AM_RMA_RESP && !st ? len : 0);
+	return 0;
 }
 
 void apply_op(struct agent *a, const struct rmad_am_hdr *h,
 	      const uint8_t *pl, struct agent_win *w, uint16_t aflags)
 {
-	apply_lim(a, h, pl, w, aflags, a->p.am_buf_size - sizeof(*h));
+	apply_lim(a, h, pl, w, aflags, a->p.am_buf_size - sizeof(*h), 0);
+}
+
+int apply_direct(struct agent *a, const struct rmad_am_hdr *h,
+		 const uint8_t *pl, struct agent_win *w)
+{
+	return apply_lim(a, h, pl, w, 0, a->p.am_buf_size - sizeof(*h), 1);
 }
 
 void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
@@ -545,7 +574,7 @@ void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		answer(a, h, RMAD_AM_RMA_ACK, RMAD_ERR_ARG, 0, NULL, 0);
 		return;
 	}
-	apply_lim(a, h, data, w, 0, RMAD_AM_PULL_MAX);
+	apply_lim(a, h, data, w, 0, RMAD_AM_PULL_MAX, 0);
 }
 
 int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
@@ -602,15 +631,35 @@ int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
 void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 			   const uint8_t *pl, struct agent_win *w)
 {
+	struct rma_ctx *R = a->rma;
 	struct win_local *l = agent_win_local(w, h->target);
+	int acc = h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC ||
+		  h->type == RMAD_AM_RMA_CAS;
+	uint64_t since = am_deferred_since(a);
 
 	if (!l || !l->base) {
 		apply_op(a, h, pl, w, 0);	/* answers the error */
 		return;
 	}
+	/*
+	 * An accumulate whose member's accumulate lock a live client holds
+	 * waits in the am layer, as apply_direct's do, before its lock is
+	 * granted (a grant applies at once); past acc_lock_timeout_ms it
+	 * goes on and fails there without waiting (acc_lock).  One that
+	 * finds the word free here and taken at the apply waits for it.
+	 */
+	if (acc && acc_busy(a, l) && since != 1) {
+		if ((!since || rmad_now_ns() - since <=
+		     (uint64_t)a->p.acc_lock_timeout_ms * 1000000) &&
+		    am_defer(a))
+			return;
+		R->acc_defer = 1;
+		R->acc_since = since;
+	}
 	if (h->payload_len > a->p.am_buf_size ||
 	    lock_enqueue(a, h, pl, w, l, 1))
 		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
+	R->acc_defer = 0;
 }
 
 /* RMA_DONE: everything before it from this origin was applied (the

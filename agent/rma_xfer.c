@@ -127,11 +127,36 @@ int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
  * (acc_stuck): its next ops fail at once while the word stays held, so a
  * client that keeps the word costs the node's agent ACC_LOCK_NS once,
  * not per op.
+ *
+ * A packet applied as it came (R->acc_defer: apply_direct) does not
+ * wait past the short spin: ACC_AGAIN keeps it, and its node's later
+ * packets for its job, until am_retry tries again, so that the agent
+ * serves everybody else meanwhile; acc_lock_timeout_ms after its first
+ * try it fails as above.  (A packet that could not be kept, acc_since
+ * 1, waits here, as do the pulled chunks and the ops that a lock grant
+ * applies.)
  */
 #define ACC_LOCK_NS	(100ull * 1000 * 1000)
 
+/* Is lock word value v a holder that lives (not free, not a client
+ * slot that is gone)? */
+static int holder_lives(const struct agent *a, uint32_t v)
+{
+	return v && (v == RMAD_ACC_AGENT || v - 1 >= (uint32_t)a->p.max_clients ||
+		     a->cl[v - 1].registered);
+}
+
+int acc_busy(struct agent *a, struct win_local *l)
+{
+	struct rmad_win_ctl *ctl = l->base;
+
+	return ctl && holder_lives(a, __atomic_load_n(&ctl->acc_lock,
+						      __ATOMIC_ACQUIRE));
+}
+
 int acc_lock(struct agent *a, struct win_local *l)
 {
+	struct rma_ctx *R = a->rma;
 	struct rmad_win_ctl *ctl = l->base;
 	uint64_t t0 = 0;
 
@@ -148,14 +173,11 @@ int acc_lock(struct agent *a, struct win_local *l)
 			l->acc_stuck = 0;
 			return 0;
 		}
-		if (l->acc_stuck && v != RMAD_ACC_AGENT &&
-		    !(v - 1 < (uint32_t)a->p.max_clients &&
-		      !a->cl[v - 1].registered))
+		if (l->acc_stuck && v != RMAD_ACC_AGENT && holder_lives(a, v))
 			return RMAD_ERR_SYNC;	/* still held: no wait */
 		if (!n)		/* the members let us in next */
 			__atomic_store_n(&ctl->acc_want, 1, __ATOMIC_RELEASE);
-		if (v != RMAD_ACC_AGENT && v - 1 < (uint32_t)a->p.max_clients &&
-		    !a->cl[v - 1].registered) {
+		if (!holder_lives(a, v)) {
 			/* its holder is gone (and its bulk, if it was in
 			 * one: accword.h) */
 			__atomic_store_n(&ctl->acc_big, 0, __ATOMIC_RELEASE);
@@ -163,6 +185,20 @@ int acc_lock(struct agent *a, struct win_local *l)
 						    __ATOMIC_RELAXED,
 						    __ATOMIC_RELAXED);
 			continue;
+		}
+		if (n == 64 && R->acc_defer && R->acc_since != 1) {
+			__atomic_store_n(&ctl->acc_want, 0, __ATOMIC_RELAXED);
+			uint64_t lim = (uint64_t)a->p.acc_lock_timeout_ms *
+				       1000000;
+
+			if (!R->acc_since || rmad_now_ns() - R->acc_since <= lim)
+				return ACC_AGAIN;
+			rmad_warn("rank %d's window: its accumulate lock is "
+				  "held by %#x for over %ld ms; ops refused "
+				  "while it stays held", l->rank, v,
+				  a->p.acc_lock_timeout_ms);
+			l->acc_stuck = 1;
+			return RMAD_ERR_SYNC;
 		}
 		if (n == 64)
 			t0 = rmad_now_ns();

@@ -76,6 +76,8 @@ static const struct stat_desc {
 	P(pkts_sent, "packets sent", "pkts_sent_total"),
 	P(pkts_recv, "packets received", "pkts_recv_total"),
 	S(pkts_dropped, "packets dropped", "pkts_dropped", ""),
+	S(pkts_held, "packets held (a busy accumulate lock)", "pkts_held",
+	  ""),
 	S(nodes_dead, "nodes declared dead", "nodes_dead", ""),
 	S(acc_bulk, "accumulates in bulk", "acc_bulk", ""),
 	S(aggr_msgs, "aggregated messages", "aggr_msgs", ""),

@@ -215,6 +215,15 @@
 	  "atomic instruction per element (rmad(7), \"Atomicity and " \
 	  "ordering of accumulates\"); 0 keeps every accumulate on "	\
 	  "atomics. Read by the agent and by each client at start.")	\
+	X(acc_lock_timeout_ms, INT, "10000", RMAD_P_RELOAD, 1, 3600000, \
+	  "How long, in milliseconds, an operation from another node "	\
+	  "waits for a target's accumulate lock that a live client of " \
+	  "this node holds (one that is descheduled, or stopped) before " \
+	  "it fails with RMAD_ERR_SYNC, as do the next ones there while " \
+	  "the lock stays held. Meanwhile that node's later packets for " \
+	  "the same job wait behind it, in order, and the agent serves "	\
+	  "everybody else (rmad(7), \"Atomicity and ordering of "	\
+	  "accumulates\"). A dead holder is passed over at once.")	\
 	X(piggyback_threshold, INT, "0", RMAD_P_RELOAD, 0, 65536,	\
 	  "Operations to a locked target that the origin's agent holds " \
 	  "back until the closing flush or unlock, so that the last "	\
