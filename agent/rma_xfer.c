@@ -187,12 +187,14 @@ int acc_lock(struct agent *a, struct win_local *l)
 			continue;
 		}
 		if (n == 64 && R->acc_defer && R->acc_since != 1) {
-			__atomic_store_n(&ctl->acc_want, 0, __ATOMIC_RELAXED);
 			uint64_t lim = (uint64_t)a->p.acc_lock_timeout_ms *
 				       1000000;
 
+			/* kept: acc_want stays up, so that a client that
+			 * takes the lock batch after batch lets us in */
 			if (!R->acc_since || rmad_now_ns() - R->acc_since <= lim)
 				return ACC_AGAIN;
+			__atomic_store_n(&ctl->acc_want, 0, __ATOMIC_RELAXED);
 			rmad_warn("rank %d's window: its accumulate lock is "
 				  "held by %#x for over %ld ms; ops refused "
 				  "while it stays held", l->rank, v,
