@@ -598,9 +598,12 @@ static void agent_run(struct agent *a)
 				n += f;
 		}
 		n += make_rma_progress_global(a);
-		/* packets kept behind a busy accumulate lock (am.c) */
+		/* packets and read chunks kept behind a busy accumulate
+		 * lock (am.c, rma_pull.c) */
 		if (am_held(a))
 			am_retry(a);
+		if (agent_rma_waiting(a))
+			agent_rma_retry(a);
 		/* what the pass produced leaves now, not at the pass's end:
 		 * under SCHED_IDLE a process of our core may preempt us in
 		 * between, and an answer would wait for our next turn.  (And
@@ -630,7 +633,7 @@ static void agent_run(struct agent *a)
 		am_flush(a);
 		if (n || a->p.busy_poll)
 			continue;
-		if (am_held(a)) {
+		if (am_held(a) || agent_rma_waiting(a)) {
 			/* a client holds a lock we wait for, maybe on our
 			 * core: a moment for it, then again, the moments
 			 * growing from 20 us to 1 ms while it keeps it */

@@ -712,6 +712,16 @@ void agent_rma_fini(struct agent *a)
 	a->rma = NULL;
 }
 
+int agent_rma_waiting(struct agent *a)
+{
+	return pull_waiting(a);
+}
+
+void agent_rma_retry(struct agent *a)
+{
+	pull_retry(a);
+}
+
 int agent_rma_transfers(struct agent *a)
 {
 	struct rma_ctx *R = a->rma;

@@ -28,6 +28,10 @@ int make_rma_progress_global(struct agent *a);
  * peer's progress, which rings no bell here, so the agent must not
  * sleep on them */
 int agent_rma_transfers(struct agent *a);
+/* Large accumulates read from their origins that wait for a member's
+ * accumulate lock (rma_pull.c): any?  Try them again. */
+int agent_rma_waiting(struct agent *a);
+void agent_rma_retry(struct agent *a);
 void agent_rma_client_gone(struct agent *a, uint32_t c);
 void agent_rma_win_gone(struct agent *a, struct agent_win *w);
 /* client c found no op element to take: release what rma.c holds back */

@@ -267,6 +267,8 @@ struct rma_ctx {
 	/* rma_pull.c, target side: reads waiting for a buffer, reads in
 	 * flight, and the buffers */
 	struct pull_rd *pq_head, *pq_tail, *pfly, *pzombie;
+	struct pull_rd *plock;		/* read, waiting for a member's
+					 * accumulate lock (rma_pull.c) */
 	uint32_t npq, npull_fly, npbuf;
 	uint32_t npull_slots;		/* origin side: slots x->pull != 0 */
 	struct pull_buf *pbfree;
@@ -385,17 +387,19 @@ int apply_direct(struct agent *a, const struct rmad_am_hdr *h,
 		 const uint8_t *pl, struct agent_win *w);
 /* An accumulate or put whose data was read from the origin
  * (rma_pull.c): checked and applied like apply_op's, up to
- * RMAD_AM_PULL_MAX bytes. */
-void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
-		  const uint8_t *data, struct agent_win *w);
+ * RMAD_AM_PULL_MAX bytes.  1 when the member's accumulate lock is held
+ * by a live client (nothing done: the caller keeps it and tries again,
+ * since: its first try, 0 the first time), else 0 (answered). */
+int apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
+		 const uint8_t *data, struct agent_win *w, uint64_t since);
 /* A get-accumulate whose operands were read from the origin (none for
  * RMAD_NO_OP): checked and applied like apply_op's, up to
  * RMAD_AM_PULL_MAX bytes, its *rlen result bytes left in res (room for
- * RMAD_AM_PULL_MAX) for the caller to write back, unanswered; 0 or
- * RMAD_ERR_*. */
+ * RMAD_AM_PULL_MAX) for the caller to write back, unanswered; 0,
+ * RMAD_ERR_*, or ACC_AGAIN as apply_pulled's 1. */
 int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
 			 const uint8_t *data, struct agent_win *w,
-			 uint8_t *res, uint64_t *rlen);
+			 uint8_t *res, uint64_t *rlen, uint64_t since);
 /* A get whose bytes the target's agent writes into the origin's memory
  * (rma_pull.c): checked again against the window now, then its
  * h->count elements read into buf (up to RMAD_AM_PULL_MAX bytes), or,
@@ -432,6 +436,10 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *pl, struct agent_win *w);
 void pull_node_dead(struct agent *a, int node);
 int pull_busy(struct agent *a);
+/* Reads applied yet, waiting for a member's accumulate lock; try them
+ * again. */
+int pull_waiting(struct agent *a);
+void pull_retry(struct agent *a);
 void pull_fini(struct agent *a);
 
 /* rma_pkt.c: a request that cannot be served is answered with status

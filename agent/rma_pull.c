@@ -331,6 +331,8 @@ struct pull_rd {
 	struct rmad_am_typed th;	/* RMAD_AMF_TYPED: the type's head */
 	struct pull_buf *b;
 	uint64_t rlen;			/* a get-accumulate's result bytes */
+	uint64_t since;			/* first found the accumulate lock
+					 * held (0: never) */
 	uint8_t dead;			/* its node died: forget it */
 	uint8_t writing;		/* a get-accumulate applied: its
 					 * results wait to go out, or are
@@ -422,8 +424,10 @@ static int gacc_apply(struct agent *a, struct pull_rd *rd)
 	struct agent_win *w = pulled_pkt(a, rd, &h);
 	int32_t st = w ? apply_pulled_res(a, &h, (const uint8_t *)rd->b->buf,
 					  w, (uint8_t *)rd->b->buf + PULL_RES,
-					  &rd->rlen) : RMAD_ERR_ARG;
+					  &rd->rlen, rd->since) : RMAD_ERR_ARG;
 
+	if (st == ACC_AGAIN)
+		return st;	/* the lock is held: later (lock_wait) */
 	if (!st && (!rd->rlen || rd->rlen > RMAD_AM_PULL_MAX))
 		st = RMAD_ERR_ARG;
 	if (st)
@@ -434,6 +438,84 @@ static int gacc_apply(struct agent *a, struct pull_rd *rd)
 }
 
 static void pull_kick(struct agent *a);
+
+/* rd, read, found its member's accumulate lock held by a live client:
+ * kept with its buffer until pull_retry finds it free (or its time is
+ * out, acc_lock_timeout_ms, and it fails). */
+static int lock_wait(struct agent *a, struct pull_rd *rd)
+{
+	struct rma_ctx *R = a->rma;
+
+	if (!rd->since)
+		rd->since = rmad_now_ns() | 2;	/* never 0 nor 1 */
+	rd->next = R->plock;
+	R->plock = rd;
+	return 1;
+}
+
+/*
+ * A read completed for rd (its buffer held): applied.  0 when rd is
+ * done with (answered or refused; the caller frees it), 1 when it waits
+ * for the member's accumulate lock (lock_wait), 2 when a
+ * get-accumulate's results wait to go out (at the head of the FIFO,
+ * ahead of the requests that wait, with its buffer).
+ */
+static int rd_apply(struct agent *a, struct pull_rd *rd)
+{
+	struct rma_ctx *R = a->rma;
+	struct rmad_am_hdr h;
+	struct agent_win *w;
+	int st;
+
+	if (rd->h.type == RMAD_AM_RMA_GACC) {
+		st = gacc_apply(a, rd);
+		if (st == ACC_AGAIN)
+			return lock_wait(a, rd);
+		if (st)
+			return 0;
+		rd->next = R->pq_head;
+		R->pq_head = rd;
+		if (!R->pq_tail)
+			R->pq_tail = rd;
+		R->npq++;
+		return 2;
+	}
+	w = pulled_pkt(a, rd, &h);
+	if (!w) {
+		refuse(a, &rd->h, RMAD_ERR_ARG);
+		return 0;
+	}
+	if (apply_pulled(a, &h, (const uint8_t *)rd->b->buf, w, rd->since))
+		return lock_wait(a, rd);
+	if (h.type == RMAD_AM_RMA_PUT)
+		a->st.put_pulls++;
+	else
+		a->st.acc_pulls++;
+	return 0;
+}
+
+int pull_waiting(struct agent *a)
+{
+	return a->rma && a->rma->plock;
+}
+
+void pull_retry(struct agent *a)
+{
+	struct rma_ctx *R = a->rma;
+	struct pull_rd *list = R->plock;
+
+	R->plock = NULL;
+	while (list) {
+		struct pull_rd *rd = list;
+
+		list = rd->next;
+		if (!rd_apply(a, rd)) {
+			buf_put(R, rd->b);
+			free(rd);
+		}
+	}
+	pull_kick(a);
+}
 
 static void unlink_rd(struct pull_rd **pp, struct pull_rd *rd)
 {
@@ -450,7 +532,6 @@ static void rd_done(struct rmad_fabric_xfer *fx, int status)
 	struct pull_rd *rd = (struct pull_rd *)fx;
 	struct agent *a = rd->a;
 	struct rma_ctx *R = a->rma;
-	struct agent_win *w;
 
 	if (rd->dead) {
 		/* abandoned when its node died; its buffer was counted out */
@@ -470,31 +551,10 @@ static void rd_done(struct rmad_fabric_xfer *fx, int status)
 			a->st.acc_pulls++;
 		else
 			a->st.get_pushes++;
-	} else if (rd->h.type == RMAD_AM_RMA_GACC) {
-		/* its results go out first, ahead of the requests that
-		 * wait: it keeps its buffer */
-		if (!gacc_apply(a, rd)) {
-			rd->next = R->pq_head;
-			R->pq_head = rd;
-			if (!R->pq_tail)
-				R->pq_tail = rd;
-			R->npq++;
-			pull_kick(a);
-			return;
-		}
-	} else {
-		struct rmad_am_hdr h;
-
-		w = pulled_pkt(a, rd, &h);
-		if (!w) {
-			refuse(a, &rd->h, RMAD_ERR_ARG);
-		} else {
-			apply_pulled(a, &h, (const uint8_t *)rd->b->buf, w);
-			if (h.type == RMAD_AM_RMA_PUT)
-				a->st.put_pulls++;
-			else
-				a->st.acc_pulls++;
-		}
+	} else if (rd_apply(a, rd)) {
+		/* kept (its buffer with it) */
+		pull_kick(a);
+		return;
 	}
 	buf_put(R, rd->b);
 	free(rd);
@@ -518,9 +578,21 @@ static void pull_kick(struct agent *a)
 			return;		/* a read in flight ends first */
 		rd->fx.done = rd_done;
 		/* a get-accumulate of NO_OP reads nothing: applied now
-		 * (refused and answered there if it fails) */
-		if (gacc && !in && !rd->writing)
-			refused = gacc_apply(a, rd) != 0;
+		 * (refused and answered there if it fails, kept if the
+		 * accumulate lock is held) */
+		if (gacc && !in && !rd->writing) {
+			int st = gacc_apply(a, rd);
+
+			if (st == ACC_AGAIN) {
+				R->pq_head = rd->next;
+				if (!R->pq_head)
+					R->pq_tail = NULL;
+				R->npq--;
+				lock_wait(a, rd);
+				continue;
+			}
+			refused = st != 0;
+		}
 		if (refused) {
 			/* nothing goes out */
 		} else if (rd->writing) {
@@ -651,6 +723,19 @@ void pull_node_dead(struct agent *a, int node)
 	for (int k = 0; R->bounce && k < XFER_MAX; k++)
 		if (R->xfers[k].pull == 2 && R->xfers[k].node == node)
 			slot_release(R, &R->xfers[k]);
+	/* read from it, waiting for an accumulate lock: no answer */
+	for (pp = &R->plock; *pp;) {
+		struct pull_rd *rd = *pp;
+
+		if (rd->h.src_node != (uint32_t)node) {
+			pp = &rd->next;
+			continue;
+		}
+		*pp = rd->next;
+		buf_put(R, rd->b);
+		free(rd);
+	}
+	pp = &R->pq_head;
 
 	while (*pp) {
 		struct pull_rd *rd = *pp;
@@ -707,6 +792,13 @@ void pull_fini(struct agent *a)
 	}
 	R->pq_tail = NULL;
 	R->npq = 0;
+	while (R->plock) {
+		struct pull_rd *rd = R->plock;
+
+		R->plock = rd->next;
+		buf_put(R, rd->b);
+		free(rd);
+	}
 	/* the fabric is not progressed any more: nothing writes there */
 	for (int k = 0; k < 2; k++) {
 		struct pull_rd **pp = k ? &R->pzombie : &R->pfly;

@@ -514,13 +514,14 @@ static int apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 	uint8_t od = R->acc_defer;
 	uint64_t os = R->acc_since;
 
-	if (defer) {
+	if (defer == 1) {
 		R->acc_defer = (uint8_t)a->am.in_handler;
 		R->acc_since = am_deferred_since(a);
 	}
 	st = apply_core(a, l, h, pl, res, sizeof(res), &len, room);
 	if (st == ACC_AGAIN) {
-		if (defer && am_defer(a)) {
+		/* kept by the am layer (1), or by our caller (2) */
+		if (defer == 2 || (defer == 1 && am_defer(a))) {
 			R->acc_defer = od;
 			R->acc_since = os;
 			return 1;
@@ -566,27 +567,40 @@ int apply_direct(struct agent *a, const struct rmad_am_hdr *h,
 	return apply_lim(a, h, pl, w, 0, a->p.am_buf_size - sizeof(*h), 1);
 }
 
-void apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
-		  const uint8_t *data, struct agent_win *w)
+int apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
+		 const uint8_t *data, struct agent_win *w, uint64_t since)
 {
+	struct rma_ctx *R = a->rma;
+	int r;
+
 	if ((h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT) ||
 	    (h->flags & RMAD_AMF_PULL)) {
 		answer(a, h, RMAD_AM_RMA_ACK, RMAD_ERR_ARG, 0, NULL, 0);
-		return;
+		return 0;
 	}
-	apply_lim(a, h, data, w, 0, RMAD_AM_PULL_MAX, 0);
+	R->acc_defer = 1;
+	R->acc_since = since;
+	r = apply_lim(a, h, data, w, 0, RMAD_AM_PULL_MAX, 2);
+	R->acc_defer = 0;
+	return r;
 }
 
 int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
 			 const uint8_t *data, struct agent_win *w,
-			 uint8_t *res, uint64_t *rlen)
+			 uint8_t *res, uint64_t *rlen, uint64_t since)
 {
+	struct rma_ctx *R = a->rma;
 	struct win_local *l = agent_win_local(w, h->target);
+	int32_t st;
 
 	if (h->type != RMAD_AM_RMA_GACC || (h->flags & RMAD_AMF_PULL))
 		return RMAD_ERR_ARG;
-	return apply_core(a, l, h, data, res, RMAD_AM_PULL_MAX, rlen,
-			  RMAD_AM_PULL_MAX);
+	R->acc_defer = 1;
+	R->acc_since = since;
+	st = apply_core(a, l, h, data, res, RMAD_AM_PULL_MAX, rlen,
+			RMAD_AM_PULL_MAX);
+	R->acc_defer = 0;
+	return st;
 }
 
 int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,

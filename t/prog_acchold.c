@@ -9,8 +9,10 @@
  *      learns from the shared-lock bytes), holds it HOLD_MS, checks
  *      that nothing of rank 1's epoch was applied meanwhile and that
  *      rank 2's operations on another window V all were, and lets go;
- *   rank 1 sends an epoch to W at rank 0: accumulates, a put, a
- *      fetch_and_op and a flush, which wait for the lock, in order, and
+ *   rank 1 sends an epoch to W at rank 0: accumulates, a put, a large
+ *      accumulate (whose operands the target's agent reads; first, with
+ *      "granted"), a fetch_and_op and a flush, which wait for the lock,
+ *      in order, and
  *      then succeed (or, with "timeout", fail with RMAD_ERR_SYNC once
  *      the agent's acc_lock_timeout_ms has passed); the first one
  *      carries the epoch's lock request, or, with "granted", the lock
@@ -37,6 +39,8 @@
 static int rank, size, fails;
 
 #define NW	64		/* int64s of W that the epoch adds to */
+#define NB	8192		/* int64s of its large accumulate, at
+				 * NW + 8: 64 KiB, over rdma_threshold */
 #define NV	100		/* rank 2's rounds on V */
 
 static double now_ms(void)
@@ -76,6 +80,7 @@ int main(int argc, char **argv)
 	int hold = argc > 1 ? atoi(argv[1]) : 1000;
 	int expect_timeout = 0, granted = 0;
 	int64_t *wb = NULL, *vb = NULL, one = 1, got = -1, seven = 7;
+	int64_t *ones = calloc(NB, sizeof(int64_t));
 	rmad_win_t w = RMAD_WIN_NULL, v = RMAD_WIN_NULL;
 	struct rmad_info in;
 	double waited = 0;
@@ -87,14 +92,17 @@ int main(int argc, char **argv)
 		expect_timeout |= !strcmp(argv[k], "timeout");
 		granted |= !strcmp(argv[k], "granted");
 	}
-	OK(rmad_win_allocate((NW + 8) * 8, 8, NULL, RMAD_GROUP_ALL, &wb, &w));
+	OK(rmad_win_allocate((NW + 8 + NB) * 8, 8, NULL, RMAD_GROUP_ALL, &wb,
+			     &w));
 	OK(rmad_win_allocate(8 * 8, 8, NULL, RMAD_GROUP_ALL, &vb, &v));
-	if (!w || !v || size != 3 || in.nnodes < 3) {
+	for (int k = 0; ones && k < NB; k++)
+		ones[k] = 1;
+	if (!w || !v || !ones || size != 3 || in.nnodes < 3) {
 		CHECK(0, "needs 3 ranks on 3 nodes (%d ranks, %d nodes)",
 		      size, in.nnodes);
 		goto out;
 	}
-	memset(wb, 0, (NW + 8) * 8);
+	memset(wb, 0, (NW + 8 + NB) * 8);
 	memset(vb, 0, 8 * 8);
 	rmad_barrier();
 	if (rank == 1 && granted) {
@@ -142,9 +150,11 @@ int main(int argc, char **argv)
 
 			for (int k = 0; k < NW; k++)
 				bad += wb[k] != 2 + (k == 0);
+			for (int k = 0; k < NB; k++)
+				bad += wb[NW + 8 + k] != 1;
 			CHECK(!bad && wb[NW] == 7 && wb[NW + 1] == granted,
 			      "after the lock: %d of %d sums wrong, put %lld "
-			      "(want 7), [%d] %lld", bad, NW,
+			      "(want 7), [%d] %lld", bad, NW + NB,
 			      (long long)wb[NW], NW + 1,
 			      (long long)wb[NW + 1]);
 		}
@@ -155,6 +165,11 @@ int main(int argc, char **argv)
 		t0 = now_ms();
 		if (!granted)
 			OK(rmad_win_lock_all(0, w));
+		else	/* the large one first: its read waits for the lock
+			 * in the target's agent, not behind a kept packet */
+			rc_ops = rmad_accumulate(ones, NB, RMAD_INT64, 0,
+						 NW + 8, NB, RMAD_INT64,
+						 RMAD_SUM, w);
 		for (int r = 0; r < 2 && !rc_ops; r++)
 			for (int k = 0; k < NW && !rc_ops; k++)
 				rc_ops = rmad_accumulate(&one, 1, RMAD_INT64,
@@ -164,6 +179,10 @@ int main(int argc, char **argv)
 		if (!rc_ops)
 			rc_ops = rmad_put(&seven, 1, RMAD_INT64, 0, NW, 1,
 					  RMAD_INT64, w);
+		if (!rc_ops && !granted)
+			rc_ops = rmad_accumulate(ones, NB, RMAD_INT64, 0,
+						 NW + 8, NB, RMAD_INT64,
+						 RMAD_SUM, w);
 		/* in order after the sums: it fetches 2 */
 		if (!rc_ops)
 			rc_ops = rmad_fetch_and_op(&one, &got, RMAD_INT64, 0,
@@ -201,6 +220,7 @@ out:
 		OK(rmad_win_free(&w));
 	if (v)
 		OK(rmad_win_free(&v));
+	free(ones);
 	return t_finish(rank, fails, " (node %d, hold %d ms, ops %d, flush "
 			"%d, waited %.0f ms)", in.node, hold, rc_ops,
 			rc_flush, waited);
