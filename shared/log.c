@@ -3,7 +3,11 @@
  * log.c - leveled logging to stderr or the journal.
  *
  * One formatted write per line keeps lines whole when several processes
- * share a terminal.
+ * share a terminal.  Errors and warnings are limited to LOG_BURST lines
+ * a second: a flood (a hostile peer's packets refused one by one, a
+ * stuck window's operations) costs a line and a count, not a write per
+ * packet and the journal's space; the count is said with the next line
+ * that passes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,11 +15,17 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 
+#define LOG_BURST	200		/* error and warning lines a second */
+
 static char log_who[48] = "rmad";
+/* the second the limit counts in, the lines in it, and those dropped */
+static long log_sec;
+static unsigned int log_lines, log_dropped;
 static int log_level = RMAD_LOG_WARN;
 static int log_journal;
 
@@ -79,6 +89,27 @@ void rmad_log(int level, const char *fmt, ...)
 
 	if (level > log_level || level < 0)
 		return;
+	if (level <= RMAD_LOG_WARN) {
+		struct timespec ts;
+		unsigned int dropped = 0;
+
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		if (__atomic_exchange_n(&log_sec, (long)ts.tv_sec,
+					__ATOMIC_RELAXED) != (long)ts.tv_sec) {
+			__atomic_store_n(&log_lines, 0, __ATOMIC_RELAXED);
+			dropped = __atomic_exchange_n(&log_dropped, 0,
+						      __ATOMIC_RELAXED);
+		}
+		if (__atomic_add_fetch(&log_lines, 1, __ATOMIC_RELAXED) >
+		    LOG_BURST) {
+			__atomic_add_fetch(&log_dropped, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		if (dropped)
+			rmad_log(RMAD_LOG_WARN, "%u more errors and warnings "
+				 "were not logged (over %d a second)", dropped,
+				 LOG_BURST);
+	}
 	if (log_journal)
 		n = snprintf(line, sizeof(line), "<%d>%s: ", prio[level],
 			     log_who);
