@@ -652,38 +652,85 @@ static int dispatch(struct agent *a, const struct rmad_am_hdr *h,
 	return deferred;
 }
 
-void am_retry(struct agent *a)
+/* Unlink queue q (empty) and free it. */
+static void held_remove(struct agent *a, struct am_held *q)
+{
+	for (struct am_held **pp = &a->am.held; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			free(q);
+			return;
+		}
+}
+
+/* One queue's packets, in order, until one is deferred again.  The
+ * queue is looked up anew after every handler: one may have dropped it
+ * (its node declared dead) or queued more behind. */
+static void retry_one(struct agent *a, uint32_t node, uint64_t job)
 {
 	uint64_t pl[RMAD_AM_MAX_PAYLOAD / 8];
+	struct am_held *q;
 
-	for (struct am_held **pp = &a->am.held; *pp;) {
-		struct am_held *q = *pp;
+	while ((q = held_find(a, node, job)) && q->head) {
+		struct am_kept *k = q->head;
+		struct rmad_am_hdr h;
+		/* past the bound: its handler must act now */
+		uint64_t since = q->n > AM_HOLD_MAX ? 1 : q->since;
+		int again;
 
-		while (q->head) {
-			struct am_kept *k = q->head;
-			struct rmad_am_hdr h;
-			/* past the bound: its handler must act now */
-			uint64_t since = q->n > AM_HOLD_MAX ? 1 : q->since;
-
-			memcpy(&h, k->msg, sizeof(h));
-			memcpy(pl, k->msg + sizeof(h), h.payload_len);
-			if (dispatch(a, &h, pl, since))
-				break;
-			/* (a handler may have queued more behind it) */
-			q->head = k->next;
-			if (!q->head)
-				q->tail = NULL;
-			q->n--;
-			free(k);
-			q->since = rmad_now_ns();
+		q->head = k->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->n--;
+		memcpy(&h, k->msg, sizeof(h));
+		memcpy(pl, k->msg + sizeof(h), h.payload_len);
+		again = dispatch(a, &h, pl, since);
+		q = held_find(a, node, job);
+		if (again && q) {
+			k->next = q->head;	/* first again */
+			q->head = k;
+			if (!q->tail)
+				q->tail = k;
+			q->n++;
+			return;
 		}
-		if (q->head) {
-			pp = &q->next;
-			continue;
-		}
-		*pp = q->next;
-		free(q);
+		free(k);
+		if (again || !q)
+			return;
+		q->since = rmad_now_ns();
 	}
+	if (q)
+		held_remove(a, q);
+}
+
+void am_retry(struct agent *a)
+{
+	struct key {
+		uint32_t node;
+		uint64_t job;
+	} few[16], *keys = few;
+	size_t n = 0, cap = 16;
+
+	/* the queues there are now (one per node and job whose member's
+	 * lock a client holds), by key: a handler may add or drop some */
+	for (struct am_held *q = a->am.held; q; q = q->next)
+		n++;
+	if (n > cap) {
+		keys = malloc(n * sizeof(*keys));
+		if (keys)
+			cap = n;
+		else
+			keys = few;	/* the first ones now, more later */
+	}
+	n = 0;
+	for (struct am_held *q = a->am.held; q && n < cap; q = q->next) {
+		keys[n].node = q->node;
+		keys[n++].job = q->job;
+	}
+	for (size_t i = 0; i < n; i++)
+		retry_one(a, keys[i].node, keys[i].job);
+	if (keys != few)
+		free(keys);
 }
 
 void am_recv(void *arg, const void *msg, size_t len)
