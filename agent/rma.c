@@ -714,7 +714,7 @@ void agent_rma_fini(struct agent *a)
 
 int agent_rma_waiting(struct agent *a)
 {
-	return pull_waiting(a);
+	return pull_waiting(a) || (a->rma && a->rma->ngpend);
 }
 
 void agent_rma_retry(struct agent *a)

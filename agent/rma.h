@@ -28,8 +28,10 @@ int make_rma_progress_global(struct agent *a);
  * peer's progress, which rings no bell here, so the agent must not
  * sleep on them */
 int agent_rma_transfers(struct agent *a);
-/* Large accumulates read from their origins that wait for a member's
- * accumulate lock (rma_pull.c): any?  Try them again. */
+/* Large accumulates read from their origins, or ops whose lock was
+ * granted, that wait for a member's accumulate lock (rma_pull.c,
+ * rma_target.c): any?  Try the former again (the latter go each pass,
+ * with the lock grants). */
 int agent_rma_waiting(struct agent *a);
 void agent_rma_retry(struct agent *a);
 void agent_rma_client_gone(struct agent *a, uint32_t c);

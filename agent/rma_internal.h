@@ -182,7 +182,12 @@ struct lock_ent {
 	uint8_t excl;
 	uint8_t waited;			/* not granted at once */
 	uint8_t heap;			/* a holder on the heap, not pooled */
-	struct rmad_am_hdr *pkt;	/* the operation that came with it */
+	struct rmad_am_hdr *pkt;	/* the operation that came with it;
+					 * in a holder, one granted whose
+					 * member's accumulate lock a client
+					 * held (rma_target.c, pend_apply) */
+	uint16_t gflags;		/* ... what its answer adds */
+	uint64_t gsince;		/* ... since when (0: not waiting) */
 };
 
 struct rma_lock {
@@ -191,6 +196,7 @@ struct rma_lock {
 	struct lock_ent *holders;	/* granted to remote origins */
 	struct rma_lock *wnext;		/* on the waiting list */
 	int waiting;
+	uint32_t npend;			/* holders whose op waits (gsince) */
 	struct agent_win *w;
 	struct win_local *l;
 };
@@ -249,7 +255,9 @@ struct rma_ctx {
 	uint32_t serials;
 	struct rma_target *tmem, *tfree;	/* global target pool */
 	struct lock_ent *lmem, *lfree;	/* lock entries */
-	struct rma_lock *lwait;		/* members with waiting requests */
+	struct rma_lock *lwait;		/* members with waiting requests, or
+					 * granted ops that wait (npend) */
+	uint32_t ngpend;		/* those ops, all members */
 	int retry_pending;
 	int ordered;			/* the fabric keeps send-after-send */
 	/* make_rma_progress_win (rma_win.c, a layer up), for the transfer

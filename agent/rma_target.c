@@ -135,6 +135,81 @@ static struct lock_ent *hold(struct rma_ctx *R, struct lock_ent *e)
 	return h;
 }
 
+static void lock_wait_add(struct rma_lock *k);
+static int apply_lim(struct agent *a, const struct rmad_am_hdr *h,
+		     const uint8_t *pl, struct agent_win *w, uint16_t aflags,
+		     uint64_t room, int defer);
+
+/*
+ * The op that came with granted request e, applied; or, when the
+ * member's accumulate lock is held by a live client, kept in e (a
+ * holder) with its flags and tried again by retry_grants, so that the
+ * agent does not wait for it (acc_lock_timeout_ms after its first try
+ * it fails there).  1 if kept; else e may be gone (an UNLOCK that rode
+ * along released it).
+ */
+static int pend_apply(struct agent *a, struct rma_lock *k,
+		      struct lock_ent *e)
+{
+	struct rma_ctx *R = a->rma;
+	struct rmad_am_hdr *ph = e->pkt;
+	uint8_t od = R->acc_defer;
+	uint64_t os = R->acc_since;
+	int was = e->gsince != 0, kept;
+
+	e->pkt = NULL;
+	R->acc_defer = 1;
+	/* lock_and_apply's, if it had kept the packet already */
+	R->acc_since = e->gsince ? e->gsince : od ? os : 0;
+	kept = apply_lim(a, ph, (const uint8_t *)(ph + 1), k->w, e->gflags,
+			 a->p.am_buf_size - sizeof(*ph), 2);
+	R->acc_defer = od;
+	R->acc_since = os;
+	if (kept) {
+		e->pkt = ph;
+		if (!was) {
+			e->gsince = od && os ? os : rmad_now_ns() | 2;
+			k->npend++;
+			R->ngpend++;
+		}
+		lock_wait_add(k);
+		return 1;
+	}
+	if (was) {
+		k->npend--;
+		R->ngpend--;
+	}
+	free(ph);
+	return 0;
+}
+
+/* Holder e of k goes: the op it kept, if any, is counted out. */
+static void holder_gone(struct rma_lock *k, struct lock_ent *e)
+{
+	if (e->pkt && e->gsince) {
+		k->npend--;
+		k->R->ngpend--;
+	}
+}
+
+/* The kept ops of k's holders, tried again in turn (each may release
+ * its holder and so change the list: the walk starts again after each
+ * one applied); 1 if any was. */
+static int retry_pending(struct agent *a, struct rma_lock *k)
+{
+	int any = 0, again = 1;
+
+	while (k->npend && again) {
+		again = 0;
+		for (struct lock_ent *e = k->holders; e; e = e->next)
+			if (e->pkt && e->gsince && !pend_apply(a, k, e)) {
+				any = again = 1;
+				break;
+			}
+	}
+	return any;
+}
+
 /*
  * Grant every waiting request the word allows now; 1 if any.  A request
  * that came with an operation gets that operation applied and answered
@@ -187,15 +262,12 @@ int try_grant(struct agent *a, struct rma_lock *k)
 		k->holders = e;
 		granted = 1;
 		if (e->pkt) {
-			struct rmad_am_hdr *ph = e->pkt;
-			uint16_t f = RMAD_AMF_GRANTED |
-				     (e->waited ? RMAD_AMF_QUEUED : 0);
-
-			e->pkt = NULL;
+			e->gflags = RMAD_AMF_GRANTED |
+				    (e->waited ? RMAD_AMF_QUEUED : 0);
+			e->gsince = 0;
 			/* (may release e again: an UNLOCK rode along; the
 			 * walk goes on from *pp, which stays valid) */
-			apply_op(a, ph, (const uint8_t *)(ph + 1), k->w, f);
-			free(ph);
+			pend_apply(a, k, e);
 		} else {
 			send_grant(a, k, e);
 		}
@@ -225,8 +297,9 @@ int retry_grants(struct agent *a)
 	for (struct rma_lock **pp = &R->lwait; *pp;) {
 		struct rma_lock *k = *pp;
 
+		n += retry_pending(a, k);
 		n += try_grant(a, k);
-		if (!k->qhead) {
+		if (!k->qhead && !k->npend) {
 			k->waiting = 0;
 			*pp = k->wnext;
 		} else {
@@ -300,6 +373,7 @@ static int holder_release(struct win_local *l, int32_t origin, uint32_t node)
 			continue;
 		*pp = e->next;
 		lw_release(lock_word(l), e->excl);
+		holder_gone(k, e);
 		ent_free(R, e);
 		if (k->qhead)
 			lock_wait_add(k);	/* grant on the next turn */
@@ -352,6 +426,7 @@ void lock_drop_node(struct agent *a, struct win_local *l, uint32_t node)
 		rmad_info("released rank %d's window lock held by rank %d of "
 			  "dead node %u", l->rank, e->origin, node);
 		lw_release(lock_word(l), e->excl);
+		holder_gone(k, e);
 		ent_free(R, e);
 	}
 	try_grant(a, k);	/* clears the queued bit when none wait */
@@ -377,6 +452,8 @@ void lock_free(struct win_local *l)
 		while (e) {
 			struct lock_ent *n = e->next;
 
+			if (pass)
+				holder_gone(k, e);
 			ent_free(R, e);
 			e = n;
 		}

@@ -132,9 +132,10 @@ int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
  * wait past the short spin: ACC_AGAIN keeps it, and its node's later
  * packets for its job, until am_retry tries again, so that the agent
  * serves everybody else meanwhile; acc_lock_timeout_ms after its first
- * try it fails as above; so does a chunk read from its origin
- * (rma_pull.c, lock_wait).  (A packet that could not be kept, acc_since
- * 1, waits here, as do the ops that a lock grant applies.)
+ * try it fails as above; so do a chunk read from its origin
+ * (rma_pull.c, lock_wait) and an op that a lock grant applies
+ * (rma_target.c, pend_apply).  (A packet that could not be kept,
+ * acc_since 1, waits here.)
  */
 #define ACC_LOCK_NS	(100ull * 1000 * 1000)
 

@@ -7,12 +7,13 @@
 # serves another node's operations on another window meanwhile, and
 # once the lock is free the kept epoch is applied whole and succeeds;
 # with its first operation carrying the lock request, or the lock
-# granted before.
+# granted before, or that request queued behind another origin's
+# exclusive lock and granted while the accumulate lock is held.
 # Held longer than acc_lock_timeout_ms, the epoch fails with
 # RMAD_ERR_SYNC (said in the agent's log) and nothing hangs.  Over shm
 # and tcp;ofi_rxm.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 5
+plan 6
 pr="$top_builddir/t/prog_acchold"
 # run WHAT WANT ARGS... -- PROG_ARGS...: all three ranks pass; WANT
 # says whether the agent's log says an op was refused (refused) or not
@@ -38,6 +39,8 @@ run "shm, lock held 1 s: the epoch waits, then succeeds; the other window is ser
 	none --vnodes 3 --provider shm -- 1000
 run "tcp;ofi_rxm, lock held 1 s, the epoch's lock granted before" none \
 	--vnodes 3 --provider 'tcp;ofi_rxm' -- 1000 granted
+run "shm, the epoch's lock granted after another origin's, while the accumulate lock is held" \
+	none --vnodes 3 --provider shm -- 1000 queued
 run "shm, lock held 1.5 s, acc_lock_timeout_ms 200: the epoch fails" \
 	refused --vnodes 3 --provider shm --set acc_lock_timeout_ms=200 -- \
 	1500 timeout

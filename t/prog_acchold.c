@@ -20,10 +20,18 @@
  *   rank 2 meanwhile runs NV accumulate+flush rounds on V at rank 0,
  *      through the same agent: they complete while the lock is held.
  *
+ * With "queued" instead: rank 2 holds W's exclusive lock at rank 0
+ * first, so that rank 1's first accumulate, which carries its shared
+ * lock request, waits in the lock queue; rank 0 takes the accumulate
+ * lock, rank 2 unlocks, and the grant finds the accumulate lock held:
+ * the granted op waits for it in the agent (not in a wait that failed
+ * it after 100 ms) and is applied, answered and followed by the rest
+ * once rank 0 lets go.
+ *
  * The lock word's layout is rmad's own (proto/rmad_shm.h): this is a
  * white-box test of the agent.  Prints "rank R: ok (...)" lines.
  *
- * Usage: prog_acchold [HOLD_MS [timeout] [granted]]
+ * Usage: prog_acchold [HOLD_MS [timeout] [granted | queued]]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -75,10 +83,82 @@ static int my_slot(struct rmad_win_ctl *ctl, rmad_win_t w)
 	return n == 1 ? slot : -1;
 }
 
+/* "queued": the same epoch, its first op granted behind rank 2's
+ * exclusive lock while rank 0 holds the accumulate lock. */
+static void queued(rmad_win_t w, int64_t *wb, int hold, double *waited,
+		   int *rc)
+{
+	struct rmad_win_ctl *ctl = (struct rmad_win_ctl *)
+		((char *)wb - RMAD_WIN_CTL_SIZE);
+	int64_t one = 1, got = -1;
+	/* before rank 2's exclusive lock, which would keep ours out */
+	int slot = rank == 0 ? my_slot(ctl, w) : -1;
+	double t0;
+
+	rmad_barrier();
+	if (rank == 2) {
+		OK(rmad_win_lock(RMAD_LOCK_EXCLUSIVE, 0, 0, w));
+		OK(rmad_put(&one, 1, RMAD_INT64, 0, NW + 2, 1, RMAD_INT64,
+			    w));
+		OK(rmad_win_flush(0, w));	/* held at rank 0 now */
+	}
+	rmad_barrier();			/* A: exclusive held */
+	t0 = now_ms();
+	if (rank == 1) {
+		OK(rmad_win_lock_all(0, w));
+		/* carries the shared request: queued behind rank 2's */
+		*rc = rmad_accumulate(&one, 1, RMAD_INT64, 0, 0, 1,
+				      RMAD_INT64, RMAD_SUM, w);
+	}
+	rmad_barrier();			/* B */
+	if (rank == 0) {
+		uint32_t free_word = 0;
+
+		sleep_ms(200);		/* rank 1's request is queued */
+		CHECK(slot >= 0 && __atomic_compare_exchange_n(
+			      &ctl->acc_lock, &free_word, (uint32_t)slot + 1,
+			      0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED),
+		      "could not take the accumulate lock (slot %d, %#x)",
+		      slot, free_word);
+		rmad_barrier();		/* C: held */
+		sleep_ms(hold);
+		rmad_win_sync(w);
+		CHECK(wb[0] == 0, "the granted op was applied while the "
+		      "accumulate lock was held ([0] %lld)",
+		      (long long)wb[0]);
+		__atomic_store_n(&ctl->acc_lock, 0, __ATOMIC_RELEASE);
+	} else {
+		rmad_barrier();		/* C */
+		if (rank == 2)
+			OK(rmad_win_unlock(0, w));	/* the grant */
+		if (rank == 1) {
+			if (!*rc)
+				*rc = rmad_fetch_and_op(&one, &got,
+							RMAD_INT64, 0, 0,
+							RMAD_SUM, w);
+			if (!*rc)
+				*rc = rmad_win_flush(0, w);
+			*waited = now_ms() - t0;
+			OK(rmad_win_unlock_all(w));
+			CHECK(!*rc && got == 1, "the queued epoch: %d, "
+			      "fetched %lld (want 1)", *rc, (long long)got);
+			CHECK(*waited > hold / 2, "it came back after %.0f "
+			      "ms, while the lock was held %d ms", *waited,
+			      hold);
+		}
+	}
+	rmad_barrier();			/* D */
+	if (rank == 0) {
+		rmad_win_sync(w);
+		CHECK(wb[0] == 2, "after the lock: [0] %lld, want 2",
+		      (long long)wb[0]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int hold = argc > 1 ? atoi(argv[1]) : 1000;
-	int expect_timeout = 0, granted = 0;
+	int expect_timeout = 0, granted = 0, inqueue = 0;
 	int64_t *wb = NULL, *vb = NULL, one = 1, got = -1, seven = 7;
 	int64_t *ones = calloc(NB, sizeof(int64_t));
 	rmad_win_t w = RMAD_WIN_NULL, v = RMAD_WIN_NULL;
@@ -91,6 +171,7 @@ int main(int argc, char **argv)
 	for (int k = 2; k < argc; k++) {
 		expect_timeout |= !strcmp(argv[k], "timeout");
 		granted |= !strcmp(argv[k], "granted");
+		inqueue |= !strcmp(argv[k], "queued");
 	}
 	OK(rmad_win_allocate((NW + 8 + NB) * 8, 8, NULL, RMAD_GROUP_ALL, &wb,
 			     &w));
@@ -105,6 +186,10 @@ int main(int argc, char **argv)
 	memset(wb, 0, (NW + 8 + NB) * 8);
 	memset(vb, 0, 8 * 8);
 	rmad_barrier();
+	if (inqueue) {
+		queued(w, wb, hold, &waited, &rc_flush);
+		goto out;
+	}
 	if (rank == 1 && granted) {
 		/* the lock granted first, before the accumulate lock is
 		 * taken: the epoch's ops need no lock request */
