@@ -341,6 +341,8 @@ static int lock_enqueue(struct agent *a, const struct rmad_am_hdr *h,
 	e->node = h->src_node;
 	e->excl = !!(h->flags & RMAD_AMF_LOCK_EXCL);
 	e->waited = 0;
+	e->gflags = 0;
+	e->gsince = 0;
 	if (k->qtail)
 		k->qtail->next = e;
 	else
