@@ -258,7 +258,7 @@ int created_apply(struct agent *a, struct win_local *l,
 		  const struct rmad_am_hdr *h, const uint8_t *pl,
 		  uint8_t *res, uint64_t len)
 {
-	/* a pulled chunk's size: one process_vm_readv and one writev per
+	/* room for a pulled chunk: one process_vm_readv and one writev per
 	 * chunk, where pieces of an active message's size cost 32 pairs
 	 * of system calls per 512 KiB (each a few us in a guest) */
 	static uint8_t cur[RMAD_AM_PULL_MAX] __attribute__((aligned(64)));
@@ -271,38 +271,6 @@ int created_apply(struct agent *a, struct win_local *l,
 		return client_io(a, l->client, addr, (void *)pl, len, 1);
 	case RMAD_AM_RMA_GET:
 		return client_io(a, l->client, addr, res, len, 0);
-	}
-	if ((h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC) &&
-	    len > sizeof(cur) && es && sizeof(cur) >= es) {
-		/* a pulled chunk (rma_pull.c): piece by piece, the lock held
-		 * throughout; a get-accumulate's results into res, whose
-		 * room the caller checked */
-		uint64_t piece = sizeof(cur) / es * es;
-		int fetch = h->type == RMAD_AM_RMA_GACC;
-		int in = !fetch || h->op != RMAD_NO_OP;
-
-		st = acc_lock(a, l);
-		if (st)
-			return st;
-		for (uint64_t off = 0; off < len; off += piece) {
-			uint64_t n = len - off < piece ? len - off : piece;
-
-			st = client_io(a, l->client, addr + off, cur, n, 0);
-			if (st)
-				break;
-			if (fetch && !in) {
-				memcpy(res + off, cur, n);
-				continue;
-			}
-			rmad_acc_apply_excl(cur, pl + off,
-					    fetch ? res + off : NULL,
-					    h->dtype, h->op, n / es);
-			st = client_io(a, l->client, addr + off, cur, n, 1);
-			if (st)
-				break;
-		}
-		acc_unlock(l);
-		return st;
 	}
 	if (len > sizeof(cur))
 		return RMAD_ERR_TYPE;
