@@ -356,8 +356,6 @@ int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
  * client: the packet waits; never an answer's status). */
 #define ACC_AGAIN	1
 int acc_lock(struct agent *a, struct win_local *l);
-/* Is it held now, by a client that lives (or by the agent)? */
-int acc_busy(struct agent *a, struct win_local *l);
 void acc_unlock(struct win_local *l);
 /* Apply a checked op to a created window (l->created); 0 or RMAD_ERR_*. */
 /* With acc_lock held: an accumulate on a mapped member's memory, in bulk

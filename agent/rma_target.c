@@ -159,8 +159,7 @@ static int pend_apply(struct agent *a, struct rma_lock *k,
 
 	e->pkt = NULL;
 	R->acc_defer = 1;
-	/* lock_and_apply's, if it had kept the packet already */
-	R->acc_since = e->gsince ? e->gsince : od ? os : 0;
+	R->acc_since = e->gsince;
 	kept = apply_lim(a, ph, (const uint8_t *)(ph + 1), k->w, e->gflags,
 			 a->p.am_buf_size - sizeof(*ph), 2);
 	R->acc_defer = od;
@@ -168,7 +167,7 @@ static int pend_apply(struct agent *a, struct rma_lock *k,
 	if (kept) {
 		e->pkt = ph;
 		if (!was) {
-			e->gsince = od && os ? os : rmad_now_ns() | 2;
+			e->gsince = rmad_now_ns() | 2;
 			k->npend++;
 			R->ngpend++;
 		}
@@ -724,35 +723,17 @@ int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
 void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 			   const uint8_t *pl, struct agent_win *w)
 {
-	struct rma_ctx *R = a->rma;
 	struct win_local *l = agent_win_local(w, h->target);
-	int acc = h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC ||
-		  h->type == RMAD_AM_RMA_CAS;
-	uint64_t since = am_deferred_since(a);
 
 	if (!l || !l->base) {
 		apply_op(a, h, pl, w, 0);	/* answers the error */
 		return;
 	}
-	/*
-	 * An accumulate whose member's accumulate lock a live client holds
-	 * waits in the am layer, as apply_direct's do, before its lock is
-	 * granted (a grant applies at once); past acc_lock_timeout_ms it
-	 * goes on and fails there without waiting (acc_lock).  One that
-	 * finds the word free here and taken at the apply waits for it.
-	 */
-	if (acc && acc_busy(a, l) && since != 1) {
-		if ((!since || rmad_now_ns() - since <=
-		     (uint64_t)a->p.acc_lock_timeout_ms * 1000000) &&
-		    am_defer(a))
-			return;
-		R->acc_defer = 1;
-		R->acc_since = since;
-	}
+	/* (granted with the accumulate lock held by a client, the op
+	 * waits in its lock entry: pend_apply) */
 	if (h->payload_len > a->p.am_buf_size ||
 	    lock_enqueue(a, h, pl, w, l, 1))
 		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
-	R->acc_defer = 0;
 }
 
 /* RMA_DONE: everything before it from this origin was applied (the

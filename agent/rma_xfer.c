@@ -147,14 +147,6 @@ static int holder_lives(const struct agent *a, uint32_t v)
 		     a->cl[v - 1].registered);
 }
 
-int acc_busy(struct agent *a, struct win_local *l)
-{
-	struct rmad_win_ctl *ctl = l->base;
-
-	return ctl && holder_lives(a, __atomic_load_n(&ctl->acc_lock,
-						      __ATOMIC_ACQUIRE));
-}
-
 int acc_lock(struct agent *a, struct win_local *l)
 {
 	struct rma_ctx *R = a->rma;
