@@ -71,12 +71,92 @@ static int predefined(MPI_Datatype t, rmad_datatype_t *out)
 	return 0;
 }
 
+/* rmad's type of n-byte integers, reals or complexes (0: none) */
+static rmad_datatype_t by_size(int cls, int n)
+{
+	switch (cls) {
+	case 'i':
+		return n == 1 ? RMAD_INT8 : n == 2 ? RMAD_INT16 :
+		       n == 4 ? RMAD_INT32 : n == 8 ? RMAD_INT64 : 0;
+	case 'r':
+		return n == (int)sizeof(float) ? RMAD_FLOAT :
+		       n == (int)sizeof(double) ? RMAD_DOUBLE : 0;
+	case 'c':
+		return n == 2 * (int)sizeof(float) ? RMAD_C_FLOAT_COMPLEX :
+		       n == 2 * (int)sizeof(double) ? RMAD_C_DOUBLE_COMPLEX : 0;
+	}
+	return 0;
+}
+
+/*
+ * The Fortran types, as C programs may use them: the named ones
+ * (MPI_INTEGER, MPI_REAL8, ...) and the Fortran 90 parameterized ones
+ * (MPI_Type_create_f90_*, which MPI calls predefined: never freed, and
+ * whose envelope names the F90 combiner).  Each is mapped by its class
+ * and its size in this MPI: an integer of 1, 2, 4 or 8 bytes, a real
+ * of C's float or double, a complex of two of them.  LOGICAL is an
+ * integer of its size whose logical ops are C's (zero is false), as
+ * gfortran's and ifort's default .true. (1, -1) read.  REAL*16 and the
+ * Fortran pair types (2REAL, 2DOUBLE_PRECISION) have no rmad type.
+ */
+static int fortran(MPI_Datatype t, rmad_datatype_t *out)
+{
+	static const struct {
+		MPI_Datatype m;
+		int cls;
+	} tab[] = {
+		{ MPI_INTEGER, 'i' }, { MPI_LOGICAL, 'i' },
+		{ MPI_INTEGER1, 'i' }, { MPI_INTEGER2, 'i' },
+		{ MPI_INTEGER4, 'i' }, { MPI_INTEGER8, 'i' },
+		{ MPI_REAL, 'r' }, { MPI_DOUBLE_PRECISION, 'r' },
+		{ MPI_REAL4, 'r' }, { MPI_REAL8, 'r' },
+		{ MPI_COMPLEX, 'c' }, { MPI_DOUBLE_COMPLEX, 'c' },
+		{ MPI_COMPLEX8, 'c' }, { MPI_COMPLEX16, 'c' },
+		{ MPI_CHARACTER, 'b' }, { MPI_2INTEGER, '2' },
+	};
+	int ni, na, nd, comb, n = 0, cls = 0;
+	rmad_datatype_t r = 0;
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]) && !cls; i++)
+		if (tab[i].m == t && t != MPI_DATATYPE_NULL)
+			cls = tab[i].cls;
+	if (!cls) {
+		PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+		cls = comb == MPI_COMBINER_F90_INTEGER ? 'i' :
+		      comb == MPI_COMBINER_F90_REAL ? 'r' :
+		      comb == MPI_COMBINER_F90_COMPLEX ? 'c' : 0;
+		if (!cls)
+			return 0;
+	}
+	PMPI_Type_size(t, &n);
+	if (cls == 'b')
+		r = n == 1 ? RMAD_CHAR : 0;
+	else if (cls == '2')
+		r = n == 2 * (int)sizeof(int) ? RMAD_2INT : 0;
+	else
+		r = by_size(cls, n);
+	if (!r)
+		return 0;
+	*out = r;
+	return 1;
+}
+
+/* a type MPI counts as predefined: never decoded, never freed */
+static int named(int comb)
+{
+	return comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
+	       comb == MPI_COMBINER_F90_COMPLEX ||
+	       comb == MPI_COMBINER_F90_INTEGER;
+}
+
 static const char *combiner_name(int c)
 {
 	switch (c) {
-	case MPI_COMBINER_F90_REAL: return "F90_REAL";
-	case MPI_COMBINER_F90_COMPLEX: return "F90_COMPLEX";
-	case MPI_COMBINER_F90_INTEGER: return "F90_INTEGER";
+	case MPI_COMBINER_F90_REAL: return "F90_REAL of a size rmad lacks";
+	case MPI_COMBINER_F90_COMPLEX:
+		return "F90_COMPLEX of a size rmad lacks";
+	case MPI_COMBINER_F90_INTEGER:
+		return "F90_INTEGER of a size rmad lacks";
 	case MPI_COMBINER_NAMED: return "a predefined type rmad lacks";
 	default: return "an unknown combiner";
 	}
@@ -92,7 +172,7 @@ static int inner(MPI_Datatype t, rmad_datatype_t *out, int depth)
 
 	err = decode(t, out, depth + 1);
 	PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	if (comb != MPI_COMBINER_NAMED)
+	if (!named(comb))
 		PMPI_Type_free(&t);
 	return err;
 }
@@ -107,13 +187,18 @@ static int decode(MPI_Datatype t, rmad_datatype_t *out, int depth)
 	MPI_Datatype *dv = NULL;
 	rmad_datatype_t *kids = NULL, old = 0;
 
-	if (predefined(t, out))
+	if (predefined(t, out) || fortran(t, out))
 		return 0;
 	if (depth > 64)
 		return RMAD_ERR_TYPE;
 	PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	if (comb == MPI_COMBINER_NAMED) {
-		rmpi_unmapped("datatype: %s", combiner_name(comb));
+	if (named(comb)) {
+		char name[MPI_MAX_OBJECT_NAME] = "";
+		int len = 0;
+
+		PMPI_Type_get_name(t, name, &len);
+		rmpi_unmapped("datatype %s: %s", len ? name : "(unnamed)",
+			      combiner_name(comb));
 		return RMAD_ERR_TYPE;
 	}
 	iv = calloc((size_t)ni + 1, sizeof(*iv));
@@ -259,7 +344,7 @@ int rmpi_type_slow(MPI_Datatype t, rmad_datatype_t *out)
 	}
 	if (t == MPI_DATATYPE_NULL)
 		return RMAD_ERR_TYPE;
-	if (predefined(t, out)) {
+	if (predefined(t, out) || fortran(t, out)) {
 		tcache_put(t, *out);
 		return 0;
 	}

@@ -442,6 +442,125 @@ static void t_requests(void)
 	free(rq);
 }
 
+/*
+ * Fortran types from C: the named ones and the Fortran 90 parameterized
+ * ones.  Each rank adds its values twice to its right neighbour's four
+ * elements with MPI_SUM, then fetches them with a NO_OP get-accumulate;
+ * LOGICAL takes a LAND.  Values are small integers, exact in any real.
+ */
+struct ft_case {
+	const char *name;
+	MPI_Datatype t;
+	int cls;		/* 'i' integer, 'r' real, 'c' complex, 'l' */
+};
+
+static void ft_set(char *p, int cls, int sz, int i, double v)
+{
+	int w = cls == 'c' ? sz / 2 : sz;
+
+	for (int part = 0; part < (cls == 'c' ? 2 : 1); part++) {
+		char *q = p + (size_t)i * sz + part * w;
+		double x = part ? -v : v;
+
+		if (cls == 'r' || cls == 'c') {
+			if (w == 4) { float f = (float)x; memcpy(q, &f, 4); }
+			else { memcpy(q, &x, 8); }
+		} else {
+			long long n = (long long)x;
+
+			if (w == 1) { int8_t a = (int8_t)n; memcpy(q, &a, 1); }
+			else if (w == 2) { int16_t a = (int16_t)n; memcpy(q, &a, 2); }
+			else if (w == 4) { int32_t a = (int32_t)n; memcpy(q, &a, 4); }
+			else { int64_t a = n; memcpy(q, &a, 8); }
+		}
+	}
+}
+
+static int ft_is(const char *p, int cls, int sz, int i, double v)
+{
+	char want[32];
+
+	ft_set(want, cls, sz, 0, v);
+	return memcmp(p + (size_t)i * sz, want, sz) == 0;
+}
+
+static void t_fortran(void)
+{
+	MPI_Datatype fi4, fi8, fi1, fr4, fr8, fc8, fc16;
+	int good = 1;
+
+	MPI_Type_create_f90_integer(9, &fi4);
+	MPI_Type_create_f90_integer(18, &fi8);
+	MPI_Type_create_f90_integer(2, &fi1);
+	MPI_Type_create_f90_real(6, MPI_UNDEFINED, &fr4);
+	MPI_Type_create_f90_real(15, MPI_UNDEFINED, &fr8);
+	MPI_Type_create_f90_complex(6, MPI_UNDEFINED, &fc8);
+	MPI_Type_create_f90_complex(15, MPI_UNDEFINED, &fc16);
+	const struct ft_case cases[] = {
+		{ "INTEGER", MPI_INTEGER, 'i' },
+		{ "INTEGER8", MPI_INTEGER8, 'i' },
+		{ "INTEGER2", MPI_INTEGER2, 'i' },
+		{ "REAL", MPI_REAL, 'r' },
+		{ "DOUBLE_PRECISION", MPI_DOUBLE_PRECISION, 'r' },
+		{ "COMPLEX", MPI_COMPLEX, 'c' },
+		{ "DOUBLE_COMPLEX", MPI_DOUBLE_COMPLEX, 'c' },
+		{ "f90 integer r=9", fi4, 'i' },
+		{ "f90 integer r=18", fi8, 'i' },
+		{ "f90 integer r=2", fi1, 'i' },
+		{ "f90 real p=6", fr4, 'r' },
+		{ "f90 real p=15", fr8, 'r' },
+		{ "f90 complex p=6", fc8, 'c' },
+		{ "f90 complex p=15", fc16, 'c' },
+		{ "LOGICAL", MPI_LOGICAL, 'l' },
+	};
+	char bad[256] = "";
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		const struct ft_case *c = &cases[k];
+		int sz = 0, cls = c->cls == 'l' ? 'i' : c->cls, g = 1;
+		char src[4 * 32], got[4 * 32], *base;
+		MPI_Win w;
+
+		MPI_Type_size(c->t, &sz);
+		MPI_Win_allocate(4 * sz, sz, MPI_INFO_NULL, MPI_COMM_WORLD,
+				 &base, &w);
+		for (int i = 0; i < 4; i++) {
+			/* LAND: target 1,1,0,0 and origin 1,0,1,0 */
+			ft_set(base, cls, sz, i, c->cls == 'l' ? i < 2 :
+			       10 * i);
+			ft_set(src, cls, sz, i, c->cls == 'l' ? !(i & 1) :
+			       me + i + 1);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Win_lock_all(0, w);
+		for (int r = 0; r < (c->cls == 'l' ? 1 : 2); r++)
+			MPI_Accumulate(src, 4, c->t, right(), 0, 4, c->t,
+				       c->cls == 'l' ? MPI_LAND : MPI_SUM, w);
+		MPI_Win_flush(right(), w);
+		MPI_Get_accumulate(NULL, 0, c->t, got, 4, c->t, right(), 0, 4,
+				   c->t, MPI_NO_OP, w);
+		MPI_Win_unlock_all(w);
+		MPI_Barrier(MPI_COMM_WORLD);
+		for (int i = 0; i < 4; i++) {
+			/* the right rank got my values: mine, then theirs */
+			double want = c->cls == 'l' ? i == 0 :
+				      10 * i + 2 * (me + i + 1);
+
+			g &= ft_is(got, cls, sz, i, want);
+		}
+		if (!g && strlen(bad) < 200) {
+			strcat(bad, " ");
+			strcat(bad, c->name);
+		}
+		good &= g;
+		MPI_Win_free(&w);
+	}
+	if (!good)
+		printf("rank %d: wrong:%s\n", me, bad);
+	ok(good, "Fortran types (named and f90 integer, real, complex; "
+	   "LOGICAL with LAND): accumulate and fetch exact");
+}
+
 static void t_types(void)
 {
 	enum { N = 8 };
@@ -680,24 +799,24 @@ static void t_errors(void)
 }
 
 /*
- * --unmapped: a put whose types are a Fortran 90 parameterized integer
- * (a combiner rmad has no constructor for).  Prints the error class the
- * put returned; under RMAD_MPI_STRICT=1 the job aborts with the reason.
+ * --unmapped: a put whose types are REAL*16 (a Fortran quad-precision
+ * real, which rmad has no type for).  Prints the error class the put
+ * returned; under RMAD_MPI_STRICT=1 the job aborts with the reason.
  */
 static int unmapped(void)
 {
-	int *base, v[4] = { 1, 2, 3, 4 }, rc;
-	MPI_Datatype fi;
+	int rc;
+	long double v[4] = { 1, 2, 3, 4 }, *base;
+	MPI_Datatype fi = MPI_REAL16;
 	MPI_Win w;
 
-	MPI_Type_create_f90_integer(9, &fi);
-	MPI_Win_allocate(4 * np * sizeof(int), sizeof(int), MPI_INFO_NULL,
-			 MPI_COMM_WORLD, &base, &w);
+	MPI_Win_allocate(4 * np * 16, 16, MPI_INFO_NULL, MPI_COMM_WORLD,
+			 &base, &w);
 	MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
 	MPI_Win_lock_all(0, w);
 	rc = MPI_Put(v, 4, fi, right(), 0, 4, fi, w);
 	MPI_Win_unlock_all(w);
-	printf("rank %d: f90 integer put: class %d (MPI_ERR_TYPE is %d)\n",
+	printf("rank %d: real16 put: class %d (MPI_ERR_TYPE is %d)\n",
 	       me, cls(rc), MPI_ERR_TYPE);
 	MPI_Win_free(&w);
 	MPI_Finalize();
@@ -758,6 +877,7 @@ int main(int argc, char **argv)
 	t_requests();
 	t_types();
 	t_darray();
+	t_fortran();
 	t_errors();
 	if (me == 0)
 		printf("1..%d\n", ntest);
