@@ -134,6 +134,9 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 		       int remote, struct rmad_fabric_mr **out, uint64_t *key,
 		       uint64_t *raddr, void **desc);
 void rmad_fabric_mr_close(struct rmad_fabric_mr *mr);
+/* The keyed hash that makes requested registration keys (SipHash-2-4
+ * of n under secret), for the known-answer test. */
+uint64_t rmad_fabric_test_key(const uint64_t secret[2], uint64_t n);
 int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
 
 /* How many sends to node failed (provider errors), ever: a sign that it

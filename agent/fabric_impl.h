@@ -100,7 +100,11 @@ struct rmad_fabric {
 	bool has_rma;
 	bool str_addr;		/* FI_ADDR_STR: names are C strings */
 	uint64_t mr_mode;	/* what the provider asks of registrations */
-	uint64_t next_key;	/* requested keys, without FI_MR_PROV_KEY */
+	/* requested keys, without FI_MR_PROV_KEY: the keyed hash of a
+	 * count (fabric_rma.c, mr_key) */
+	uint64_t next_key;
+	uint64_t key_secret[2];
+	int key_ready;		/* 1: secret drawn; -1: no randomness */
 	bool ring_due;		/* some peer's ring_due is set */
 	size_t placed_min;	/* writes above it complete once placed */
 	bool in_progress;

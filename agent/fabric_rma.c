@@ -5,9 +5,14 @@
  * completion comes through the transport's CQ like a message's
  * (fabric.c, fab_complete), named by its rmad_fabric_xfer.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -36,6 +41,96 @@ int rmad_fabric_needs_local_mr(struct rmad_fabric *f)
 	return f && (f->mr_mode & FI_MR_LOCAL);
 }
 
+/*
+ * Registration keys.  Where the provider lets us choose them (no
+ * FI_MR_PROV_KEY: tcp;ofi_rxm, shm), a key is all that a remote read or
+ * write needs besides an offset, and anyone who reaches the agent's
+ * endpoint can aim one: a process of another user, or another host on
+ * the network.  Counting keys 1, 2, 3... handed the first window to the
+ * first guess (t/rogue.sh).  So a key is SipHash-2-4, under a 128-bit
+ * secret drawn from the kernel when the first one is made, of a count:
+ * distinct for every registration in practice, and not to be guessed
+ * from the keys a peer was told.  Without randomness no key is made,
+ * and large transfers travel as active messages.
+ */
+#define ROTL(x, b)	(uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND						\
+	do {							\
+		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0;		\
+		v0 = ROTL(v0, 32);				\
+		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;		\
+		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;		\
+		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2;		\
+		v2 = ROTL(v2, 32);				\
+	} while (0)
+
+/* SipHash-2-4 of one 64-bit word m under key k */
+static uint64_t siphash_u64(const uint64_t k[2], uint64_t m)
+{
+	uint64_t v0 = 0x736f6d6570736575ull ^ k[0];
+	uint64_t v1 = 0x646f72616e646f6dull ^ k[1];
+	uint64_t v2 = 0x6c7967656e657261ull ^ k[0];
+	uint64_t v3 = 0x7465646279746573ull ^ k[1];
+	uint64_t b = (uint64_t)8 << 56;
+
+	v3 ^= m;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= m;
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static int random_bytes(void *p, size_t n)
+{
+	ssize_t r = getrandom(p, n, 0);
+	int fd;
+
+	if (r == (ssize_t)n)
+		return 0;
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	r = read(fd, p, n);
+	close(fd);
+	return r == (ssize_t)n ? 0 : -1;
+}
+
+/* The next key to ask for, within the domain's key size; -1 when there
+ * is no secret to make one with. */
+static int mr_key(struct rmad_fabric *f, uint64_t *key)
+{
+	size_t ks = f->info->domain_attr->mr_key_size;
+
+	if (!f->key_ready) {
+		f->key_ready = random_bytes(f->key_secret,
+					    sizeof(f->key_secret)) ? -1 : 1;
+		if (f->key_ready < 0)
+			rmad_err("fabric: no random bytes for registration "
+				 "keys (%s): large transfers go as active "
+				 "messages", strerror(errno));
+	}
+	if (f->key_ready < 0)
+		return -1;
+	*key = siphash_u64(f->key_secret, ++f->next_key);
+	if (ks && ks < 8)
+		*key &= ((uint64_t)1 << (8 * ks)) - 1;
+	return 0;
+}
+
+uint64_t rmad_fabric_test_key(const uint64_t secret[2], uint64_t n)
+{
+	return siphash_u64(secret, n);
+}
+
 int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 		       int remote, struct rmad_fabric_mr **out, uint64_t *key,
 		       uint64_t *raddr, void **desc)
@@ -56,10 +151,20 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 	if (!m)
 		return RMAD_ERR_NOMEM;
 	/* without FI_MR_PROV_KEY the keys are ours to choose, unique in
-	 * the domain */
-	ret = fi_mr_reg(f->domain, buf, len, access, 0,
-			(f->mr_mode & FI_MR_PROV_KEY) ? 0 : ++f->next_key, 0,
-			&m->mr, NULL);
+	 * the domain (mr_key): one already taken is drawn again */
+	for (int tries = 0;; tries++) {
+		uint64_t k = 0;
+
+		if (!(f->mr_mode & FI_MR_PROV_KEY) && mr_key(f, &k)) {
+			free(m);
+			return RMAD_ERR_FABRIC;
+		}
+		ret = fi_mr_reg(f->domain, buf, len, access, 0, k, 0, &m->mr,
+				NULL);
+		if (ret != -FI_ENOKEY || (f->mr_mode & FI_MR_PROV_KEY) ||
+		    tries == 8)
+			break;
+	}
 	if (ret) {
 		rmad_warn("fabric: fi_mr_reg of %zu bytes: %s", len,
 			  fi_strerror(-ret));

@@ -579,6 +579,38 @@ static void test_wait(struct pp *pp)
 	   sleeps, timeouts);
 }
 
+/*
+ * Registration keys: the keyed hash is SipHash-2-4 (the reference's
+ * vector for an 8-byte message), and where the provider lets rmad
+ * choose keys, those of three registrations are distinct and not a
+ * count that an outsider could guess (t/rogue.sh aims at them).
+ */
+static void test_keys(struct pp *pp)
+{
+	const uint64_t sk[2] = { 0x0706050403020100ull,
+				 0x0f0e0d0c0b0a0908ull };
+	static char b[3][64];
+	struct rmad_fabric_mr *mr[3] = { NULL };
+	uint64_t k[3] = { 0 };
+	int good = 1;
+
+	ok(rmad_fabric_test_key(sk, 0x0706050403020100ull) ==
+	   0x93f5f5799a932462ull, "SipHash-2-4 gives the reference's value");
+	if (!rmad_fabric_has_rma(pp->f))
+		return;
+	for (int i = 0; i < 3; i++)
+		good &= rmad_fabric_mr_reg(pp->f, b[i], sizeof(b[i]), 1,
+					   &mr[i], &k[i], NULL, NULL) == 0;
+	ok(good && k[0] != k[1] && k[1] != k[2] && k[0] != k[2] &&
+	   k[1] - k[0] != 1 && k[2] - k[1] != 1,
+	   "three registrations: distinct keys, not counted (%#llx %#llx "
+	   "%#llx)", (unsigned long long)k[0], (unsigned long long)k[1],
+	   (unsigned long long)k[2]);
+	for (int i = 0; i < 3; i++)
+		if (mr[i])
+			rmad_fabric_mr_close(mr[i]);
+}
+
 int main(int argc, char **argv)
 {
 	const char *prov = "shm";
@@ -659,6 +691,7 @@ int main(int argc, char **argv)
 	test_self(&pp);
 	test_limits(&pp);
 	test_wait(&pp);
+	test_keys(&pp);
 
 	rmad_fabric_get_stats(pp.f, &st);
 	diag("parent stats: sent %llu received %llu queued %llu cq_errors %llu",

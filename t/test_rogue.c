@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_rogue.c - an outsider on the agents' network (t/rogue.sh).  It
+ * is no agent and runs no rmad code: with plain libfabric it opens an
+ * endpoint of the agents' provider, puts the agents' addresses in its
+ * address vector, and aims remote reads and writes of 8 bytes at every
+ * registration key from 0 to -k (offset 0 of each; tcp;ofi_rxm names
+ * bytes by offset), as a process of another user or another host that
+ * reaches the agents' ports could.  It prints one line per agent:
+ *
+ *   rogue: 127.0.0.1:PORT: reads N ok R, writes N ok W, first key K
+ *
+ * Usage: test_rogue [-p provider] [-k maxkey] ADDR:PORT...
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <sys/uio.h>
+
+static struct fid_fabric *fab;
+static struct fid_domain *dom;
+static struct fid_cq *cq;
+static struct fid_av *av;
+static struct fid_ep *ep;
+static struct fi_info *info;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A fresh endpoint, with its own address vector and queue, holding
+ * the address sin: the provider closes a connection that used a bad
+ * key, so each try after a failure starts over, as an attacker would. */
+static int open_ep(const struct sockaddr_in *sin, fi_addr_t *to)
+{
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_CONTEXT,
+				 .wait_obj = FI_WAIT_NONE };
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	int ret;
+
+	if (ep) {
+		fi_close(&ep->fid);
+		fi_close(&av->fid);
+		fi_close(&cq->fid);
+		ep = NULL;
+	}
+	if ((ret = fi_cq_open(dom, &ca, &cq, NULL)) ||
+	    (ret = fi_av_open(dom, &aa, &av, NULL)) ||
+	    (ret = fi_endpoint(dom, info, &ep, NULL)) ||
+	    (ret = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) ||
+	    (ret = fi_ep_bind(ep, &av->fid, 0)) ||
+	    (ret = fi_enable(ep))) {
+		fprintf(stderr, "rogue: endpoint: %s\n", fi_strerror(-ret));
+		return -1;
+	}
+	if (fi_av_insert(av, sin, 1, to, 0, NULL) != 1) {
+		fprintf(stderr, "rogue: fi_av_insert failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int setup(const char *prov)
+{
+	struct fi_info *hints = fi_allocinfo();
+	int ret;
+
+	if (!hints)
+		return -1;
+	hints->caps = FI_MSG | FI_RMA;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->addr_format = FI_SOCKADDR_IN;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->fabric_attr->prov_name = strdup(prov);
+	ret = fi_getinfo(FI_VERSION(1, 9), "127.0.0.1", "0", FI_SOURCE, hints,
+			 &info);
+	fi_freeinfo(hints);
+	if (ret) {
+		fprintf(stderr, "rogue: fi_getinfo: %s\n", fi_strerror(-ret));
+		return -1;
+	}
+	if ((ret = fi_fabric(info->fabric_attr, &fab, NULL)) ||
+	    (ret = fi_domain(fab, info, &dom, NULL))) {
+		fprintf(stderr, "rogue: domain: %s\n", fi_strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+/* One read (write: 1) of 8 bytes at offset 0 with key k: 1 if it
+ * completed without error, 0 if it failed, -1 if nothing came in 5 s. */
+static int try_key(fi_addr_t to, uint64_t k, int write, uint8_t *buf)
+{
+	struct fi_context2 ctx;
+	struct fi_cq_entry e;
+	struct fi_cq_err_entry err;
+	double end = now() + 5;
+	ssize_t r;
+
+	do {
+		if (write) {
+			/* delivery complete: a write the target refused
+			 * must not count as done */
+			struct iovec iov = { .iov_base = buf, .iov_len = 8 };
+			struct fi_rma_iov rma = { .addr = 0, .len = 8,
+						  .key = k };
+			struct fi_msg_rma m = { .msg_iov = &iov, .iov_count = 1,
+						.addr = to, .rma_iov = &rma,
+						.rma_iov_count = 1,
+						.context = &ctx };
+
+			r = fi_writemsg(ep, &m, FI_DELIVERY_COMPLETE |
+					FI_COMPLETION);
+		} else {
+			r = fi_read(ep, buf, 8, NULL, to, 0, k, &ctx);
+		}
+		if (r == -FI_EAGAIN)
+			fi_cq_read(cq, &e, 0);
+	} while (r == -FI_EAGAIN && now() < end);
+	if (r)
+		return 0;
+	while (now() < end) {
+		r = fi_cq_read(cq, &e, 1);
+		if (r == 1)
+			return 1;
+		if (r == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			fi_cq_readerr(cq, &err, 0);
+			if (getenv("ROGUE_DEBUG") && *getenv("ROGUE_DEBUG"))
+				fprintf(stderr, "key %llu %s: %s (%d)\n",
+					(unsigned long long)k,
+					write ? "write" : "read",
+					fi_strerror(err.err), err.prov_errno);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *prov = "tcp;ofi_rxm";
+	uint64_t maxkey = 4096;
+	int i = 1, rc = 0;
+
+	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+		if (!strcmp(argv[i], "-p"))
+			prov = argv[i + 1];
+		else if (!strcmp(argv[i], "-k"))
+			maxkey = strtoull(argv[i + 1], NULL, 0);
+	}
+	if (i >= argc || setup(prov))
+		return 2;
+	for (; i < argc; i++) {
+		char host[64];
+		const char *colon = strrchr(argv[i], ':');
+		struct sockaddr_in sin = { .sin_family = AF_INET };
+		fi_addr_t to;
+		uint64_t rok = 0, wok = 0, n = 0, first = UINT64_MAX;
+		int lost = 0;
+
+		if (!colon || colon - argv[i] >= (long)sizeof(host))
+			return 2;
+		memcpy(host, argv[i], colon - argv[i]);
+		host[colon - argv[i]] = 0;
+		sin.sin_port = htons((uint16_t)atoi(colon + 1));
+		if (inet_pton(AF_INET, host, &sin.sin_addr) != 1 ||
+		    open_ep(&sin, &to))
+			return 2;
+		for (uint64_t k = 0; k <= maxkey && lost < 3; k++, n++) {
+			uint8_t rb[8] = { 0 }, wb[8];
+			int r = try_key(to, k, 0, rb), w;
+
+			if (r != 1 && open_ep(&sin, &to))
+				return 2;
+			memset(wb, 0xee, sizeof(wb));
+			w = try_key(to, k, 1, wb);
+			if (w != 1 && open_ep(&sin, &to))
+				return 2;
+			lost += r < 0 || w < 0;
+			rok += r == 1;
+			wok += w == 1;
+			if ((r == 1 || w == 1) && first == UINT64_MAX)
+				first = k;
+		}
+		printf("rogue: %s: reads %llu ok %llu, writes %llu ok %llu, "
+		       "first key %lld%s\n", argv[i], (unsigned long long)n,
+		       (unsigned long long)rok, (unsigned long long)n,
+		       (unsigned long long)wok,
+		       first == UINT64_MAX ? -1LL : (long long)first,
+		       lost >= 3 ? " (no answers: stopped)" : "");
+		if (lost >= 3)
+			rc = 1;
+	}
+	fflush(stdout);
+	fi_close(&ep->fid);
+	fi_close(&av->fid);
+	fi_close(&cq->fid);
+	fi_close(&dom->fid);
+	fi_close(&fab->fid);
+	fi_freeinfo(info);
+	return rc;
+}
