@@ -523,7 +523,7 @@ int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 		memcpy(buf, h, sizeof(*h));
 		if (plen)
 			memcpy(buf + sizeof(*h), payload, plen);
-		am_recv(a, buf, sizeof(*h) + plen);
+		am_recv(a, buf, sizeof(*h) + plen, a->node);
 		return 0;
 	}
 	rmad_dbg("send %u to node %d, %zu bytes", h->type, node, plen);
@@ -733,7 +733,7 @@ void am_retry(struct agent *a)
 		free(keys);
 }
 
-void am_recv(void *arg, const void *msg, size_t len)
+void am_recv(void *arg, const void *msg, size_t len, int src)
 {
 	struct agent *a = arg;
 	struct rmad_am_hdr h;
@@ -755,6 +755,20 @@ void am_recv(void *arg, const void *msg, size_t len)
 		a->st.pkts_dropped++;
 		rmad_warn("dropped packet: version %u type %u node %u len %zu",
 			  h.version, h.type, h.src_node, len);
+		return;
+	}
+	/* a packet is its sender's, as the provider names it (FI_SOURCE),
+	 * not as it says: no endpoint speaks for another node */
+	if (src != RMAD_FABRIC_SRC_UNKNOWN && src != (int)h.src_node) {
+		a->st.pkts_dropped++;
+		if (src < 0)
+			rmad_warn("dropped packet: type %u claims node %u but "
+				  "came from no node of ours", h.type,
+				  h.src_node);
+		else
+			rmad_warn("dropped packet: type %u claims node %u but "
+				  "came from node %d", h.type, h.src_node,
+				  src);
 		return;
 	}
 	if (a->am.dead) {
@@ -817,7 +831,8 @@ static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
 		if (h.payload_len > len - off - sizeof(h) ||
 		    h.src_node != bh->src_node || h.type == RMAD_AM_BATCH)
 			break;
-		am_recv(a, pl + off, sizeof(h) + h.payload_len);
+		am_recv(a, pl + off, sizeof(h) + h.payload_len,
+			(int)bh->src_node);
 		off += sizeof(h) + h.payload_len;
 		n++;
 	}

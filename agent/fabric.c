@@ -84,7 +84,14 @@ static int fab_getinfo(const struct rmad_fabric_cfg *cfg, uint64_t caps,
 		node = service = NULL;
 	if (node || service)
 		flags = FI_SOURCE;
+	/* receives that name their sender, where the provider can */
+	hints->caps = caps | FI_SOURCE;
 	ret = fi_getinfo(FAB_API_VERSION, node, service, flags, hints, out);
+	if (ret == -FI_ENODATA) {
+		hints->caps = caps;
+		ret = fi_getinfo(FAB_API_VERSION, node, service, flags, hints,
+				 out);
+	}
 	fi_freeinfo(hints);
 	return ret;
 }
@@ -129,6 +136,7 @@ static int fab_select(struct rmad_fabric *f, const struct rmad_fabric_cfg *cfg)
 			  f->info->fabric_attr->prov_name);
 	f->str_addr = f->info->addr_format == FI_ADDR_STR;
 	f->mr_mode = (uint64_t)f->info->domain_attr->mr_mode;
+	f->has_source = (f->info->caps & FI_SOURCE) != 0;
 	/*
 	 * fi_shm(7): above the inject size a transmit completion is not
 	 * generated until the receiving side has processed the message, so
@@ -362,6 +370,22 @@ static void fab_flush(struct rmad_fabric *f)
  * stop at the first one still in flight: it was matched before the ones
  * behind it, so its message was sent (by its sender) before theirs.
  */
+/* The node a receive came from, by the provider's source address. */
+static int fab_src_node(const struct rmad_fabric *f, const struct fab_op *op)
+{
+	if (!f->has_source)
+		return RMAD_FABRIC_SRC_UNKNOWN;
+	if (op->src == FI_ADDR_NOTAVAIL || !f->peers)
+		return -1;
+	/* an FI_AV_TABLE hands out 0, 1, ... in insertion order */
+	if (op->src < (fi_addr_t)f->n && f->peers[op->src].fi_addr == op->src)
+		return (int)op->src;
+	for (int i = 0; i < f->n; i++)
+		if (f->peers[i].fi_addr == op->src)
+			return i;
+	return -1;
+}
+
 static void fab_deliver(struct rmad_fabric *f)
 {
 	struct fab_op *op;
@@ -373,7 +397,7 @@ static void fab_deliver(struct rmad_fabric *f)
 		if (!op->failed) {
 			f->st.received++;
 			f->st.recv_bytes += op->len;
-			f->cb(f->cb_arg, op->buf, op->len);
+			f->cb(f->cb_arg, op->buf, op->len, fab_src_node(f, op));
 		}
 		fab_post_recv(f, op);
 	}
@@ -409,7 +433,7 @@ static void fab_ring_open(struct rmad_fabric *f)
 }
 
 static void fab_complete(struct rmad_fabric *f,
-			 const struct fi_cq_data_entry *e)
+			 const struct fi_cq_data_entry *e, fi_addr_t src)
 {
 	struct fab_op *op = e->op_context;
 
@@ -432,6 +456,7 @@ static void fab_complete(struct rmad_fabric *f,
 	}
 	op->done = true;
 	op->len = e->len;
+	op->src = src;
 	/* The length is the provider's word, not the sender's. */
 	if (e->len > f->buf_size) {
 		rmad_warn("fabric: receive of %zu bytes in a %zu byte buffer",
@@ -650,10 +675,12 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 		}
 	}
 
-	rmad_info("fabric: %s, %d x %zu byte receives, %d send buffers%s%s",
+	rmad_info("fabric: %s, %d x %zu byte receives, %d send buffers%s%s%s",
 		  f->info->fabric_attr->prov_name, f->nrecv, f->buf_size,
 		  f->nsend, f->has_rma ? ", rma" : "",
-		  f->wait_fd >= 0 ? ", wait fd" : "");
+		  f->wait_fd >= 0 ? ", wait fd" : "",
+		  f->has_source ? ", senders named" :
+				  ", senders not named (packets say)");
 	*out = f;
 	return 0;
 
@@ -781,6 +808,7 @@ int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
 int rmad_fabric_progress(struct rmad_fabric *f)
 {
 	struct fi_cq_data_entry ent[FAB_CQ_BATCH];
+	fi_addr_t srcs[FAB_CQ_BATCH];
 	int handled = 0, ret = 0;
 	ssize_t n;
 
@@ -791,7 +819,9 @@ int rmad_fabric_progress(struct rmad_fabric *f)
 		return 0;
 	f->in_progress = true;
 	while (handled < FAB_POLL_MAX) {
-		n = fi_cq_read(f->cq, ent, FAB_CQ_BATCH);
+		n = f->has_source ?
+		    fi_cq_readfrom(f->cq, ent, FAB_CQ_BATCH, srcs) :
+		    fi_cq_read(f->cq, ent, FAB_CQ_BATCH);
 		if (n == -FI_EAGAIN)
 			break;
 		if (n == -FI_EAVAIL) {
@@ -806,7 +836,8 @@ int rmad_fabric_progress(struct rmad_fabric *f)
 			break;
 		}
 		for (ssize_t i = 0; i < n; i++)
-			fab_complete(f, &ent[i]);
+			fab_complete(f, &ent[i], f->has_source ? srcs[i] :
+						      FI_ADDR_NOTAVAIL);
 		handled += (int)n;
 		if (n < FAB_CQ_BATCH)
 			break;

@@ -50,6 +50,7 @@ struct fab_op {
 	size_t len;		/* received bytes, once done */
 	bool recv;
 	int node;		/* a send's destination */
+	fi_addr_t src;		/* a receive's source, with FI_SOURCE */
 	bool done;		/* receive completed, not yet delivered */
 	bool failed;		/* ... with an error: nothing to deliver */
 };
@@ -98,6 +99,7 @@ struct rmad_fabric {
 	void *desc;		/* MR descriptor when FI_MR_LOCAL, else NULL */
 	int wait_fd;
 	bool has_rma;
+	bool has_source;	/* FI_SOURCE: receives name their sender */
 	bool str_addr;		/* FI_ADDR_STR: names are C strings */
 	uint64_t mr_mode;	/* what the provider asks of registrations */
 	/* requested keys, without FI_MR_PROV_KEY: the keyed hash of a

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			h->src_node %= 4;
 			h->payload_len = (uint32_t)(k - sizeof(*h));
 		}
-		am_recv(a, buf, k);
+		am_recv(a, buf, k, RMAD_FABRIC_SRC_UNKNOWN);
 	}
 	fake_progress(a);
 	return 0;

@@ -64,6 +64,7 @@ struct pp {
 	struct rmad_fabric *f;
 	int self, peer;
 	int errors;		/* anything unexpected */
+	int sourced;		/* messages whose sender the provider named */
 
 	uint32_t pong_expect;
 	int pong_got, pong_bad;
@@ -132,7 +133,7 @@ static int pp_send(struct pp *pp, int node, uint32_t type, uint32_t seq,
 }
 
 /* The same callback serves both processes; each only sees its share. */
-static void pp_recv(void *arg, const void *msg, size_t len)
+static void pp_recv(void *arg, const void *msg, size_t len, int src)
 {
 	struct pp *pp = arg;
 	const uint8_t *payload = (const uint8_t *)msg + sizeof(struct pp_hdr);
@@ -150,6 +151,14 @@ static void pp_recv(void *arg, const void *msg, size_t len)
 		pp->errors++;
 		return;
 	}
+	/* the provider names the sender (FI_SOURCE), where it can */
+	if (src != RMAD_FABRIC_SRC_UNKNOWN && src != (int)h.src) {
+		rmad_err("type %u from node %u came from node %d", h.type,
+			 h.src, src);
+		pp->errors++;
+		return;
+	}
+	pp->sourced += src != RMAD_FABRIC_SRC_UNKNOWN;
 	switch (h.type) {
 	case PP_PING:
 		/* Echo from inside the callback, as the agent will. */
@@ -698,6 +707,8 @@ int main(int argc, char **argv)
 	     (unsigned long long)st.sent, (unsigned long long)st.received,
 	     (unsigned long long)st.queued, (unsigned long long)st.cq_errors);
 	ok(!pp.errors && !st.cq_errors, "no stray messages or CQ errors");
+	diag("messages whose sender the provider named (FI_SOURCE): %d",
+	     pp.sourced);
 out:
 	close(p2c[1]);		/* tells the child to leave */
 	status = reap_child(&pp);

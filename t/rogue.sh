@@ -7,10 +7,12 @@
 # agents have registered window memory and transfer buffers); while it
 # is open, t/test_rogue, plain libfabric and no rmad code, aims a remote
 # read and a remote write of 8 bytes at every registration key from 0
-# to 256 at each agent.  None may succeed, the job must find its
+# to 256 at each agent, then sends each ten packets that claim to come
+# from node 1.  None of the reads and writes may succeed, the packets
+# must be dropped as from no node of theirs, the job must find its
 # windows intact, and the agents must still serve it.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 4
+plan 5
 sess=rogue
 base=$((20000 + ($$ + 7919) % 20000))
 ports=($base $((base + 1)))
@@ -31,7 +33,7 @@ RMAD_SESSION=$sess RMAD_VNODES=2 run_bounded 120 mpirun -np 2 \
 	>"$T_TMP/job.out" 2>&1 &
 job=$!
 wait_for "[ -s '$ready' ] || ! kill -0 $job" 60
-rout=$(ROGUE_DEBUG=${ROGUE_DEBUG:-} run_bounded 200 "$top_builddir/t/test_rogue" -k 256 \
+rout=$(ROGUE_DEBUG=${ROGUE_DEBUG:-} run_bounded 200 "$top_builddir/t/test_rogue" -k 256 -n 1 \
 	"127.0.0.1:${ports[0]}" "127.0.0.1:${ports[1]}" 2>&1)
 rrc=$?
 touch "$done"
@@ -41,6 +43,10 @@ diag "$rout"
 n=$(echo "$rout" | grep -c "reads 257 ok 0, writes 257 ok 0,")
 [ "$rrc" -eq 0 ] && [ "$n" -eq 2 ]
 ok $? "an outsider's reads and writes at keys 0-256 all fail at both agents (rc $rrc)"
+n0=$(grep -c "dropped packet: type 1 claims node 1 but came from no node of ours" "$T_TMP/agent0.log")
+n1=$(grep -c "dropped packet: type 1 claims node 1 but came from no node of ours" "$T_TMP/agent1.log")
+! echo "$rout" | grep -q "did not leave" && [ "$n0" -eq 10 ] && [ "$n1" -eq 10 ]
+ok $? "packets that claim to be node 1's are dropped by both agents ($n0 and $n1 of 10)"
 out=$(cat "$T_TMP/job.out")
 ranks_ok "the job's windows are intact afterwards" 2 "$out" "$jrc" \
 	": ok (window intact)"

@@ -10,7 +10,7 @@
  *
  *   rogue: 127.0.0.1:PORT: reads N ok R, writes N ok W, first key K
  *
- * Usage: test_rogue [-p provider] [-k maxkey] ADDR:PORT...
+ * Usage: test_rogue [-p provider] [-k maxkey] [-n node] ADDR:PORT...
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -26,6 +26,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+
+#include "rmad_wire.h"
 #include <sys/uio.h>
 
 static struct fid_fabric *fab;
@@ -154,10 +156,48 @@ static int try_key(fi_addr_t to, uint64_t k, int write, uint8_t *buf)
 	return -1;
 }
 
+/* Ten PINGs in the name of node claim; 0 if they all left. */
+static int send_claims(fi_addr_t to, uint32_t claim)
+{
+	struct rmad_am_hdr h = { .version = RMAD_WIRE_VERSION,
+				 .type = RMAD_AM_PING, .src_node = claim };
+	struct fi_context2 ctx;
+	struct fi_cq_entry e;
+	int sent = 0;
+
+	for (int i = 0; i < 10; i++) {
+		double end = now() + 5;
+		ssize_t r;
+
+		h.seq = (uint64_t)i;
+		do {
+			r = fi_send(ep, &h, sizeof(h), NULL, to, &ctx);
+			if (r == -FI_EAGAIN)
+				fi_cq_read(cq, &e, 0);
+		} while (r == -FI_EAGAIN && now() < end);
+		while (!r && now() < end) {
+			ssize_t c = fi_cq_read(cq, &e, 1);
+
+			if (c == 1) {
+				sent++;
+				break;
+			}
+			if (c == -FI_EAVAIL) {
+				struct fi_cq_err_entry err = { 0 };
+
+				fi_cq_readerr(cq, &err, 0);
+				break;
+			}
+		}
+	}
+	return sent == 10 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *prov = "tcp;ofi_rxm";
-	uint64_t maxkey = 4096;
+	uint64_t maxkey = 256;
+	uint32_t claim = 1;
 	int i = 1, rc = 0;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
@@ -165,6 +205,8 @@ int main(int argc, char **argv)
 			prov = argv[i + 1];
 		else if (!strcmp(argv[i], "-k"))
 			maxkey = strtoull(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "-n"))
+			claim = (uint32_t)atoi(argv[i + 1]);
 	}
 	if (i >= argc || setup(prov))
 		return 2;
@@ -200,6 +242,11 @@ int main(int argc, char **argv)
 			if ((r == 1 || w == 1) && first == UINT64_MAX)
 				first = k;
 		}
+		if (open_ep(&sin, &to))
+			return 2;
+		if (send_claims(to, claim))
+			printf("rogue: %s: the claims as node %u did not "
+			       "leave\n", argv[i], claim);
 		printf("rogue: %s: reads %llu ok %llu, writes %llu ok %llu, "
 		       "first key %lld%s\n", argv[i], (unsigned long long)n,
 		       (unsigned long long)rok, (unsigned long long)n,
