@@ -4,12 +4,17 @@
  *
  * One formatted write per line keeps lines whole when several processes
  * share a terminal.  Errors and warnings are limited to LOG_BURST lines
- * a second: a flood (a hostile peer's packets refused one by one, a
- * stuck window's operations) costs a line and a count, not a write per
- * packet and the journal's space; the count is said with the next line
- * that passes.
+ * a second, and those of one call site (one format) to LOG_SITE_BURST:
+ * a flood (a hostile peer's packets refused one by one, a stuck
+ * window's operations) costs a few lines and a count, not a write per
+ * packet and the journal's space, and leaves room for the other sites'
+ * lines of the same second; the count is said with the next line that
+ * passes.  Sites are found in a small table by their format's address
+ * (four places each): beyond four other formats in a second, one
+ * format shares a budget.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,15 @@
 #include "log.h"
 
 #define LOG_BURST	200		/* error and warning lines a second */
+#define LOG_SITE_BURST	50		/* ... of one format */
+#define LOG_SITES	64
+
+/* per call site: its format, the second it counts in, its lines then */
+static struct log_site {
+	const char *fmt;
+	long sec;
+	unsigned int lines;
+} log_sites[LOG_SITES];
 
 static char log_who[48] = "rmad";
 /* the second the limit counts in, the lines in it, and those dropped */
@@ -78,6 +92,34 @@ int rmad_log_parse_level(const char *s)
 	return -1;
 }
 
+/* Whether a line of format fmt is within its site's budget for second
+ * sec (counts are relaxed: threads racing on a slot may let a line or
+ * two more through, never fewer). */
+static int site_passes(const char *fmt, long sec)
+{
+	uintptr_t h = (uintptr_t)fmt;
+	struct log_site *st = NULL;
+
+	h ^= h >> 17;
+	h *= 0x9e3779b97f4a7c15ull;
+	/* its slot: one of four, the first of this second with its
+	 * format or not yet used this second; past four other formats,
+	 * the last is shared */
+	for (int i = 0; i < 4; i++) {
+		st = &log_sites[((h >> 40) + (uintptr_t)i) % LOG_SITES];
+		if (__atomic_load_n(&st->sec, __ATOMIC_RELAXED) != sec) {
+			__atomic_store_n(&st->sec, sec, __ATOMIC_RELAXED);
+			__atomic_store_n(&st->fmt, fmt, __ATOMIC_RELAXED);
+			__atomic_store_n(&st->lines, 0, __ATOMIC_RELAXED);
+			break;
+		}
+		if (__atomic_load_n(&st->fmt, __ATOMIC_RELAXED) == fmt)
+			break;
+	}
+	return __atomic_add_fetch(&st->lines, 1, __ATOMIC_RELAXED) <=
+	       LOG_SITE_BURST;
+}
+
 void rmad_log(int level, const char *fmt, ...)
 {
 	/* syslog priorities for the journal: err, warning, info, debug */
@@ -100,15 +142,17 @@ void rmad_log(int level, const char *fmt, ...)
 			dropped = __atomic_exchange_n(&log_dropped, 0,
 						      __ATOMIC_RELAXED);
 		}
-		if (__atomic_add_fetch(&log_lines, 1, __ATOMIC_RELAXED) >
+		if (!site_passes(fmt, (long)ts.tv_sec) ||
+		    __atomic_add_fetch(&log_lines, 1, __ATOMIC_RELAXED) >
 		    LOG_BURST) {
 			__atomic_add_fetch(&log_dropped, 1, __ATOMIC_RELAXED);
 			return;
 		}
 		if (dropped)
 			rmad_log(RMAD_LOG_WARN, "%u more errors and warnings "
-				 "were not logged (over %d a second)", dropped,
-				 LOG_BURST);
+				 "were not logged (over %d a second, or %d of "
+				 "one kind)", dropped, LOG_BURST,
+				 LOG_SITE_BURST);
 	}
 	if (log_journal)
 		n = snprintf(line, sizeof(line), "<%d>%s: ", prio[level],

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_log.c - the log's flood limit (shared/log.c): of a burst of
- * warnings, at most LOG_BURST a second are written; the next line after
- * that second says how many were not; info lines are not limited.
+ * warnings, at most LOG_SITE_BURST a second of one format and
+ * LOG_BURST of all are written, so another format's line of the same
+ * second passes; the next line after that second says how many were
+ * not; info lines are not limited.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,7 +38,7 @@ int main(void)
 	int w, s;
 
 	alarm_after(30);
-	plan(4);
+	plan(6);
 	if (fd < 0 || saved < 0 || dup2(fd, STDERR_FILENO) < 0) {
 		ok(0, "a file for stderr");
 		return 1;
@@ -44,14 +46,22 @@ int main(void)
 	rmad_log_init("test", RMAD_LOG_INFO);
 	for (int k = 0; k < 1000; k++)
 		rmad_warn("flood %d", k);
+	rmad_warn("another kind");
+	for (int k = 0; k < 1000; k++)
+		rmad_warn(k & 1 ? "odd %d" : "even %d", k);
 	for (int k = 0; k < 300; k++)
 		rmad_info("info %d", k);
 	nanosleep(&pause, NULL);
 	rmad_warn("after the pause");
 	dup2(saved, STDERR_FILENO);
 	w = count(path, "flood ");
-	ok(w >= 200 && w <= 400, "%d of 1000 warnings in a burst written "
-	   "(200 a second)", w);
+	ok(w >= 50 && w <= 100, "%d of 1000 warnings of one kind in a burst "
+	   "written (50 a second)", w);
+	ok(count(path, "another kind") == 1, "a warning of another kind in "
+	   "the same second passes");
+	w = count(path, "odd ") + count(path, "even ");
+	ok(w >= 100 && w <= 400, "%d of 1000 warnings of two kinds written "
+	   "(50 a second each, 200 in all)", w);
 	s = count(path, "more errors and warnings were not logged");
 	ok(s >= 1, "the next line says how many were not (%d such lines)",
 	   s);
