@@ -169,7 +169,7 @@ struct am_ctx {
 	 * fabric message until the end of the loop's pass (am_flush) */
 	struct am_batch *batch;
 	int nbatch;
-	/* held packets (am.c): per node and job, in order */
+	/* held packets (am.c): per node and window, in order */
 	struct am_held *held;
 	int in_handler;			/* a handler runs: am_defer may keep */
 	int defer_now;			/* ... and it asked to */

@@ -39,7 +39,7 @@ static void on_ping(struct agent *a, const struct rmad_am_hdr *h,
 static void declare_dead(struct agent *a, int node, const char *why);
 
 /* One packet kept (header and payload as they came), and one node's
- * and job's queue of them. */
+ * queue of them for one window of one job. */
 struct am_kept {
 	struct am_kept *next;
 	size_t len;
@@ -50,12 +50,13 @@ struct am_held {
 	struct am_held *next;
 	uint32_t node;
 	uint64_t job;
+	uint64_t win;			/* the window's key (pkt_win) */
 	struct am_kept *head, *tail;
 	uint32_t n;
 	uint64_t since;			/* its head's first deferral */
 };
 
-#define AM_HOLD_MAX	4096		/* packets per node and job */
+#define AM_HOLD_MAX	4096		/* packets per node and window */
 
 static void held_drop_node(struct agent *a, int node);
 static void held_free(struct am_held *q);
@@ -545,11 +546,35 @@ static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
 /* ------------------------------------------------------ held packets */
 
 
+/*
+ * The window a packet belongs to, for its place among held packets: a
+ * window's RMA (wkey) and its fence, PSCW and life-cycle notices (seq)
+ * keep their order; a packet of the job alone (0: barriers, joins, a
+ * rank's failure, pings) waits behind no window.
+ */
+static uint64_t pkt_win(const struct rmad_am_hdr *h)
+{
+	switch (h->type) {
+	case RMAD_AM_WIN_JOIN:
+	case RMAD_AM_WIN_READY:
+	case RMAD_AM_WIN_FREE_ARRIVE:
+	case RMAD_AM_WIN_FREE_DONE:
+	case RMAD_AM_WIN_FENCE_ARRIVE:
+	case RMAD_AM_WIN_FENCE_RELEASE:
+	case RMAD_AM_WIN_POST:
+	case RMAD_AM_WIN_COMPLETE:
+		return h->seq;
+	default:
+		return h->type >= RMAD_AM_RMA_LOCK &&
+		       h->type <= RMAD_AM_RMA_FLUSH_ACK ? h->wkey : 0;
+	}
+}
+
 static struct am_held *held_find(struct agent *a, uint32_t node,
-				 uint64_t job)
+				 uint64_t job, uint64_t win)
 {
 	for (struct am_held *q = a->am.held; q; q = q->next)
-		if (q->node == node && q->job == job)
+		if (q->node == node && q->job == job && q->win == win)
 			return q;
 	return NULL;
 }
@@ -559,7 +584,7 @@ static struct am_held *held_find(struct agent *a, uint32_t node,
 static int held_push(struct agent *a, const struct rmad_am_hdr *h,
 		     const void *msg, size_t len)
 {
-	struct am_held *q = held_find(a, h->src_node, h->job);
+	struct am_held *q = held_find(a, h->src_node, h->job, pkt_win(h));
 	struct am_kept *k = malloc(sizeof(*k) + len);
 
 	if (!k)
@@ -572,6 +597,7 @@ static int held_push(struct agent *a, const struct rmad_am_hdr *h,
 		}
 		q->node = h->src_node;
 		q->job = h->job;
+		q->win = pkt_win(h);
 		q->since = rmad_now_ns();
 		q->next = a->am.held;
 		a->am.held = q;
@@ -666,12 +692,13 @@ static void held_remove(struct agent *a, struct am_held *q)
 /* One queue's packets, in order, until one is deferred again.  The
  * queue is looked up anew after every handler: one may have dropped it
  * (its node declared dead) or queued more behind. */
-static void retry_one(struct agent *a, uint32_t node, uint64_t job)
+static void retry_one(struct agent *a, uint32_t node, uint64_t job,
+		      uint64_t win)
 {
 	uint64_t pl[RMAD_AM_MAX_PAYLOAD / 8];
 	struct am_held *q;
 
-	while ((q = held_find(a, node, job)) && q->head) {
+	while ((q = held_find(a, node, job, win)) && q->head) {
 		struct am_kept *k = q->head;
 		struct rmad_am_hdr h;
 		/* past the bound: its handler must act now */
@@ -685,7 +712,7 @@ static void retry_one(struct agent *a, uint32_t node, uint64_t job)
 		memcpy(&h, k->msg, sizeof(h));
 		memcpy(pl, k->msg + sizeof(h), h.payload_len);
 		again = dispatch(a, &h, pl, since);
-		q = held_find(a, node, job);
+		q = held_find(a, node, job, win);
 		if (again && q) {
 			k->next = q->head;	/* first again */
 			q->head = k;
@@ -707,11 +734,11 @@ void am_retry(struct agent *a)
 {
 	struct key {
 		uint32_t node;
-		uint64_t job;
+		uint64_t job, win;
 	} few[16], *keys = few;
 	size_t n = 0, cap = 16;
 
-	/* the queues there are now (one per node and job whose member's
+	/* the queues there are now (one per node and window whose member's
 	 * lock a client holds), by key: a handler may add or drop some */
 	for (struct am_held *q = a->am.held; q; q = q->next)
 		n++;
@@ -725,10 +752,11 @@ void am_retry(struct agent *a)
 	n = 0;
 	for (struct am_held *q = a->am.held; q && n < cap; q = q->next) {
 		keys[n].node = q->node;
+		keys[n].win = q->win;
 		keys[n++].job = q->job;
 	}
 	for (size_t i = 0; i < n; i++)
-		retry_one(a, keys[i].node, keys[i].job);
+		retry_one(a, keys[i].node, keys[i].job, keys[i].win);
 	if (keys != few)
 		free(keys);
 }
@@ -793,9 +821,9 @@ void am_recv(void *arg, const void *msg, size_t len, int src)
 		recv_batch(a, &h, (const uint8_t *)pl);
 		return;
 	}
-	/* behind a packet of its node and job that waits: in order */
+	/* behind a packet of its node and window that waits: in order */
 	if (a->am.held && h.type != RMAD_AM_HEARTBEAT &&
-	    held_find(a, h.src_node, h.job)) {
+	    held_find(a, h.src_node, h.job, pkt_win(&h))) {
 		if (held_push(a, &h, msg, len) == 0)
 			return;
 		/* no memory to keep it: handled now, out of order, and

@@ -45,15 +45,16 @@ void am_recv(void *arg, const void *msg, size_t len, int src);
  * Held packets.  A handler that cannot act on its packet yet (the
  * window member's accumulate lock is held by a client that is not
  * running), and has changed nothing, calls am_defer(): that packet and
- * every later one from the same node for the same job are kept, in
+ * every later one from the same node for the same window are kept, in
  * order, and handed to their handlers again by am_retry(), so that the
- * order of a node's packets (ops, then the flush, unlock or fence that
- * follows them) holds while other nodes and jobs go on.  am_defer()
+ * order of a node's packets on a window (ops, then the flush, unlock,
+ * fence or complete that follows them) holds while other nodes, jobs
+ * and windows go on.  am_defer()
  * returns 0 outside a handler, where nothing can be kept.
  * am_deferred_since(): when the packet being handled was first kept (0:
  * it was not).  am_held(): packets are kept.  A node declared dead
  * loses its kept packets; at most am_hold_max of them are kept per node
- * and job, beyond which am_deferred_since() says 1 (long ago): the
+ * and window, beyond which am_deferred_since() says 1 (long ago): the
  * handler must then act or fail.
  */
 int am_defer(struct agent *a);

@@ -2,18 +2,21 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # acchold.sh - a window member's accumulate lock held by a live client
 # (t/prog_acchold.c, three ranks on three virtual nodes): the target's
-# agent keeps the packets of the origin's node and job that need the
-# lock, and those behind them, in order, instead of waiting for it; it
-# serves another node's operations on another window meanwhile, and
-# once the lock is free the kept epoch is applied whole and succeeds;
-# with its first operation carrying the lock request, or the lock
-# granted before, or that request queued behind another origin's
-# exclusive lock and granted while the accumulate lock is held.
+# agent keeps the packets of the origin's node and window that need
+# the lock, and those behind them, in order, instead of waiting for it;
+# it serves another node's operations on another window meanwhile, and
+# the origin node's own on another window, and once the lock is free
+# the kept epoch is applied whole and succeeds; with its first
+# operation carrying the lock request, or the lock granted before (with
+# a large accumulate first, or small operations only, which all reach
+# the target's agent and are kept there), or that request queued behind
+# another origin's exclusive lock and granted while the accumulate lock
+# is held.
 # Held longer than acc_lock_timeout_ms, the epoch fails with
 # RMAD_ERR_SYNC (said in the agent's log) and nothing hangs.  Over shm
 # and tcp;ofi_rxm.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 6
+plan 7
 pr="$top_builddir/t/prog_acchold"
 # run WHAT WANT ARGS... -- PROG_ARGS...: all three ranks pass; WANT
 # says whether the agent's log says an op was refused (refused) or not
@@ -39,6 +42,8 @@ run "shm, lock held 1 s: the epoch waits, then succeeds; the other window is ser
 	none --vnodes 3 --provider shm -- 1000
 run "tcp;ofi_rxm, lock held 1 s, the epoch's lock granted before" none \
 	--vnodes 3 --provider 'tcp;ofi_rxm' -- 1000 granted
+run "shm, the lock granted before, small ops only: kept in the target's agent, and the origin's other window passes them" \
+	none --vnodes 3 --provider shm -- 1000 small
 run "shm, the epoch's lock granted after another origin's, while the accumulate lock is held" \
 	none --vnodes 3 --provider shm -- 1000 queued
 run "shm, lock held 1.5 s, acc_lock_timeout_ms 200: the epoch fails" \

@@ -16,7 +16,10 @@
  *      then succeed (or, with "timeout", fail with RMAD_ERR_SYNC once
  *      the agent's acc_lock_timeout_ms has passed); the first one
  *      carries the epoch's lock request, or, with "granted", the lock
- *      was granted before (an accumulate and a flush);
+ *      was granted before (an accumulate and a flush).
+ *      Before its flush, rank 1 runs NV1 accumulate+flush rounds on V
+ *      at rank 0: they pass its kept packets on W and complete while
+ *      the lock is held;
  *   rank 2 meanwhile runs NV accumulate+flush rounds on V at rank 0,
  *      through the same agent: they complete while the lock is held.
  *
@@ -31,7 +34,12 @@
  * The lock word's layout is rmad's own (proto/rmad_shm.h): this is a
  * white-box test of the agent.  Prints "rank R: ok (...)" lines.
  *
- * Usage: prog_acchold [HOLD_MS [timeout] [granted | queued]]
+ * With "small" (granted as well, and no large accumulate, whose pull
+ * would keep the origin's later accumulates at the origin): the whole
+ * epoch reaches the target's agent, which keeps it, and rank 1's
+ * rounds on V must pass it there.
+ *
+ * Usage: prog_acchold [HOLD_MS [timeout] [granted | queued | small]]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +58,7 @@ static int rank, size, fails;
 #define NB	8192		/* int64s of its large accumulate, at
 				 * NW + 8: 64 KiB, over rdma_threshold */
 #define NV	100		/* rank 2's rounds on V */
+#define NV1	20		/* rank 1's, during its epoch on W */
 
 static double now_ms(void)
 {
@@ -158,7 +167,7 @@ static void queued(rmad_win_t w, int64_t *wb, int hold, double *waited,
 int main(int argc, char **argv)
 {
 	int hold = argc > 1 ? atoi(argv[1]) : 1000;
-	int expect_timeout = 0, granted = 0, inqueue = 0;
+	int expect_timeout = 0, granted = 0, inqueue = 0, small = 0;
 	int64_t *wb = NULL, *vb = NULL, one = 1, got = -1, seven = 7;
 	int64_t *ones = calloc(NB, sizeof(int64_t));
 	rmad_win_t w = RMAD_WIN_NULL, v = RMAD_WIN_NULL;
@@ -172,7 +181,9 @@ int main(int argc, char **argv)
 		expect_timeout |= !strcmp(argv[k], "timeout");
 		granted |= !strcmp(argv[k], "granted");
 		inqueue |= !strcmp(argv[k], "queued");
+		small |= !strcmp(argv[k], "small");
 	}
+	granted |= small;
 	OK(rmad_win_allocate((NW + 8 + NB) * 8, 8, NULL, RMAD_GROUP_ALL, &wb,
 			     &w));
 	OK(rmad_win_allocate(8 * 8, 8, NULL, RMAD_GROUP_ALL, &vb, &v));
@@ -220,6 +231,9 @@ int main(int argc, char **argv)
 		CHECK(vb[0] == NV, "the other window has %lld of %d of rank "
 		      "2's accumulates after %d ms", (long long)vb[0], NV,
 		      hold);
+		CHECK(vb[1] == NV1, "the other window has %lld of %d of rank "
+		      "1's accumulates after %d ms", (long long)vb[1], NV1,
+		      hold);
 		OK(rmad_win_unlock(0, v));
 		rmad_win_sync(w);
 		/* (timing out, the put after the refused sums may land) */
@@ -236,7 +250,7 @@ int main(int argc, char **argv)
 			for (int k = 0; k < NW; k++)
 				bad += wb[k] != 2 + (k == 0);
 			for (int k = 0; k < NB; k++)
-				bad += wb[NW + 8 + k] != 1;
+				bad += wb[NW + 8 + k] != !small;
 			CHECK(!bad && wb[NW] == 7 && wb[NW + 1] == granted,
 			      "after the lock: %d of %d sums wrong, put %lld "
 			      "(want 7), [%d] %lld", bad, NW + NB,
@@ -250,7 +264,8 @@ int main(int argc, char **argv)
 		t0 = now_ms();
 		if (!granted)
 			OK(rmad_win_lock_all(0, w));
-		else	/* the large one first: its read waits for the lock
+		else if (!small)
+			/* the large one first: its read waits for the lock
 			 * in the target's agent, not behind a kept packet */
 			rc_ops = rmad_accumulate(ones, NB, RMAD_INT64, 0,
 						 NW + 8, NB, RMAD_INT64,
@@ -272,6 +287,15 @@ int main(int argc, char **argv)
 		if (!rc_ops)
 			rc_ops = rmad_fetch_and_op(&one, &got, RMAD_INT64, 0,
 						   0, RMAD_SUM, w);
+		/* our other window's ops to the same target pass the kept
+		 * ones (granted: those are kept in the target's agent) */
+		OK(rmad_win_lock_all(0, v));
+		for (int k = 0; k < NV1; k++) {
+			OK(rmad_accumulate(&one, 1, RMAD_INT64, 0, 1, 1,
+					   RMAD_INT64, RMAD_SUM, v));
+			OK(rmad_win_flush(0, v));
+		}
+		OK(rmad_win_unlock_all(v));
 		rc_flush = rmad_win_flush(0, w);
 		waited = now_ms() - t0;
 		rmad_win_unlock_all(w);
