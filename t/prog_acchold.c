@@ -75,6 +75,20 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* n accumulate+flush rounds adding 1 to int64 d of V at rank 0 */
+static void v_rounds(rmad_win_t v, size_t d, int n)
+{
+	int64_t one = 1;
+
+	OK(rmad_win_lock_all(0, v));
+	for (int k = 0; k < n; k++) {
+		OK(rmad_accumulate(&one, 1, RMAD_INT64, 0, d, 1, RMAD_INT64,
+				   RMAD_SUM, v));
+		OK(rmad_win_flush(0, v));
+	}
+	OK(rmad_win_unlock_all(v));
+}
+
 /* Our client slot: the one shared-lock byte a shared lock of ours on
  * our own window sets in its control page (-1 if not exactly one). */
 static int my_slot(struct rmad_win_ctl *ctl, rmad_win_t w)
@@ -289,13 +303,7 @@ int main(int argc, char **argv)
 						   0, RMAD_SUM, w);
 		/* our other window's ops to the same target pass the kept
 		 * ones (granted: those are kept in the target's agent) */
-		OK(rmad_win_lock_all(0, v));
-		for (int k = 0; k < NV1; k++) {
-			OK(rmad_accumulate(&one, 1, RMAD_INT64, 0, 1, 1,
-					   RMAD_INT64, RMAD_SUM, v));
-			OK(rmad_win_flush(0, v));
-		}
-		OK(rmad_win_unlock_all(v));
+		v_rounds(v, 1, NV1);
 		rc_flush = rmad_win_flush(0, w);
 		waited = now_ms() - t0;
 		rmad_win_unlock_all(w);
@@ -314,13 +322,7 @@ int main(int argc, char **argv)
 		rmad_barrier();
 	} else {
 		rmad_barrier();
-		OK(rmad_win_lock_all(0, v));
-		for (int k = 0; k < NV; k++) {
-			OK(rmad_accumulate(&one, 1, RMAD_INT64, 0, 0, 1,
-					   RMAD_INT64, RMAD_SUM, v));
-			OK(rmad_win_flush(0, v));
-		}
-		OK(rmad_win_unlock_all(v));
+		v_rounds(v, 0, NV);
 		rmad_barrier();
 	}
 out:
