@@ -584,7 +584,8 @@ static struct am_held *held_find(struct agent *a, uint32_t node,
 static int held_push(struct agent *a, const struct rmad_am_hdr *h,
 		     const void *msg, size_t len)
 {
-	struct am_held *q = held_find(a, h->src_node, h->job, pkt_win(h));
+	uint64_t win = pkt_win(h);
+	struct am_held *q = held_find(a, h->src_node, h->job, win);
 	struct am_kept *k = malloc(sizeof(*k) + len);
 
 	if (!k)
@@ -597,7 +598,7 @@ static int held_push(struct agent *a, const struct rmad_am_hdr *h,
 		}
 		q->node = h->src_node;
 		q->job = h->job;
-		q->win = pkt_win(h);
+		q->win = win;
 		q->since = rmad_now_ns();
 		q->next = a->am.held;
 		a->am.held = q;

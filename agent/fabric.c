@@ -60,7 +60,8 @@ static int fab_getinfo(const struct rmad_fabric_cfg *cfg, uint64_t caps,
 	hints = fi_allocinfo();
 	if (!hints)
 		return -FI_ENOMEM;
-	hints->caps = caps;
+	/* receives that name their sender, where the provider can */
+	hints->caps = caps | FI_SOURCE;
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->av_type = FI_AV_TABLE;
@@ -84,8 +85,6 @@ static int fab_getinfo(const struct rmad_fabric_cfg *cfg, uint64_t caps,
 		node = service = NULL;
 	if (node || service)
 		flags = FI_SOURCE;
-	/* receives that name their sender, where the provider can */
-	hints->caps = caps | FI_SOURCE;
 	ret = fi_getinfo(FAB_API_VERSION, node, service, flags, hints, out);
 	if (ret == -FI_ENODATA) {
 		hints->caps = caps;
@@ -365,11 +364,6 @@ static void fab_flush(struct rmad_fabric *f)
 	}
 }
 
-/*
- * Hand completed receives to the callback, oldest posting first, and
- * stop at the first one still in flight: it was matched before the ones
- * behind it, so its message was sent (by its sender) before theirs.
- */
 /* The node a receive came from, by the provider's source address. */
 static int fab_src_node(const struct rmad_fabric *f, const struct fab_op *op)
 {
@@ -386,6 +380,11 @@ static int fab_src_node(const struct rmad_fabric *f, const struct fab_op *op)
 	return -1;
 }
 
+/*
+ * Hand completed receives to the callback, oldest posting first, and
+ * stop at the first one still in flight: it was matched before the ones
+ * behind it, so its message was sent (by its sender) before theirs.
+ */
 static void fab_deliver(struct rmad_fabric *f)
 {
 	struct fab_op *op;

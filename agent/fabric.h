@@ -38,11 +38,10 @@ struct rmad_fabric_cfg {
 
 /* Called from rmad_fabric_progress() for every message received. msg is
  * valid only during the call.  The callback may call rmad_fabric_send()
- * but not rmad_fabric_progress() or rmad_fabric_close(). */
-/* A message came in from node src: the provider's word (FI_SOURCE),
- * never the message's; -1 when the sender is in no address vector
- * entry of ours, RMAD_FABRIC_SRC_UNKNOWN when the provider does not
- * say. */
+ * but not rmad_fabric_progress() or rmad_fabric_close().  src is the
+ * sender's node as the provider names it (FI_SOURCE), never as the
+ * message says: -1 when the sender is in no address vector entry of
+ * ours, RMAD_FABRIC_SRC_UNKNOWN when the provider does not say. */
 #define RMAD_FABRIC_SRC_UNKNOWN	(-2)
 typedef void (*rmad_fabric_recv_cb)(void *arg, const void *msg, size_t len,
 				    int src);
