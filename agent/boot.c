@@ -9,6 +9,7 @@
  * job (no server, a job of one) degrades to a 1-agent mesh rather than
  * an error, so the same agent binary runs standalone.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,8 +21,10 @@
 #include "rmad_abi.h"
 #include "log.h"
 #include "boot.h"
+#include "secret.h"
 
 #define BOOT_ADDR_KEY	"rmad.addr"
+#define BOOT_TAG_KEY	"rmad.tagkey"
 
 static int boot_one(const void *myaddr, size_t addrlen, struct rmad_boot *b)
 {
@@ -83,22 +86,34 @@ static int boot_job_size(const pmix_proc_t *me, uint32_t *size)
 	return ret;
 }
 
-static int boot_publish(const void *myaddr, size_t addrlen)
+static int boot_put(const char *key, const void *p, size_t len)
 {
 	pmix_value_t val;
+	pmix_status_t rc;
+
+	memset(&val, 0, sizeof(val));
+	val.type = PMIX_BYTE_OBJECT;
+	val.data.bo.bytes = (char *)p;	/* PMIx_Put copies */
+	val.data.bo.size = len;
+	rc = PMIx_Put(PMIX_GLOBAL, key, &val);
+	if (rc != PMIX_SUCCESS) {
+		rmad_err("boot: PMIx_Put(%s): %s", key, PMIx_Error_string(rc));
+		return RMAD_ERR_BOOTSTRAP;
+	}
+	return 0;
+}
+
+/* Our address, and with mykey our tag key, for the others. */
+static int boot_publish(const void *myaddr, size_t addrlen,
+			const uint64_t *mykey)
+{
 	pmix_info_t info;
 	pmix_status_t rc;
 	bool collect = true;
 
-	memset(&val, 0, sizeof(val));
-	val.type = PMIX_BYTE_OBJECT;
-	val.data.bo.bytes = (char *)myaddr;	/* PMIx_Put copies */
-	val.data.bo.size = addrlen;
-	rc = PMIx_Put(PMIX_GLOBAL, BOOT_ADDR_KEY, &val);
-	if (rc != PMIX_SUCCESS) {
-		rmad_err("boot: PMIx_Put: %s", PMIx_Error_string(rc));
+	if (boot_put(BOOT_ADDR_KEY, myaddr, addrlen) ||
+	    (mykey && boot_put(BOOT_TAG_KEY, mykey, 2 * sizeof(*mykey))))
 		return RMAD_ERR_BOOTSTRAP;
-	}
 	rc = PMIx_Commit();
 	if (rc != PMIX_SUCCESS) {
 		rmad_err("boot: PMIx_Commit: %s", PMIx_Error_string(rc));
@@ -116,41 +131,54 @@ static int boot_publish(const void *myaddr, size_t addrlen)
 	return 0;
 }
 
-static int boot_fetch(const pmix_proc_t *me, uint32_t size, size_t addrlen,
-		      char *addrs)
+/* Agent r's value of key, len bytes, into out. */
+static int boot_get(const pmix_proc_t *me, uint32_t r, const char *key,
+		    void *out, size_t len)
 {
-	pmix_value_t *val;
+	pmix_value_t *val = NULL;
 	pmix_proc_t proc;
 	pmix_status_t rc;
 
-	for (uint32_t r = 0; r < size; r++) {
-		val = NULL;
-		PMIX_LOAD_PROCID(&proc, me->nspace, r);
-		rc = PMIx_Get(&proc, BOOT_ADDR_KEY, NULL, 0, &val);
-		if (rc != PMIX_SUCCESS || !val) {
-			rmad_err("boot: no address from agent %u: %s", r,
-				 PMIx_Error_string(rc));
-			return RMAD_ERR_BOOTSTRAP;
-		}
-		/* Different lengths mean different providers: such agents
-		 * could never reach each other. */
-		if (val->type != PMIX_BYTE_OBJECT ||
-		    val->data.bo.size != addrlen) {
-			rmad_err("boot: agent %u: %s address of %zu bytes, not %zu: same fabric provider everywhere?",
-				 r, PMIx_Data_type_string(val->type),
-				 val->type == PMIX_BYTE_OBJECT ?
-				 val->data.bo.size : 0, addrlen);
-			PMIX_VALUE_RELEASE(val);
-			return RMAD_ERR_BOOTSTRAP;
-		}
-		memcpy(addrs + (size_t)r * addrlen, val->data.bo.bytes,
-		       addrlen);
+	PMIX_LOAD_PROCID(&proc, me->nspace, r);
+	rc = PMIx_Get(&proc, key, NULL, 0, &val);
+	if (rc != PMIX_SUCCESS || !val) {
+		rmad_err("boot: no %s from agent %u: %s%s", key, r,
+			 PMIx_Error_string(rc), strcmp(key, BOOT_TAG_KEY) ?
+			 "" : " (is fabric_auth the same everywhere?)");
+		return RMAD_ERR_BOOTSTRAP;
+	}
+	/* Different address lengths mean different providers: such agents
+	 * could never reach each other. */
+	if (val->type != PMIX_BYTE_OBJECT || val->data.bo.size != len) {
+		rmad_err("boot: agent %u: %s %s of %zu bytes, not %zu%s", r,
+			 PMIx_Data_type_string(val->type), key,
+			 val->type == PMIX_BYTE_OBJECT ?
+			 val->data.bo.size : 0, len,
+			 strcmp(key, BOOT_ADDR_KEY) ? "" :
+			 ": same fabric provider everywhere?");
 		PMIX_VALUE_RELEASE(val);
+		return RMAD_ERR_BOOTSTRAP;
+	}
+	memcpy(out, val->data.bo.bytes, len);
+	PMIX_VALUE_RELEASE(val);
+	return 0;
+}
+
+static int boot_fetch(const pmix_proc_t *me, uint32_t size, size_t addrlen,
+		      struct rmad_boot *b)
+{
+	for (uint32_t r = 0; r < size; r++) {
+		if (boot_get(me, r, BOOT_ADDR_KEY,
+			     (char *)b->addrs + (size_t)r * addrlen, addrlen) ||
+		    (b->keys && boot_get(me, r, BOOT_TAG_KEY, b->keys[r],
+					 sizeof(b->keys[r]))))
+			return RMAD_ERR_BOOTSTRAP;
 	}
 	return 0;
 }
 
-int rmad_boot_pmix(const void *myaddr, size_t addrlen, struct rmad_boot *b)
+int rmad_boot_pmix(const void *myaddr, size_t addrlen, int tags,
+		   struct rmad_boot *b)
 {
 	pmix_status_t rc;
 	pmix_proc_t me;
@@ -201,13 +229,23 @@ int rmad_boot_pmix(const void *myaddr, size_t addrlen, struct rmad_boot *b)
 		goto fail;
 	}
 	b->addrs = malloc((size_t)size * addrlen);
-	if (!b->addrs) {
+	b->n = (int)size;	/* for rmad_boot_free */
+	if (tags)
+		b->keys = calloc(size, sizeof(*b->keys));
+	if (!b->addrs || (tags && !b->keys)) {
 		ret = RMAD_ERR_NOMEM;
 		goto fail;
 	}
-	ret = boot_publish(myaddr, addrlen);
+	if (tags && rmad_random_bytes(b->keys[me.rank],
+				      sizeof(b->keys[me.rank]))) {
+		rmad_err("boot: no random bytes for a tag key: %s",
+			 strerror(errno));
+		ret = RMAD_ERR_BOOTSTRAP;
+		goto fail;
+	}
+	ret = boot_publish(myaddr, addrlen, tags ? b->keys[me.rank] : NULL);
 	if (!ret)
-		ret = boot_fetch(&me, size, addrlen, b->addrs);
+		ret = boot_fetch(&me, size, addrlen, b);
 	if (ret)
 		goto fail;
 	b->addrlen = addrlen;
@@ -242,6 +280,9 @@ void rmad_boot_free(struct rmad_boot *b)
 	if (!b)
 		return;
 	free(b->addrs);
+	if (b->keys)
+		explicit_bzero(b->keys, (size_t)b->n * sizeof(*b->keys));
+	free(b->keys);
 	if (b->pmix_initialized)
 		PMIx_Finalize(NULL, 0);
 	memset(b, 0, sizeof(*b));

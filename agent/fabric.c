@@ -42,6 +42,7 @@
 #include "log.h"
 #include "fabric.h"
 #include "fabric_impl.h"
+#include "secret.h"
 
 static bool fab_is_shm(const char *prov)
 {
@@ -196,7 +197,7 @@ static int fab_post_recv(struct rmad_fabric *f, struct fab_op *op)
 {
 	ssize_t ret;
 
-	ret = fi_recv(f->ep, op->buf, f->buf_size, f->desc, FI_ADDR_UNSPEC,
+	ret = fi_recv(f->ep, op->buf, f->slot, f->desc, FI_ADDR_UNSPEC,
 		      &op->ctx);
 	if (!ret) {
 		op->done = op->failed = false;
@@ -231,6 +232,19 @@ static int fab_repost(struct rmad_fabric *f)
 	return ret;
 }
 
+/* Append the trailer (struct fab_tag) to a message of len bytes for
+ * node; the buffer has room for it (f->slot).  The new length. */
+static size_t fab_seal(struct rmad_fabric *f, int node, char *buf,
+		       size_t len)
+{
+	struct fab_tag t = { .src = (uint32_t)f->self, .dst = (uint32_t)node };
+
+	t.tag = rmad_siphash(f->auth[f->self],
+			     (uint64_t)t.src | (uint64_t)t.dst << 32, buf, len);
+	memcpy(buf + len, &t, sizeof(t));
+	return len + sizeof(t);
+}
+
 /* Hand a filled send buffer to the provider; on failure the buffer goes
  * back to the free list and the caller keeps the message. */
 static ssize_t fab_post_send(struct rmad_fabric *f, int node,
@@ -239,6 +253,8 @@ static ssize_t fab_post_send(struct rmad_fabric *f, int node,
 	ssize_t ret;
 
 	op->node = node;
+	if (f->auth)
+		len = fab_seal(f, node, op->buf, len);
 	ret = fi_send(f->ep, op->buf, len, f->desc, f->peers[node].fi_addr,
 		      &op->ctx);
 	if (!ret) {
@@ -381,6 +397,50 @@ static int fab_src_node(const struct rmad_fabric *f, const struct fab_op *op)
 }
 
 /*
+ * Check a received message's trailer: for us, from a node of ours (the
+ * one the provider names, where it names one), and tagged under that
+ * node's key.  The message's length without it and *src, its sender;
+ * or 0, counted, logged and dropped.
+ */
+static size_t fab_unseal(struct rmad_fabric *f, const struct fab_op *op,
+			 int *src)
+{
+	struct fab_tag t;
+	size_t len;
+
+	if (op->len < sizeof(t)) {
+		rmad_warn("fabric: dropped a message of %zu bytes: too short "
+			  "for its tag", op->len);
+		goto drop;
+	}
+	len = op->len - sizeof(t);
+	memcpy(&t, op->buf + len, sizeof(t));
+	if (*src == -1) {
+		rmad_warn("fabric: dropped a message from no node of ours");
+		goto drop;
+	}
+	if (t.dst != (uint32_t)f->self || t.src >= (uint32_t)f->n ||
+	    (*src >= 0 && t.src != (uint32_t)*src)) {
+		rmad_warn("fabric: dropped a message from node %d: its "
+			  "trailer names node %u to node %u", *src, t.src,
+			  t.dst);
+		goto drop;
+	}
+	if (rmad_siphash(f->auth[t.src], (uint64_t)t.src |
+			 (uint64_t)t.dst << 32, op->buf, len) != t.tag) {
+		rmad_warn("fabric: dropped a message from node %u: its tag "
+			  "is wrong (not made with node %u's key)", t.src,
+			  t.src);
+		goto drop;
+	}
+	*src = (int)t.src;
+	return len;
+drop:
+	f->st.rejected++;
+	return 0;
+}
+
+/*
  * Hand completed receives to the callback, oldest posting first, and
  * stop at the first one still in flight: it was matched before the ones
  * behind it, so its message was sent (by its sender) before theirs.
@@ -394,9 +454,14 @@ static void fab_deliver(struct rmad_fabric *f)
 		if (!f->posted_head)
 			f->posted_tail = NULL;
 		if (!op->failed) {
-			f->st.received++;
-			f->st.recv_bytes += op->len;
-			f->cb(f->cb_arg, op->buf, op->len, fab_src_node(f, op));
+			int src = fab_src_node(f, op);
+			size_t len = f->auth ? fab_unseal(f, op, &src) : op->len;
+
+			if (len) {
+				f->st.received++;
+				f->st.recv_bytes += len;
+				f->cb(f->cb_arg, op->buf, len, src);
+			}
 		}
 		fab_post_recv(f, op);
 	}
@@ -457,9 +522,9 @@ static void fab_complete(struct rmad_fabric *f,
 	op->len = e->len;
 	op->src = src;
 	/* The length is the provider's word, not the sender's. */
-	if (e->len > f->buf_size) {
+	if (e->len > (f->auth ? f->slot : f->buf_size)) {
 		rmad_warn("fabric: receive of %zu bytes in a %zu byte buffer",
-			  e->len, f->buf_size);
+			  e->len, f->auth ? f->slot : f->buf_size);
 		op->failed = true;
 	}
 	fab_deliver(f);
@@ -537,14 +602,16 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 	f->cb = cb;
 	f->cb_arg = arg;
 	f->buf_size = cfg->am_buf_size;
+	f->slot = cfg->am_buf_size + FAB_TAG_LEN;
 	f->nrecv = cfg->am_recv_bufs;
 	f->nsend = cfg->am_send_bufs;
 
 	ret = fab_select(f, cfg);
 	if (ret)
 		goto fail;
-	if (f->info->ep_attr->max_msg_size < f->buf_size) {
-		rmad_err("fabric: am_buf_size %zu exceeds %s's limit %zu",
+	if (f->info->ep_attr->max_msg_size < f->slot) {
+		rmad_err("fabric: am_buf_size %zu and a 16-byte tag exceed "
+			 "%s's limit %zu",
 			 f->buf_size, f->info->fabric_attr->prov_name,
 			 f->info->ep_attr->max_msg_size);
 		ret = RMAD_ERR_ARG;
@@ -604,11 +671,11 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 		goto fail;
 	}
 
-	if ((size_t)(f->nrecv + f->nsend) > SIZE_MAX / f->buf_size) {
+	if ((size_t)(f->nrecv + f->nsend) > SIZE_MAX / f->slot) {
 		ret = RMAD_ERR_ARG;
 		goto fail;
 	}
-	total = (size_t)(f->nrecv + f->nsend) * f->buf_size;
+	total = (size_t)(f->nrecv + f->nsend) * f->slot;
 	if (posix_memalign((void **)&f->bufs, (size_t)sysconf(_SC_PAGESIZE),
 			   total)) {
 		f->bufs = NULL;
@@ -661,7 +728,7 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 	for (i = 0; i < f->nrecv + f->nsend; i++) {
 		struct fab_op *op = &f->ops[i];
 
-		op->buf = f->bufs + (size_t)i * f->buf_size;
+		op->buf = f->bufs + (size_t)i * f->slot;
 		op->kind = FAB_KIND_MSG;
 		op->recv = i < f->nrecv;
 		if (op->recv) {
@@ -770,6 +837,17 @@ int rmad_fabric_set_peers(struct rmad_fabric *f, int self, int n,
 	f->peers = peers;
 	f->n = n;
 	f->self = self;
+	return 0;
+}
+
+int rmad_fabric_set_auth(struct rmad_fabric *f, const uint64_t *keys)
+{
+	if (!f || !keys || !f->peers || f->auth)
+		return RMAD_ERR_ARG;
+	f->auth = calloc((size_t)f->n, sizeof(*f->auth));
+	if (!f->auth)
+		return RMAD_ERR_NOMEM;
+	memcpy(f->auth, keys, (size_t)f->n * sizeof(*f->auth));
 	return 0;
 }
 
@@ -989,6 +1067,9 @@ void rmad_fabric_close(struct rmad_fabric *f)
 		}
 	}
 	free(f->peers);
+	if (f->auth)
+		explicit_bzero(f->auth, (size_t)f->n * sizeof(*f->auth));
+	free(f->auth);
 	free(f->ops);
 	free(f->bufs);
 	free(f);

@@ -66,6 +66,16 @@ int rmad_fabric_getname(struct rmad_fabric *f, void *addr, size_t *len);
 int rmad_fabric_set_peers(struct rmad_fabric *f, int self, int n,
 			  const void *addrs, size_t addrlen);
 
+/*
+ * Tag every message from here on, and drop every received one whose tag
+ * is wrong (rmad.conf(5), fabric_auth): keys holds 2 words per node, in
+ * node order, node i's key being what node i's messages are tagged
+ * under (keys[self] is ours).  Call once, after rmad_fabric_set_peers
+ * and before any message moves; every agent of the mesh must.  0,
+ * RMAD_ERR_ARG or RMAD_ERR_NOMEM.
+ */
+int rmad_fabric_set_auth(struct rmad_fabric *f, const uint64_t *keys);
+
 /* Send hdr+payload as one message (total <= am_buf_size, else
  * RMAD_ERR_ARG) to node.  Copies the data and never blocks: what the
  * provider cannot take now is queued and retried, in order per node, from
@@ -139,9 +149,6 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 		       int remote, struct rmad_fabric_mr **out, uint64_t *key,
 		       uint64_t *raddr, void **desc);
 void rmad_fabric_mr_close(struct rmad_fabric_mr *mr);
-/* The keyed hash that makes requested registration keys (SipHash-2-4
- * of n under secret), for the known-answer test. */
-uint64_t rmad_fabric_test_key(const uint64_t secret[2], uint64_t n);
 int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
 
 /* How many sends to node failed (provider errors), ever: a sign that it
@@ -187,6 +194,7 @@ struct rmad_fabric_stats {
 	uint64_t received;	/* messages delivered to the callback */
 	uint64_t queued;	/* sends that had to wait in the queue */
 	uint64_t cq_errors;	/* error completions read */
+	uint64_t rejected;	/* received with a wrong or no tag, dropped */
 	uint64_t send_bytes;
 	uint64_t recv_bytes;
 	uint64_t rma_writes;	/* fi_write posted */

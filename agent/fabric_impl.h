@@ -38,6 +38,20 @@
 #define FAB_STR_PAD	64
 
 /*
+ * With tags on (rmad_fabric_set_auth), every message ends in this
+ * trailer, past the am layer's buf_size bytes: the sender's node, the
+ * node it is for, and SipHash-2-4 under the sender's key of both (as
+ * one 64-bit word) and the message.
+ */
+struct fab_tag {
+	uint32_t src;
+	uint32_t dst;
+	uint64_t tag;
+};
+#define FAB_TAG_LEN	sizeof(struct fab_tag)
+static_assert(sizeof(struct fab_tag) == 16, "fab tag");
+
+/*
  * One posted operation.  The provider owns the fi_context2 while the
  * operation is outstanding (FI_CONTEXT2 mode), so it must come first:
  * the completion's op_context is the address of the op itself.
@@ -116,7 +130,8 @@ struct rmad_fabric {
 	void (*posted)(void *, int);	/* rmad_fabric_on_post */
 	void *posted_arg;
 
-	size_t buf_size;
+	size_t buf_size;	/* the largest message of the am layer */
+	size_t slot;		/* a buffer: buf_size and room for a tag */
 	int nrecv, nsend;
 	char *bufs;		/* nrecv receive then nsend send buffers */
 	struct fab_op *ops;
@@ -126,6 +141,7 @@ struct rmad_fabric {
 
 	struct fab_peer *peers;
 	int self, n;
+	uint64_t (*auth)[2];	/* each node's tag key, or NULL: no tags */
 	int backlog_head, backlog_tail;	/* nodes with queued sends */
 	int pending;			/* queued messages, all nodes */
 

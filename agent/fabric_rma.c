@@ -6,13 +6,10 @@
  * (fabric.c, fab_complete), named by its rmad_fabric_xfer.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -23,6 +20,7 @@
 #include "log.h"
 #include "fabric.h"
 #include "fabric_impl.h"
+#include "secret.h"
 
 int rmad_fabric_moves_alone(struct rmad_fabric *f, int write, size_t len)
 {
@@ -53,57 +51,6 @@ int rmad_fabric_needs_local_mr(struct rmad_fabric *f)
  * from the keys a peer was told.  Without randomness no key is made,
  * and large transfers travel as active messages.
  */
-#define ROTL(x, b)	(uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND						\
-	do {							\
-		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0;		\
-		v0 = ROTL(v0, 32);				\
-		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;		\
-		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;		\
-		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2;		\
-		v2 = ROTL(v2, 32);				\
-	} while (0)
-
-/* SipHash-2-4 of one 64-bit word m under key k */
-static uint64_t siphash_u64(const uint64_t k[2], uint64_t m)
-{
-	uint64_t v0 = 0x736f6d6570736575ull ^ k[0];
-	uint64_t v1 = 0x646f72616e646f6dull ^ k[1];
-	uint64_t v2 = 0x6c7967656e657261ull ^ k[0];
-	uint64_t v3 = 0x7465646279746573ull ^ k[1];
-	uint64_t b = (uint64_t)8 << 56;
-
-	v3 ^= m;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= m;
-	v3 ^= b;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
-static int random_bytes(void *p, size_t n)
-{
-	ssize_t r = getrandom(p, n, 0);
-	int fd;
-
-	if (r == (ssize_t)n)
-		return 0;
-	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	r = read(fd, p, n);
-	close(fd);
-	return r == (ssize_t)n ? 0 : -1;
-}
-
 /* The next key to ask for, within the domain's key size; -1 when there
  * is no secret to make one with. */
 static int mr_key(struct rmad_fabric *f, uint64_t *key)
@@ -111,7 +58,7 @@ static int mr_key(struct rmad_fabric *f, uint64_t *key)
 	size_t ks = f->info->domain_attr->mr_key_size;
 
 	if (!f->key_ready) {
-		f->key_ready = random_bytes(f->key_secret,
+		f->key_ready = rmad_random_bytes(f->key_secret,
 					    sizeof(f->key_secret)) ? -1 : 1;
 		if (f->key_ready < 0)
 			rmad_err("fabric: no random bytes for registration "
@@ -120,15 +67,10 @@ static int mr_key(struct rmad_fabric *f, uint64_t *key)
 	}
 	if (f->key_ready < 0)
 		return -1;
-	*key = siphash_u64(f->key_secret, ++f->next_key);
+	*key = rmad_siphash(f->key_secret, ++f->next_key, NULL, 0);
 	if (ks && ks < 8)
 		*key &= ((uint64_t)1 << (8 * ks)) - 1;
 	return 0;
-}
-
-uint64_t rmad_fabric_test_key(const uint64_t secret[2], uint64_t n)
-{
-	return siphash_u64(secret, n);
 }
 
 int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,

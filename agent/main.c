@@ -339,6 +339,33 @@ static void sd_notify_ready(void)
 
 /* ------------------------------------------------------------- setup */
 
+/* fabric_auth (rmad.conf(5)) once the fabric is open: 1 tags, 0 none,
+ * or an error (logged) for a setting that cannot be met. */
+static int auth_wanted(struct agent *a)
+{
+	const char *m = a->p.fabric_auth;
+	int keyed = a->p.mesh_key_file[0] != 0;
+
+	if (strcmp(m, "auto") && strcmp(m, "on") && strcmp(m, "off")) {
+		rmad_err("fabric_auth = %s: not auto, on or off", m);
+		return RMAD_ERR_ARG;
+	}
+	if (!strcmp(m, "off"))
+		return 0;
+	if (a->mesh && !keyed && !strcmp(m, "on")) {
+		rmad_err("fabric_auth = on: a static mesh needs mesh_key_file");
+		return RMAD_ERR_ARG;
+	}
+	if (a->mesh && !keyed) {
+		rmad_warn("mesh: no mesh_key_file, so packets carry no tags: "
+			  "whoever reaches the agents' port and claims a "
+			  "node's address speaks for that node");
+		return 0;
+	}
+	return a->mesh || !strcmp(m, "on") ||
+	       strcmp(rmad_fabric_provider(a->fab), "shm");
+}
+
 static int setup_mesh(struct agent *a, int use_pmix)
 {
 	struct rmad_fabric_cfg fc = {
@@ -357,7 +384,7 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	};
 	char addr[256], host[64], port[16];
 	size_t alen = sizeof(addr);
-	int err;
+	int err, tags;
 
 	if (a->embedded) {
 		/* one node, no peers: the fabric is not needed */
@@ -395,8 +422,12 @@ static int setup_mesh(struct agent *a, int use_pmix)
 			 rmad_fabric_provider(a->fab), host, port);
 		return RMAD_ERR_FABRIC;
 	}
-	err = a->mesh ? 0 :
-	      use_pmix ? rmad_boot_pmix(addr, alen, &a->boot) :
+	tags = auth_wanted(a);
+	if (tags < 0)
+		return tags;
+	err = a->mesh ? (tags ? rmad_mesh_keys(a->p.mesh_key_file,
+					       &a->boot) : 0) :
+	      use_pmix ? rmad_boot_pmix(addr, alen, tags, &a->boot) :
 			 rmad_boot_single(addr, alen, &a->boot);
 	if (err) {
 		rmad_err("bootstrap of the agent mesh failed");
@@ -404,6 +435,8 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	}
 	err = rmad_fabric_set_peers(a->fab, a->boot.self, a->boot.n,
 				    a->boot.addrs, a->boot.addrlen);
+	if (!err && a->boot.keys)
+		err = rmad_fabric_set_auth(a->fab, &a->boot.keys[0][0]);
 	if (err)
 		return err;
 	a->node = a->boot.self;
@@ -414,8 +447,9 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	 * only after fi_trywait said it may (agent_sleep), and idle_poll_us
 	 * still bounds the sleep, for the progress the fd does not signal.
 	 */
-	rmad_info("mesh: node %d of %d over %s%s", a->node, a->nnodes,
-		  rmad_fabric_provider(a->fab),
+	rmad_info("mesh: node %d of %d over %s, packets %s%s", a->node,
+		  a->nnodes, rmad_fabric_provider(a->fab),
+		  a->boot.keys ? "tagged" : "not tagged",
 		  a->mesh ? ", static (mesh): the others join as they come up"
 			  : "");
 	return 0;
@@ -951,11 +985,13 @@ static void agent_cleanup(struct agent *a)
 
 		rmad_fabric_get_stats(a->fab, &fs);
 		rmad_info("fabric: sent %llu, received %llu, queued %llu, "
-			  "cq errors %llu, fi_write %llu, fi_read %llu",
+			  "cq errors %llu, rejected %llu, fi_write %llu, "
+			  "fi_read %llu",
 			  (unsigned long long)fs.sent,
 			  (unsigned long long)fs.received,
 			  (unsigned long long)fs.queued,
 			  (unsigned long long)fs.cq_errors,
+			  (unsigned long long)fs.rejected,
 			  (unsigned long long)fs.rma_writes,
 			  (unsigned long long)fs.rma_reads);
 	}

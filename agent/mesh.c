@@ -27,6 +27,7 @@
 #include "rmad_abi.h"
 #include "log.h"
 #include "mesh.h"
+#include "secret.h"
 
 #define ENTRY_MAX	256	/* bytes of one host[:port] */
 
@@ -268,4 +269,22 @@ int rmad_mesh_check_self(const struct rmad_boot *b, const void *addr,
 	me = (const struct sockaddr_in *)b->addrs + b->self;
 	return got->sin_port == me->sin_port &&
 	       got->sin_addr.s_addr == me->sin_addr.s_addr;
+}
+
+int rmad_mesh_keys(const char *path, struct rmad_boot *b)
+{
+	uint64_t k[2];
+	int err;
+
+	if (!b || b->n <= 0 || b->keys)
+		return RMAD_ERR_ARG;
+	err = rmad_key_load(path, k);
+	if (err)
+		return err;
+	b->keys = calloc((size_t)b->n, sizeof(*b->keys));
+	if (b->keys)
+		for (int i = 0; i < b->n; i++)
+			memcpy(b->keys[i], k, sizeof(k));
+	explicit_bzero(k, sizeof(k));
+	return b->keys ? 0 : RMAD_ERR_NOMEM;
 }

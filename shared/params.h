@@ -64,6 +64,23 @@
 	  "This agent's entry in the mesh (0 is the first), or -1: the " \
 	  "one entry that is an address of this host. A host running " \
 	  "several agents of the mesh (virtual nodes) must set it.")	\
+	X(mesh_key_file, STRING, "", 0, 0, 0,				\
+	  "A file holding the static mesh's secret, 32 hexadecimal "	\
+	  "digits (od -An -N16 -tx1 /dev/urandom | tr -d ' \\n'), the "	\
+	  "same on every node, owned by the agent's user or root and "	\
+	  "readable by nobody else: the agents tag their packets under " \
+	  "it (fabric_auth). Empty: a static mesh's packets carry no "	\
+	  "tags, and anyone who can reach the agents' port and claim a " \
+	  "node's address speaks for that node.")			\
+	X(fabric_auth, STRING, "auto", 0, 0, 0,				\
+	  "Whether the agents tag every packet they send each other "	\
+	  "with a keyed hash (SipHash-2-4, 16 bytes a packet) and drop " \
+	  "every packet whose tag is wrong: on, off, or auto: on "	\
+	  "unless the provider is shm (whose queues only the agents' "	\
+	  "user can open) or a static mesh has no mesh_key_file. "	\
+	  "Agents that a launcher starts draw their keys at start and "	\
+	  "exchange them with their addresses; a static mesh's agents "	\
+	  "share mesh_key_file's. The same on every agent of a mesh.")	\
 	X(spin_us, INT, "20000", RMAD_P_RELOAD, 0, 60000000,		\
 	  "Microseconds the agent keeps polling its rings and the "	\
 	  "fabric after its last activity before it sleeps. Longer "	\
@@ -221,7 +238,7 @@
 	  "this node holds (one that is descheduled, or stopped) before " \
 	  "it fails with RMAD_ERR_SYNC, as do the next ones there while " \
 	  "the lock stays held. Meanwhile that node's later packets for " \
-	  "the same job wait behind it, in order, and the agent serves "	\
+	  "the same window wait behind it, in order, and the agent serves " \
 	  "everybody else (rmad(7), \"Atomicity and ordering of "	\
 	  "accumulates\"). A dead holder is passed over at once.")	\
 	X(piggyback_threshold, INT, "0", RMAD_P_RELOAD, 0, 65536,	\

@@ -11,7 +11,10 @@
  * from the other process.  Only the parent prints TAP; the child reports
  * over the fabric and through its exit status.
  *
- * Usage: fabric_pingpong [-p provider] [-n iters] [-s am_buf_size]
+ * Usage: fabric_pingpong [-p provider] [-n iters] [-s am_buf_size] [-a]
+ *
+ * -a runs it all with tags (rmad_fabric_set_auth), each side under its
+ * own key: every message must still pass, none be rejected.
  *
  * A large -s (256k, say) makes tcp;ofi_rxm move the biggest messages by
  * rendezvous, which completes out of order; delivery must still be in
@@ -29,6 +32,7 @@
 #include "rmad_abi.h"
 #include "log.h"
 #include "agent/fabric.h"
+#include "agent/secret.h"
 
 #define PP_RECV_BUFS	64
 #define PP_SEND_BUFS	16	/* far below the burst: forces queueing */
@@ -334,6 +338,13 @@ static int open_fabric(struct pp *pp, const char *prov)
 }
 
 /* Send my name, read the peer's, insert both in node order. */
+/* -a: node 0's and node 1's tag keys */
+static int tagged;
+static const uint64_t tag_keys[4] = { 0x243f6a8885a308d3ull,
+				      0x13198a2e03707344ull,
+				      0xa4093822299f31d0ull,
+				      0x082efa98ec4e6c89ull };
+
 static int exchange(struct pp *pp, int rfd, int wfd)
 {
 	uint8_t mine[512], theirs[512], both[1024];
@@ -353,6 +364,8 @@ static int exchange(struct pp *pp, int rfd, int wfd)
 	memcpy(both + (size_t)pp->self * mylen, mine, mylen);
 	memcpy(both + (size_t)pp->peer * mylen, theirs, mylen);
 	if (rmad_fabric_set_peers(pp->f, pp->self, 2, both, mylen))
+		return -1;
+	if (tagged && rmad_fabric_set_auth(pp->f, tag_keys))
 		return -1;
 	/* Neither side sends before both can address the other. */
 	if (write_full(wfd, &ready, 1) || read_full(rfd, &ready, 1))
@@ -603,8 +616,13 @@ static void test_keys(struct pp *pp)
 	uint64_t k[3] = { 0 };
 	int good = 1;
 
-	ok(rmad_fabric_test_key(sk, 0x0706050403020100ull) ==
-	   0x93f5f5799a932462ull, "SipHash-2-4 gives the reference's value");
+	static const uint8_t m[7] = { 8, 9, 10, 11, 12, 13, 14 };
+
+	ok(rmad_siphash(sk, 0x0706050403020100ull, NULL, 0) ==
+	   0x93f5f5799a932462ull &&
+	   rmad_siphash(sk, 0x0706050403020100ull, m, sizeof(m)) ==
+	   0xa129ca6149be45e5ull,
+	   "SipHash-2-4 gives the reference's values (8 and 15 bytes)");
 	if (!rmad_fabric_has_rma(pp->f))
 		return;
 	for (int i = 0; i < 3; i++)
@@ -628,8 +646,11 @@ int main(int argc, char **argv)
 	int iters = 1000, p2c[2], c2p[2], opt, status;
 
 	alarm_after(60);
-	while ((opt = getopt(argc, argv, "p:n:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:n:s:a")) != -1) {
 		switch (opt) {
+		case 'a':
+			tagged = 1;
+			break;
 		case 'p':
 			prov = optarg;
 			break;
@@ -641,7 +662,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-p provider] [-n iters] [-s bytes]\n",
+				"usage: %s [-p provider] [-n iters] [-s bytes] "
+				"[-a]\n",
 				argv[0]);
 			return 2;
 		}
@@ -682,7 +704,7 @@ int main(int argc, char **argv)
 	close(p2c[0]);
 	close(c2p[1]);
 
-	diag("provider %s", prov);
+	diag("provider %s%s", prov, tagged ? ", tagged" : "");
 	if (!ok(open_fabric(&pp, prov) == 0, "open fabric (%s)", prov))
 		goto out;
 	diag("actual provider %s, rma %s, wait fd %s",
@@ -706,7 +728,9 @@ int main(int argc, char **argv)
 	diag("parent stats: sent %llu received %llu queued %llu cq_errors %llu",
 	     (unsigned long long)st.sent, (unsigned long long)st.received,
 	     (unsigned long long)st.queued, (unsigned long long)st.cq_errors);
-	ok(!pp.errors && !st.cq_errors, "no stray messages or CQ errors");
+	ok(!pp.errors && !st.cq_errors && !st.rejected,
+	   "no stray messages, CQ errors or rejected tags (%llu)",
+	   (unsigned long long)st.rejected);
 	diag("messages whose sender the provider named (FI_SOURCE): %d",
 	     pp.sourced);
 out:

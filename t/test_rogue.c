@@ -10,7 +10,16 @@
  *
  *   rogue: 127.0.0.1:PORT: reads N ok R, writes N ok W, first key K
  *
- * Usage: test_rogue [-p provider] [-k maxkey] [-n node] ADDR:PORT...
+ * Then it sends each agent ten PINGs that claim to come from node -n.
+ * With -c it only plays node -n, from an endpoint bound to 127.0.0.1:-b
+ * (a mesh agent's address, taken over while that agent is down): it
+ * answers the agent's heartbeats as node -n would, sends ten PINGs, and
+ * counts the PONGs that come back:
+ *
+ *   rogue: 127.0.0.1:PORT: pongs P
+ *
+ * Usage: test_rogue [-p provider] [-k maxkey] [-n node] [-b port] [-c]
+ *                   ADDR:PORT...
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -77,6 +86,8 @@ static int open_ep(const struct sockaddr_in *sin, fi_addr_t *to)
 	return 0;
 }
 
+static const char *bind_port = "0";
+
 static int setup(const char *prov)
 {
 	struct fi_info *hints = fi_allocinfo();
@@ -91,7 +102,8 @@ static int setup(const char *prov)
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->fabric_attr->prov_name = strdup(prov);
-	ret = fi_getinfo(FI_VERSION(1, 9), "127.0.0.1", "0", FI_SOURCE, hints,
+	ret = fi_getinfo(FI_VERSION(1, 9), "127.0.0.1", bind_port, FI_SOURCE,
+			 hints,
 			 &info);
 	fi_freeinfo(hints);
 	if (ret) {
@@ -193,15 +205,86 @@ static int send_claims(fi_addr_t to, uint32_t claim)
 	return sent == 10 ? 0 : -1;
 }
 
+/*
+ * Be node claim to the agent at to for 4 s, as a mesh peer that comes
+ * back is (agent/am.c, the static mesh): answer each of its heartbeats
+ * with one of ours that echoes its incarnation, so that it takes us for
+ * node claim up again; after 1.5 s send ten PINGs.  The PONGs that come
+ * back.
+ */
+static int impersonate(fi_addr_t to, uint32_t claim)
+{
+	static uint64_t buf[8192];
+	static struct rmad_am_hdr out[64];
+	static struct fi_context2 sctx[64];
+	struct fi_context2 rctx;
+	struct fi_cq_entry e;
+	double t0 = now();
+	int pongs = 0, posted = 0, pinged = 0, nout = 0;
+
+	while (now() < t0 + 4) {
+		struct rmad_am_hdr h;
+		ssize_t c;
+
+		if (!posted)
+			posted = !fi_recv(ep, buf, sizeof(buf), NULL,
+					  FI_ADDR_UNSPEC, &rctx);
+		if (!pinged && now() > t0 + 1.5) {
+			pinged = 1;
+			for (int i = 0; i < 10; i++) {
+				struct rmad_am_hdr *o = &out[nout++ % 64];
+
+				*o = (struct rmad_am_hdr){
+					.version = RMAD_WIRE_VERSION,
+					.type = RMAD_AM_PING, .src_node = claim,
+					.seq = (uint64_t)i };
+				fi_send(ep, o, sizeof(*o), NULL, to,
+					&sctx[(nout - 1) % 64]);
+			}
+		}
+		c = fi_cq_read(cq, &e, 1);
+		if (c == -FI_EAVAIL) {
+			struct fi_cq_err_entry err = { 0 };
+
+			fi_cq_readerr(cq, &err, 0);
+			if (err.op_context == &rctx)
+				posted = 0;
+			continue;
+		}
+		if (c != 1 || e.op_context != &rctx)
+			continue;
+		posted = 0;
+		memcpy(&h, buf, sizeof(h));
+		pongs += h.type == RMAD_AM_PONG;
+		if (h.type == RMAD_AM_HEARTBEAT) {
+			struct rmad_am_hdr *o = &out[nout++ % 64];
+
+			*o = (struct rmad_am_hdr){
+				.version = RMAD_WIRE_VERSION,
+				.type = RMAD_AM_HEARTBEAT, .src_node = claim,
+				.job = h.job, .seq = 0x726f677565ull,
+				.count = h.seq };
+			fi_send(ep, o, sizeof(*o), NULL, to,
+				&sctx[(nout - 1) % 64]);
+		}
+	}
+	return pongs;
+}
+
 int main(int argc, char **argv)
 {
 	const char *prov = "tcp;ofi_rxm";
 	uint64_t maxkey = 256;
 	uint32_t claim = 1;
-	int i = 1, rc = 0;
+	int i = 1, rc = 0, claims_only = 0;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
-		if (!strcmp(argv[i], "-p"))
+		if (!strcmp(argv[i], "-c")) {
+			claims_only = 1;
+			i--;
+		} else if (!strcmp(argv[i], "-b"))
+			bind_port = argv[i + 1];
+		else if (!strcmp(argv[i], "-p"))
 			prov = argv[i + 1];
 		else if (!strcmp(argv[i], "-k"))
 			maxkey = strtoull(argv[i + 1], NULL, 0);
@@ -226,6 +309,11 @@ int main(int argc, char **argv)
 		if (inet_pton(AF_INET, host, &sin.sin_addr) != 1 ||
 		    open_ep(&sin, &to))
 			return 2;
+		if (claims_only) {
+			printf("rogue: %s: pongs %d\n", argv[i],
+			       impersonate(to, claim));
+			continue;
+		}
 		for (uint64_t k = 0; k <= maxkey && lost < 3; k++, n++) {
 			uint8_t rb[8] = { 0 }, wb[8];
 			int r = try_key(to, k, 0, rb), w;

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rogue-tags.sh - an outsider that takes over a mesh agent's address
+# speaks for nobody when the mesh has a key (fabric_auth,
+# mesh_key_file; rmad(7), ISOLATION).  Two agents of a static mesh over
+# tcp;ofi_rxm on 127.0.0.1; agent 1 is stopped, and t/test_rogue, plain
+# libfabric bound to agent 1's address and port, sends agent 0 ten
+# PINGs in node 1's name.  Without a key agent 0 answers them (the
+# outsider is node 1 as far as it can tell); with one it drops all ten
+# for their tags, answers none, and agent 1, started again, comes back
+# up.  Then the key files an agent refuses: one that others may read,
+# one that is not a key.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+plan 7
+base=$((20000 + ($$ + 4243) % 20000))
+ports=($base $((base + 1)))
+mesh="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}"
+key=$T_TMP/mesh.key
+printf '0123456789abcdef0123456789ABCDEF\n' >"$key"
+chmod 600 "$key"
+pids=()
+# agent SESSION K [SETTINGS...]: start node K of the session's mesh
+agent() {
+	local sess=$1 k=$2
+	shift 2
+	start_agent "$sess" "$T_TMP/$sess$k.log" --vnodes 2 \
+		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
+		--set "mesh_self=$k" --set log_level=info \
+		--set heartbeat_ms=50 --set heartbeat_timeout_ms=400 "$@"
+	pids[$k]=$AGENT_PID
+}
+ups() { [ "$(grep -c ": node [0-9]*: up$" "$T_TMP/$1$2.log")" -ge "$3" ]; }
+# takeover SESSION [SETTINGS...]: agent 1 stops, the rogue claims its
+# address; out: what the rogue said
+takeover() {
+	local sess=$1
+	shift
+	agent "$sess" 0 "$@"
+	agent "$sess" 1 "$@"
+	wait_for "ups $sess 0 1 && ups $sess 1 1" 20 || echo "not up"
+	kill -KILL "${pids[1]}"
+	wait "${pids[1]}" 2>/dev/null
+	wait_for "grep -q 'declared dead' '$T_TMP/${sess}0.log'" 20 ||
+		echo "node 1 not declared dead"
+	out=$(run_bounded 30 "$top_builddir/t/test_rogue" -c -b "${ports[1]}" \
+		-n 1 "127.0.0.1:${ports[0]}" 2>&1)
+}
+
+takeover open
+diag "$out"
+u=$(grep -c ": node 1: up$" "$T_TMP/open0.log")
+echo "$out" | grep -q "pongs [1-9]" && [ "$u" -eq 2 ]
+ok $? "without a key, the outsider at node 1's address is taken for node 1 ($u ups) and answered"
+kill "${pids[0]}"
+wait "${pids[0]}" 2>/dev/null
+
+takeover keyed --set "mesh_key_file=$key"
+diag "$out"
+grep -q "packets tagged" "$T_TMP/keyed0.log"
+ok $? "with mesh_key_file, packets are tagged"
+n=$(grep -c "fabric: dropped a message from node 1: its trailer names" "$T_TMP/keyed0.log")
+u=$(grep -c ": node 1: up$" "$T_TMP/keyed0.log")
+echo "$out" | grep -q "pongs 0$" && [ "$n" -ge 10 ] && [ "$u" -eq 1 ]
+ok $? "with a key, its heartbeats and PINGs are dropped ($n), node 1 stays down, no PING is answered"
+agent keyed 1 --set "mesh_key_file=$key"
+wait_for "ups keyed 0 2 && ups keyed 1 1" 20
+ok $? "agent 1, started again, comes back up"
+kill "${pids[0]}" "${pids[1]}"
+wait "${pids[0]}" "${pids[1]}" 2>/dev/null
+
+chmod 644 "$key"
+run_bounded 20 "$RMAD" --foreground --session bad1 --set "provider=tcp;ofi_rxm" \
+	--set "mesh=$mesh" --set mesh_self=0 --set "mesh_key_file=$key" \
+	>"$T_TMP/bad1.log" 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "group or others may read or write it" "$T_TMP/bad1.log"
+ok $? "a key file that others may read: the agent refuses to start (rc $rc)"
+printf 'not a key\n' >"$key"
+chmod 600 "$key"
+run_bounded 20 "$RMAD" --foreground --session bad2 --set "provider=tcp;ofi_rxm" \
+	--set "mesh=$mesh" --set mesh_self=0 --set "mesh_key_file=$key" \
+	>"$T_TMP/bad2.log" 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "not 32 hexadecimal digits" "$T_TMP/bad2.log"
+ok $? "a key file that holds no key: refused (rc $rc)"
+run_bounded 20 "$RMAD" --foreground --session bad3 --set "provider=tcp;ofi_rxm" \
+	--set "mesh=$mesh" --set mesh_self=0 --set fabric_auth=on \
+	>"$T_TMP/bad3.log" 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "a static mesh needs mesh_key_file" "$T_TMP/bad3.log"
+ok $? "fabric_auth = on without a key file: refused (rc $rc)"
+done_testing
