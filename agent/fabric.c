@@ -399,22 +399,21 @@ static int fab_src_node(const struct rmad_fabric *f, const struct fab_op *op)
 /*
  * Check a received message's trailer: for us, from a node of ours (the
  * one the provider names, where it names one), and tagged under that
- * node's key.  The message's length without it and *src, its sender;
- * or 0, counted, logged and dropped.
+ * node's key.  True with *len, the message's length without it, and
+ * *src, its sender; false when it is to be dropped (counted, logged).
  */
-static size_t fab_unseal(struct rmad_fabric *f, const struct fab_op *op,
-			 int *src)
+static bool fab_unseal(struct rmad_fabric *f, const struct fab_op *op,
+		       int *src, size_t *len)
 {
 	struct fab_tag t;
-	size_t len;
 
 	if (op->len < sizeof(t)) {
 		rmad_warn("fabric: dropped a message of %zu bytes: too short "
 			  "for its tag", op->len);
 		goto drop;
 	}
-	len = op->len - sizeof(t);
-	memcpy(&t, op->buf + len, sizeof(t));
+	*len = op->len - sizeof(t);
+	memcpy(&t, op->buf + *len, sizeof(t));
 	if (*src == -1) {
 		rmad_warn("fabric: dropped a message from no node of ours");
 		goto drop;
@@ -427,17 +426,17 @@ static size_t fab_unseal(struct rmad_fabric *f, const struct fab_op *op,
 		goto drop;
 	}
 	if (rmad_siphash(f->auth[t.src], (uint64_t)t.src |
-			 (uint64_t)t.dst << 32, op->buf, len) != t.tag) {
+			 (uint64_t)t.dst << 32, op->buf, *len) != t.tag) {
 		rmad_warn("fabric: dropped a message from node %u: its tag "
 			  "is wrong (not made with node %u's key)", t.src,
 			  t.src);
 		goto drop;
 	}
 	*src = (int)t.src;
-	return len;
+	return true;
 drop:
 	f->st.rejected++;
-	return 0;
+	return false;
 }
 
 /*
@@ -455,9 +454,9 @@ static void fab_deliver(struct rmad_fabric *f)
 			f->posted_tail = NULL;
 		if (!op->failed) {
 			int src = fab_src_node(f, op);
-			size_t len = f->auth ? fab_unseal(f, op, &src) : op->len;
+			size_t len = op->len;
 
-			if (len) {
+			if (!f->auth || fab_unseal(f, op, &src, &len)) {
 				f->st.received++;
 				f->st.recv_bytes += len;
 				f->cb(f->cb_arg, op->buf, len, src);
