@@ -95,7 +95,7 @@ static void test_table(void)
 {
 	int n = rmad_params_count(), dup = 0;
 
-	ok(n == 51, "51 keys in the table (%d)", n);
+	ok(n == 53, "53 keys in the table (%d)", n);
 	ok(n == RMAD_NPARAMS, "count matches RMAD_NPARAMS");
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
