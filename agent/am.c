@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/random.h>
 
 #include "agent.h"
 #include "am.h"
@@ -24,6 +23,7 @@
 #include "log.h"
 #include "rmad_abi.h"
 #include "util.h"
+#include "secret.h"
 
 static void on_ping(struct agent *a, const struct rmad_am_hdr *h,
 		    const void *payload)
@@ -96,7 +96,7 @@ static uint64_t mesh_inc(void)
 {
 	uint64_t v = 0;
 
-	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+	if (rmad_random_bytes(&v, sizeof(v)))
 		v = rmad_now_ns() ^ ((uint64_t)getpid() << 32);
 	return v ? v : 1;
 }

@@ -68,25 +68,22 @@ ok $? "agent 1, started again, comes back up"
 kill "${pids[0]}" "${pids[1]}"
 wait "${pids[0]}" "${pids[1]}" 2>/dev/null
 
+# refused NAME MESSAGE SETTING: an agent of the mesh with SETTING exits
+# at once (not by the timeout), saying MESSAGE; sets rc
+refused() {
+	run_bounded 20 "$RMAD" --foreground --session "$1" \
+		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
+		--set mesh_self=0 --set "$3" >"$T_TMP/$1.log" 2>&1
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "$2" "$T_TMP/$1.log"
+}
 chmod 644 "$key"
-run_bounded 20 "$RMAD" --foreground --session bad1 --set "provider=tcp;ofi_rxm" \
-	--set "mesh=$mesh" --set mesh_self=0 --set "mesh_key_file=$key" \
-	>"$T_TMP/bad1.log" 2>&1
-rc=$?
-[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "group or others may read or write it" "$T_TMP/bad1.log"
+refused bad1 "group or others may read or write it" "mesh_key_file=$key"
 ok $? "a key file that others may read: the agent refuses to start (rc $rc)"
 printf 'not a key\n' >"$key"
 chmod 600 "$key"
-run_bounded 20 "$RMAD" --foreground --session bad2 --set "provider=tcp;ofi_rxm" \
-	--set "mesh=$mesh" --set mesh_self=0 --set "mesh_key_file=$key" \
-	>"$T_TMP/bad2.log" 2>&1
-rc=$?
-[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "not 32 hexadecimal digits" "$T_TMP/bad2.log"
+refused bad2 "not 32 hexadecimal digits" "mesh_key_file=$key"
 ok $? "a key file that holds no key: refused (rc $rc)"
-run_bounded 20 "$RMAD" --foreground --session bad3 --set "provider=tcp;ofi_rxm" \
-	--set "mesh=$mesh" --set mesh_self=0 --set fabric_auth=on \
-	>"$T_TMP/bad3.log" 2>&1
-rc=$?
-[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "a static mesh needs mesh_key_file" "$T_TMP/bad3.log"
+refused bad3 "a static mesh needs mesh_key_file" fabric_auth=on
 ok $? "fabric_auth = on without a key file: refused (rc $rc)"
 done_testing
