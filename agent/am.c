@@ -143,6 +143,7 @@ static int mesh_start(struct agent *a)
 			continue;
 		m->dead[i] = 1;		/* up once it answers */
 		m->ndead++;
+		rmad_fabric_set_session(a->fab, i, m->mine[i], 0);
 		m->last_tx[i] = 0;	/* a heartbeat at the first tick */
 		rmad_fabric_set_down(a->fab, i, 1);
 	}
@@ -161,7 +162,10 @@ static void mesh_heard(struct agent *a, int node, uint64_t mi, uint64_t t)
 		declare_dead(a, node, mi != m->theirs[node] ?
 			     "it restarted" : "it lost what it held about us");
 	}
-	m->theirs[node] = mi;
+	if (mi != m->theirs[node]) {
+		m->theirs[node] = mi;
+		rmad_fabric_set_session(a->fab, node, m->mine[node], mi);
+	}
 	if (t != m->mine[node]) {
 		hb_send(a, node);	/* our echo: it can take us now */
 		return;
@@ -286,6 +290,7 @@ static void declare_dead(struct agent *a, int node, const char *why)
 	if (a->mesh) {
 		m->mine[node] = mesh_inc();
 		m->theirs[node] = 0;
+		rmad_fabric_set_session(a->fab, node, m->mine[node], 0);
 	}
 }
 
@@ -524,7 +529,8 @@ int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 		memcpy(buf, h, sizeof(*h));
 		if (plen)
 			memcpy(buf + sizeof(*h), payload, plen);
-		am_recv(a, buf, sizeof(*h) + plen, a->node);
+		am_recv(a, buf, sizeof(*h) + plen, a->node,
+			RMAD_FABRIC_FRESH);
 		return 0;
 	}
 	rmad_dbg("send %u to node %d, %zu bytes", h->type, node, plen);
@@ -541,7 +547,7 @@ int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 }
 
 static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
-		       const uint8_t *pl);
+		       const uint8_t *pl, unsigned flags);
 
 /* ------------------------------------------------------ held packets */
 
@@ -762,7 +768,8 @@ void am_retry(struct agent *a)
 		free(keys);
 }
 
-void am_recv(void *arg, const void *msg, size_t len, int src)
+void am_recv(void *arg, const void *msg, size_t len, int src,
+	     unsigned flags)
 {
 	struct agent *a = arg;
 	struct rmad_am_hdr h;
@@ -800,6 +807,19 @@ void am_recv(void *arg, const void *msg, size_t len, int src)
 				  src);
 		return;
 	}
+	/*
+	 * With tags, a packet that did not come bound to our session with
+	 * its node (rmad_fabric_set_session) can only be a static mesh's
+	 * heartbeat, as the two shake hands or after one restarted; it is
+	 * no sign of life (an old one played again may be).
+	 */
+	if (!(flags & RMAD_FABRIC_FRESH) &&
+	    !(a->mesh && h.type == RMAD_AM_HEARTBEAT)) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped packet: type %u from node %u came outside "
+			  "our session with it", h.type, h.src_node);
+		return;
+	}
 	if (a->am.dead) {
 		if (a->am.dead[h.src_node] &&
 		    !(a->mesh && h.type == RMAD_AM_HEARTBEAT)) {
@@ -808,7 +828,7 @@ void am_recv(void *arg, const void *msg, size_t len, int src)
 			a->st.pkts_dropped++;
 			return;
 		}
-		if (!a->am.dead[h.src_node])
+		if (!a->am.dead[h.src_node] && (flags & RMAD_FABRIC_FRESH))
 			a->am.heard[h.src_node] = 1;
 	}
 	a->st.pkts_recv[h.type]++;
@@ -819,7 +839,7 @@ void am_recv(void *arg, const void *msg, size_t len, int src)
 		agent_note_activity(a);
 	memcpy(pl, (const char *)msg + sizeof(h), h.payload_len);
 	if (h.type == RMAD_AM_BATCH) {
-		recv_batch(a, &h, (const uint8_t *)pl);
+		recv_batch(a, &h, (const uint8_t *)pl, flags);
 		return;
 	}
 	/* behind a packet of its node and window that waits: in order */
@@ -846,7 +866,7 @@ void am_recv(void *arg, const void *msg, size_t len, int src)
  * a length that does not add up drops the rest.
  */
 static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
-		       const uint8_t *pl)
+		       const uint8_t *pl, unsigned flags)
 {
 	size_t off = 0, len = bh->payload_len;
 	uint64_t n = 0;
@@ -861,7 +881,7 @@ static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
 		    h.src_node != bh->src_node || h.type == RMAD_AM_BATCH)
 			break;
 		am_recv(a, pl + off, sizeof(h) + h.payload_len,
-			(int)bh->src_node);
+			(int)bh->src_node, flags);
 		off += sizeof(h) + h.payload_len;
 		n++;
 	}

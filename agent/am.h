@@ -39,7 +39,8 @@ int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 void am_flush(struct agent *a);
 void am_forget_stats(struct agent *a, const struct rmad_stats *st);
 /* The fabric's receive callback; arg is the agent. */
-void am_recv(void *arg, const void *msg, size_t len, int src);
+void am_recv(void *arg, const void *msg, size_t len, int src,
+	     unsigned flags);
 
 /*
  * Held packets.  A handler that cannot act on its packet yet (the

@@ -578,6 +578,8 @@ static void text_stats(struct agent *a, struct sbuf *b)
 			  (unsigned long long)fs.cq_errors);
 		sb_printf(b, "  rejected (tags)    %llu\n",
 			  (unsigned long long)fs.rejected);
+		sb_printf(b, "  stale (sessions)   %llu\n",
+			  (unsigned long long)fs.stale);
 	}
 }
 
@@ -711,7 +713,8 @@ static void json_stats(struct agent *a, struct sbuf *b)
 		rmad_fabric_get_stats(a->fab, &fs);
 		sb_printf(b, ",\"fabric\":{\"sent\":%llu,\"received\":%llu,"
 			  "\"queued\":%llu,\"pending\":%d,\"cq_errors\":%llu,"
-			  "\"rejected\":%llu,\"send_bytes\":%llu,\"recv_bytes\":%llu,"
+			  "\"rejected\":%llu,\"stale\":%llu,"
+			  "\"send_bytes\":%llu,\"recv_bytes\":%llu,"
 			  "\"rma_writes\":%llu,\"rma_reads\":%llu,"
 			  "\"rma_bytes\":%llu}",
 			  (unsigned long long)fs.sent,
@@ -720,6 +723,7 @@ static void json_stats(struct agent *a, struct sbuf *b)
 			  rmad_fabric_pending(a->fab),
 			  (unsigned long long)fs.cq_errors,
 			  (unsigned long long)fs.rejected,
+			  (unsigned long long)fs.stale,
 			  (unsigned long long)fs.send_bytes,
 			  (unsigned long long)fs.recv_bytes,
 			  (unsigned long long)fs.rma_writes,

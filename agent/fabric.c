@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -232,15 +233,41 @@ static int fab_repost(struct rmad_fabric *f)
 	return ret;
 }
 
-/* Append the trailer (struct fab_tag) to a message of len bytes for
- * node; the buffer has room for it (f->slot).  The new length. */
+static uint64_t fab_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Append the trailer (struct fab_tag) to a message of len bytes for
+ * node; the buffer has room for it (f->slot).  Bound under our session
+ * with node where there is one and node is up, else unbound.  The new
+ * length.
+ */
 static size_t fab_seal(struct rmad_fabric *f, int node, char *buf,
 		       size_t len)
 {
+	struct fab_peer *p = &f->peers[node];
 	struct fab_tag t = { .src = (uint32_t)f->self, .dst = (uint32_t)node };
+	const uint64_t *k;
 
-	t.tag = rmad_siphash(f->auth[f->self],
-			     (uint64_t)t.src | (uint64_t)t.dst << 32, buf, len);
+	if (p->sess && !p->down) {
+		t.seq = FAB_SEQ_BOUND | ++p->tx_seq;
+		k = p->tx_key;
+	} else {	/* sess 0 */
+		uint64_t now = fab_clock_ns() & ~FAB_SEQ_BOUND;
+
+		t.seq = f->unb_seq = now > f->unb_seq ? now : f->unb_seq + 1;
+		k = f->auth[f->self];
+	}
+	if (p->sess && !p->down)
+		t.sess = p->sess_id;
+	memcpy(buf + len, &t, offsetof(struct fab_tag, tag));
+	t.tag = rmad_siphash(k, (uint64_t)t.src | (uint64_t)t.dst << 32, buf,
+			     len + offsetof(struct fab_tag, tag));
 	memcpy(buf + len, &t, sizeof(t));
 	return len + sizeof(t);
 }
@@ -398,14 +425,17 @@ static int fab_src_node(const struct rmad_fabric *f, const struct fab_op *op)
 
 /*
  * Check a received message's trailer: for us, from a node of ours (the
- * one the provider names, where it names one), and tagged under that
- * node's key.  True with *len, the message's length without it, and
- * *src, its sender; false when it is to be dropped (counted, logged).
+ * one the provider names, where it names one), tagged under that node's
+ * key or our session's with it, and with a sequence number not taken
+ * before.  True with *len, the message's length without it, *src, its
+ * sender, and *flags; false when it is to be dropped (counted, logged).
  */
 static bool fab_unseal(struct rmad_fabric *f, const struct fab_op *op,
-		       int *src, size_t *len)
+		       int *src, size_t *len, unsigned *flags)
 {
 	struct fab_tag t;
+	struct fab_peer *p;
+	bool bound;
 
 	if (op->len < sizeof(t)) {
 		rmad_warn("fabric: dropped a message of %zu bytes: too short "
@@ -425,14 +455,36 @@ static bool fab_unseal(struct rmad_fabric *f, const struct fab_op *op,
 			  t.dst);
 		goto drop;
 	}
-	if (rmad_siphash(f->auth[t.src], (uint64_t)t.src |
-			 (uint64_t)t.dst << 32, op->buf, *len) != t.tag) {
+	p = &f->peers[t.src];
+	bound = (t.seq & FAB_SEQ_BOUND) != 0;
+	if (bound && (!p->sess || t.sess != p->sess_id)) {
+		/* of a session gone, or not yet ours: a restart */
+		rmad_dbg("fabric: dropped a message from node %u: bound to a "
+			 "session we do not have with it", t.src);
+		f->st.stale++;
+		return false;
+	}
+	if (t.zero || (!bound && t.sess) ||
+	    rmad_siphash(bound ? p->rx_key : f->auth[t.src],
+			 (uint64_t)t.src | (uint64_t)t.dst << 32, op->buf,
+			 *len + offsetof(struct fab_tag, tag)) != t.tag) {
 		rmad_warn("fabric: dropped a message from node %u: its tag "
-			  "is wrong (not made with node %u's key)", t.src,
-			  t.src);
+			  "is wrong (not made with node %u's key%s)", t.src,
+			  t.src, bound ? " for our session" : "");
 		goto drop;
 	}
+	if (bound ? !rmad_replay_take(&p->rx, t.seq & ~FAB_SEQ_BOUND) :
+	    !p->down && t.seq <= p->unb_hi) {
+		rmad_warn("fabric: dropped a message from node %u: its "
+			  "number (%s %llu) was taken before: a replay",
+			  t.src, bound ? "bound" : "unbound",
+			  (unsigned long long)(t.seq & ~FAB_SEQ_BOUND));
+		goto drop;
+	}
+	if (!bound && t.seq > p->unb_hi)
+		p->unb_hi = t.seq;
 	*src = (int)t.src;
+	*flags = bound ? RMAD_FABRIC_FRESH : 0;
 	return true;
 drop:
 	f->st.rejected++;
@@ -455,11 +507,12 @@ static void fab_deliver(struct rmad_fabric *f)
 		if (!op->failed) {
 			int src = fab_src_node(f, op);
 			size_t len = op->len;
+			unsigned flags = RMAD_FABRIC_FRESH;
 
-			if (!f->auth || fab_unseal(f, op, &src, &len)) {
+			if (!f->auth || fab_unseal(f, op, &src, &len, &flags)) {
 				f->st.received++;
 				f->st.recv_bytes += len;
-				f->cb(f->cb_arg, op->buf, len, src);
+				f->cb(f->cb_arg, op->buf, len, src, flags);
 			}
 		}
 		fab_post_recv(f, op);
@@ -609,9 +662,10 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 	if (ret)
 		goto fail;
 	if (f->info->ep_attr->max_msg_size < f->slot) {
-		rmad_err("fabric: am_buf_size %zu and a 16-byte tag exceed "
+		rmad_err("fabric: am_buf_size %zu and a %zu-byte tag exceed "
 			 "%s's limit %zu",
-			 f->buf_size, f->info->fabric_attr->prov_name,
+			 f->buf_size, FAB_TAG_LEN,
+			 f->info->fabric_attr->prov_name,
 			 f->info->ep_attr->max_msg_size);
 		ret = RMAD_ERR_ARG;
 		goto fail;
@@ -847,6 +901,40 @@ int rmad_fabric_set_auth(struct rmad_fabric *f, const uint64_t *keys)
 	if (!f->auth)
 		return RMAD_ERR_NOMEM;
 	memcpy(f->auth, keys, (size_t)f->n * sizeof(*f->auth));
+	for (int node = 0; node < f->n; node++)
+		rmad_fabric_set_session(f, node, 0, 0);
+	return 0;
+}
+
+/*
+ * A session's keys, one per direction: derived from the sender's key,
+ * the two nodes and the sender's incarnation, then the receiver's.
+ */
+int rmad_fabric_set_session(struct rmad_fabric *f, int node, uint64_t mine,
+			    uint64_t theirs)
+{
+	struct fab_peer *p;
+	uint64_t w[3];
+
+	if (!f || !f->peers || node < 0 || node >= f->n)
+		return RMAD_ERR_ARG;
+	if (!f->auth)
+		return 0;
+	p = &f->peers[node];
+	p->sess = (mine == 0) == (theirs == 0);
+	/* the same either way: mine and theirs swap at the other end */
+	p->sess_id = (uint32_t)((mine ^ theirs) ^ ((mine ^ theirs) >> 32));
+	p->tx_seq = 0;
+	memset(&p->rx, 0, sizeof(p->rx));
+	w[0] = (uint64_t)(uint32_t)f->self | (uint64_t)(uint32_t)node << 32;
+	w[1] = mine;
+	w[2] = theirs;
+	rmad_key_derive(f->auth[f->self], w, p->tx_key);
+	w[0] = (uint64_t)(uint32_t)node | (uint64_t)(uint32_t)f->self << 32;
+	w[1] = theirs;
+	w[2] = mine;
+	rmad_key_derive(f->auth[node], w, p->rx_key);
+	explicit_bzero(w, sizeof(w));
 	return 0;
 }
 
@@ -1065,6 +1153,8 @@ void rmad_fabric_close(struct rmad_fabric *f)
 			free(m);
 		}
 	}
+	if (f->peers)
+		explicit_bzero(f->peers, (size_t)f->n * sizeof(*f->peers));
 	free(f->peers);
 	if (f->auth)
 		explicit_bzero(f->auth, (size_t)f->n * sizeof(*f->auth));

@@ -43,8 +43,11 @@ struct rmad_fabric_cfg {
  * message says: -1 when the sender is in no address vector entry of
  * ours, RMAD_FABRIC_SRC_UNKNOWN when the provider does not say. */
 #define RMAD_FABRIC_SRC_UNKNOWN	(-2)
+/* flags: the message came bound to our session with its sender and was
+ * not seen before (rmad_fabric_set_session); always, without tags. */
+#define RMAD_FABRIC_FRESH	1u
 typedef void (*rmad_fabric_recv_cb)(void *arg, const void *msg, size_t len,
-				    int src);
+				    int src, unsigned flags);
 
 int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 		     void *arg, struct rmad_fabric **out);
@@ -75,6 +78,21 @@ int rmad_fabric_set_peers(struct rmad_fabric *f, int self, int n,
  * RMAD_ERR_ARG or RMAD_ERR_NOMEM.
  */
 int rmad_fabric_set_auth(struct rmad_fabric *f, const uint64_t *keys);
+
+/*
+ * With tags, our session with node: the incarnation we hold of it
+ * (mine) and the one it holds of us (theirs), as a static mesh shakes
+ * hands (am.c); both 0 (what rmad_fabric_set_auth sets: keys that are
+ * new at each launch) is a session too, one of them 0 is none.  Messages
+ * to a node that is up (rmad_fabric_set_down) and in session go bound:
+ * under a key of the session, numbered, each taken once, and those come
+ * with RMAD_FABRIC_FRESH; others go unbound, under the sender's key,
+ * with its clock for a number, taken from a node that is up only if
+ * newer than the last.  Numbers count anew with each call.  Without
+ * tags, nothing.  0 or RMAD_ERR_ARG.
+ */
+int rmad_fabric_set_session(struct rmad_fabric *f, int node, uint64_t mine,
+			    uint64_t theirs);
 
 /* Send hdr+payload as one message (total <= am_buf_size, else
  * RMAD_ERR_ARG) to node.  Copies the data and never blocks: what the
@@ -194,7 +212,10 @@ struct rmad_fabric_stats {
 	uint64_t received;	/* messages delivered to the callback */
 	uint64_t queued;	/* sends that had to wait in the queue */
 	uint64_t cq_errors;	/* error completions read */
-	uint64_t rejected;	/* received with a wrong or no tag, dropped */
+	uint64_t rejected;	/* received with a wrong or no tag, or a
+				 * number taken before, dropped */
+	uint64_t stale;		/* received bound to a session we do not
+				 * have (a restart), dropped */
 	uint64_t send_bytes;
 	uint64_t recv_bytes;
 	uint64_t rma_writes;	/* fi_write posted */

@@ -985,13 +985,14 @@ static void agent_cleanup(struct agent *a)
 
 		rmad_fabric_get_stats(a->fab, &fs);
 		rmad_info("fabric: sent %llu, received %llu, queued %llu, "
-			  "cq errors %llu, rejected %llu, fi_write %llu, "
-			  "fi_read %llu",
+			  "cq errors %llu, rejected %llu, stale %llu, "
+			  "fi_write %llu, fi_read %llu",
 			  (unsigned long long)fs.sent,
 			  (unsigned long long)fs.received,
 			  (unsigned long long)fs.queued,
 			  (unsigned long long)fs.cq_errors,
 			  (unsigned long long)fs.rejected,
+			  (unsigned long long)fs.stale,
 			  (unsigned long long)fs.rma_writes,
 			  (unsigned long long)fs.rma_reads);
 	}

@@ -6,7 +6,7 @@
  * of 64-bit output under a 128-bit key: its values cannot be told from
  * random, nor made, by whoever lacks the key.  Registration keys are
  * its values of a count (fabric_rma.c), packet tags its values of the
- * packet (fabric.c).
+ * packet (fabric.c), session keys its values of a session's names.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -92,6 +92,52 @@ uint64_t rmad_siphash(const uint64_t k[2], uint64_t first, const void *msg,
 	SIPROUND;
 	SIPROUND;
 	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* First words no message tag starts with: those are a pair of nodes,
+ * and no node is numbered 0xfffffffe or above. */
+#define KEY_DERIVE_0	0xfffffffffffffffeull
+#define KEY_DERIVE_1	0xffffffffffffffffull
+
+void rmad_key_derive(const uint64_t k[2], const uint64_t w[3],
+		     uint64_t out[2])
+{
+	uint8_t b[24];
+
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 8; j++)
+			b[8 * i + j] = (uint8_t)(w[i] >> (8 * j));
+	out[0] = rmad_siphash(k, KEY_DERIVE_0, b, sizeof(b));
+	out[1] = rmad_siphash(k, KEY_DERIVE_1, b, sizeof(b));
+}
+
+bool rmad_replay_take(struct rmad_replay *r, uint64_t n)
+{
+	uint64_t back;
+
+	if (!n)
+		return false;
+	if (n > r->hi) {
+		uint64_t shift = n - r->hi;
+
+		/* the old highest becomes bit shift - 1 */
+		if (shift > 64)
+			r->seen = 0;
+		else if (shift == 64)
+			r->seen = r->hi ? 1ull << 63 : 0;
+		else
+			r->seen = (r->seen << shift) |
+				  (r->hi ? 1ull << (shift - 1) : 0);
+		r->hi = n;
+		return true;
+	}
+	if (n == r->hi)
+		return false;
+	back = r->hi - 1 - n;		/* its bit */
+	if (back >= 64 || (r->seen >> back) & 1)
+		return false;
+	r->seen |= 1ull << back;
+	return true;
 }
 
 static int hexval(int c)

@@ -5,7 +5,8 @@
  * RMA).  The agent believes it is node 0 of 4 and has two registered
  * clients; the input is a sequence of packets, each 2 bytes of length
  * then the bytes, with the header's version and source node fixed up
- * when the length's top bit is set.
+ * when the length's top bit is set, and taken as outside any session
+ * (with tags, only heartbeats are) when bit 14 is.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			h->src_node %= 4;
 			h->payload_len = (uint32_t)(k - sizeof(*h));
 		}
-		am_recv(a, buf, k, RMAD_FABRIC_SRC_UNKNOWN);
+		/* bit 14: as a packet outside any session (with tags) */
+		am_recv(a, buf, k, RMAD_FABRIC_SRC_UNKNOWN,
+			(len & 0x4000) ? 0 : RMAD_FABRIC_FRESH);
 	}
 	fake_progress(a);
 	return 0;

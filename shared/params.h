@@ -74,8 +74,10 @@
 	  "node's address speaks for that node.")			\
 	X(fabric_auth, STRING, "auto", 0, 0, 0,				\
 	  "Whether the agents tag every packet they send each other "	\
-	  "with a keyed hash (SipHash-2-4, 16 bytes a packet) and drop " \
-	  "every packet whose tag is wrong: on, off, or auto: on "	\
+	  "with a keyed hash (SipHash-2-4, 32 bytes a packet with a "	\
+	  "sequence number) and drop every packet whose tag is wrong "	\
+	  "or whose number was taken before (a replay): on, off, or "	\
+	  "auto: on "							\
 	  "unless the provider is shm (whose queues only the agents' "	\
 	  "user can open) or a static mesh has no mesh_key_file. "	\
 	  "Agents that a launcher starts draw their keys at start and "	\

@@ -14,7 +14,11 @@
  * Usage: fabric_pingpong [-p provider] [-n iters] [-s am_buf_size] [-a]
  *
  * -a runs it all with tags (rmad_fabric_set_auth), each side under its
- * own key: every message must still pass, none be rejected.
+ * own key: every message must still pass, bound to the session and
+ * fresh, and none be rejected but two that the child sends by hand: the
+ * bytes of a message of its played again, and the same with another
+ * sequence number in its trailer (the tag no longer matches); and one
+ * message bound to a session the parent does not have, counted stale.
  *
  * A large -s (256k, say) makes tcp;ofi_rxm move the biggest messages by
  * rendezvous, which completes out of order; delivery must still be in
@@ -32,6 +36,7 @@
 #include "rmad_abi.h"
 #include "log.h"
 #include "agent/fabric.h"
+#include "agent/fabric_impl.h"
 #include "agent/secret.h"
 
 #define PP_RECV_BUFS	64
@@ -54,6 +59,9 @@ enum pp_type {
 	PP_WAKE_READY,
 	PP_WAKE,
 	PP_WAKE_ACK,
+	PP_REPLAY_GO,
+	PP_REPLAY_MSG,
+	PP_REPLAY_END,
 };
 
 struct pp_hdr {
@@ -85,6 +93,9 @@ struct pp {
 
 	int wake_go, wake_ready, wake_got, wake_ack;
 	uint32_t ack_sleeps, ack_timeouts, ack_last_us;
+
+	int replay_go, replay_got, replay_end;
+	uint32_t replay_sent, stale_sent;
 };
 
 static pid_t child_pid = -1;
@@ -137,7 +148,8 @@ static int pp_send(struct pp *pp, int node, uint32_t type, uint32_t seq,
 }
 
 /* The same callback serves both processes; each only sees its share. */
-static void pp_recv(void *arg, const void *msg, size_t len, int src)
+static void pp_recv(void *arg, const void *msg, size_t len, int src,
+		    unsigned flags)
 {
 	struct pp *pp = arg;
 	const uint8_t *payload = (const uint8_t *)msg + sizeof(struct pp_hdr);
@@ -163,6 +175,11 @@ static void pp_recv(void *arg, const void *msg, size_t len, int src)
 		return;
 	}
 	pp->sourced += src != RMAD_FABRIC_SRC_UNKNOWN;
+	if (!(flags & RMAD_FABRIC_FRESH)) {
+		rmad_err("type %u from node %u: not bound to our session",
+			 h.type, h.src);
+		pp->errors++;
+	}
 	switch (h.type) {
 	case PP_PING:
 		/* Echo from inside the callback, as the agent will. */
@@ -227,6 +244,19 @@ static void pp_recv(void *arg, const void *msg, size_t len, int src)
 		pp->ack_timeouts = h.b;
 		pp->ack_last_us = h.c;
 		break;
+	case PP_REPLAY_GO:
+		pp->replay_go = 1;
+		break;
+	case PP_REPLAY_MSG:
+		pp->replay_got++;
+		if (h.seq != 77 || !check(payload, h.len, h.src, h.seq))
+			pp->errors++;
+		break;
+	case PP_REPLAY_END:
+		pp->replay_end = 1;
+		pp->replay_sent = h.a;
+		pp->stale_sent = h.b;
+		break;
 	default:
 		rmad_err("unknown message type %u", h.type);
 		pp->errors++;
@@ -288,6 +318,87 @@ static int burst_send(struct pp *pp)
 	}
 	return pp_send(pp, pp->peer, PP_BURST_END, 0, NULL, 0, PP_BURST, 0,
 		       0);
+}
+
+/*
+ * The child, with tags: a message sent as usual, then, once the provider
+ * gave its buffer back, the same sealed bytes again straight through the
+ * endpoint (a replay), and those bytes with another sequence number in
+ * the trailer.  White box: the send buffers are fabric_impl.h's.
+ */
+static int free_sends(struct rmad_fabric *f)
+{
+	int n = 0;
+
+	for (struct fab_op *op = f->free_send; op; op = op->next)
+		n++;
+	return n;
+}
+
+static struct fab_op *take_free(struct rmad_fabric *f, struct fab_op *want)
+{
+	for (struct fab_op **l = &f->free_send; *l; l = &(*l)->next)
+		if (!want || *l == want) {
+			struct fab_op *op = *l;
+
+			*l = op->next;
+			return op;
+		}
+	return NULL;
+}
+
+static int raw_send(struct rmad_fabric *f, struct fab_op *op, size_t len)
+{
+	ssize_t r;
+
+	while ((r = fi_send(f->ep, op->buf, len, f->desc,
+			    f->peers[0].fi_addr, &op->ctx)) == -FI_EAGAIN)
+		if (rmad_fabric_progress(f) < 0)
+			return -1;
+	return r ? -1 : 0;
+}
+
+static int replay_send(struct pp *pp)
+{
+	struct rmad_fabric *f = pp->f;
+	size_t len = sizeof(struct pp_hdr) + PP_PING_LEN + FAB_TAG_LEN;
+	struct fab_op *sent = NULL, *again, *other;
+	struct fab_peer saved;
+	struct pp_hdr h;
+	struct fab_tag t;
+
+	fill(scratch, PP_PING_LEN, (uint32_t)pp->self, 77);
+	if (pp_send(pp, 0, PP_REPLAY_MSG, 77, scratch, PP_PING_LEN, 0, 0, 0))
+		return -1;
+	while (rmad_fabric_pending(f) || free_sends(f) < f->nsend)
+		if (rmad_fabric_progress(f) < 0)
+			return -1;
+	for (int i = f->nrecv; i < f->nrecv + f->nsend && !sent; i++) {
+		memcpy(&h, f->ops[i].buf, sizeof(h));
+		if (h.type == PP_REPLAY_MSG)
+			sent = &f->ops[i];
+	}
+	again = sent ? take_free(f, sent) : NULL;
+	other = take_free(f, NULL);
+	if (!again || !other)
+		return -1;
+	memcpy(other->buf, again->buf, len);
+	memcpy(&t, other->buf + len - FAB_TAG_LEN, sizeof(t));
+	t.seq++;
+	memcpy(other->buf + len - FAB_TAG_LEN, &t, sizeof(t));
+	if (raw_send(f, again, len) || raw_send(f, other, len))
+		return -1;
+	/* one bound to a session the parent does not have, then ours back
+	 * as it was (numbers included) */
+	saved = f->peers[0];
+	if (rmad_fabric_set_session(f, 0, 5, 6) ||
+	    pp_send(pp, 0, PP_REPLAY_MSG, 78, scratch, PP_PING_LEN, 0, 0, 0))
+		return -1;
+	while (rmad_fabric_pending(f) || free_sends(f) < f->nsend)
+		if (rmad_fabric_progress(f) < 0)
+			return -1;
+	f->peers[0] = saved;
+	return pp_send(pp, 0, PP_REPLAY_END, 0, NULL, 0, 2, 1, 0);
 }
 
 static int write_full(int fd, const void *buf, size_t len)
@@ -403,6 +514,11 @@ static int child_main(const char *prov, int rfd, int wfd)
 			pp_send(&pp, 0, PP_BURST_ACK, 0, NULL, 0,
 				pp.burst_next, pp.burst_bad,
 				pp.burst_end_count);
+		}
+		if (pp.replay_go) {
+			pp.replay_go = 0;
+			if (replay_send(&pp))
+				goto out;
 		}
 		if (pp.wake_go) {
 			uint32_t sleeps = 0, timeouts = 0, last = 0;
@@ -638,11 +754,65 @@ static void test_keys(struct pp *pp)
 			rmad_fabric_mr_close(mr[i]);
 }
 
+/*
+ * With tags: the window of sequence numbers taken once, and a child's
+ * message played again (replay_send) dropped, as is one whose number
+ * was changed.
+ */
+static void test_replay(struct pp *pp, uint64_t *rejected)
+{
+	struct rmad_replay r = { 0 };
+	struct rmad_fabric_stats st;
+	uint64_t before, stale, k1[2], k2[2];
+	const uint64_t w1[3] = { 1, 2, 3 }, w2[3] = { 1, 2, 4 };
+	int good = 1;
+
+	good &= rmad_replay_take(&r, 1) && rmad_replay_take(&r, 2) &&
+		rmad_replay_take(&r, 3) && !rmad_replay_take(&r, 2) &&
+		!rmad_replay_take(&r, 3) && !rmad_replay_take(&r, 0);
+	good &= rmad_replay_take(&r, 10) && rmad_replay_take(&r, 5) &&
+		!rmad_replay_take(&r, 5) && !rmad_replay_take(&r, 1);
+	/* 64 on: 10 is the window's last bit, 9 is out */
+	good &= rmad_replay_take(&r, 74) && !rmad_replay_take(&r, 10) &&
+		!rmad_replay_take(&r, 9) && rmad_replay_take(&r, 73) &&
+		!rmad_replay_take(&r, 73);
+	good &= rmad_replay_take(&r, 200) && rmad_replay_take(&r, 137) &&
+		rmad_replay_take(&r, 136) && !rmad_replay_take(&r, 135) &&
+		!rmad_replay_take(&r, 74);
+	ok(good, "sequence numbers: each taken once, 64 back at most");
+	rmad_key_derive(tag_keys, w1, k1);
+	rmad_key_derive(tag_keys, w2, k2);
+	ok(k1[0] != k2[0] && k1[1] != k2[1] && k1[0] != k1[1],
+	   "session keys differ with their incarnations");
+	if (!tagged)
+		return;
+	rmad_fabric_get_stats(pp->f, &st);
+	before = st.rejected;
+	stale = st.stale;
+	pp->replay_end = 0;
+	pp_send(pp, 1, PP_REPLAY_GO, 0, NULL, 0, 0, 0, 0);
+	if (spin_until(pp, &pp->replay_end)) {
+		ok(0, "replay: the child's report came");
+		return;
+	}
+	rmad_fabric_get_stats(pp->f, &st);
+	*rejected += st.rejected - before;
+	ok(pp->replay_got == 1 && pp->replay_sent == 2 &&
+	   st.rejected - before == 2,
+	   "a message played again and one with a new number dropped (%d "
+	   "taken, %llu dropped of %u)", pp->replay_got,
+	   (unsigned long long)(st.rejected - before), pp->replay_sent);
+	ok(pp->stale_sent == 1 && st.stale - stale == 1,
+	   "one bound to a session we do not have: dropped as stale (%llu)",
+	   (unsigned long long)(st.stale - stale));
+}
+
 int main(int argc, char **argv)
 {
 	const char *prov = "shm";
 	struct pp pp = { .self = 0, .peer = 1 };
 	struct rmad_fabric_stats st;
+	uint64_t rejected = 0;
 	int iters = 1000, p2c[2], c2p[2], opt, status;
 
 	alarm_after(60);
@@ -723,14 +893,16 @@ int main(int argc, char **argv)
 	test_limits(&pp);
 	test_wait(&pp);
 	test_keys(&pp);
+	test_replay(&pp, &rejected);
 
 	rmad_fabric_get_stats(pp.f, &st);
 	diag("parent stats: sent %llu received %llu queued %llu cq_errors %llu",
 	     (unsigned long long)st.sent, (unsigned long long)st.received,
 	     (unsigned long long)st.queued, (unsigned long long)st.cq_errors);
-	ok(!pp.errors && !st.cq_errors && !st.rejected,
-	   "no stray messages, CQ errors or rejected tags (%llu)",
-	   (unsigned long long)st.rejected);
+	ok(!pp.errors && !st.cq_errors && st.rejected == rejected,
+	   "no stray messages, CQ errors or rejected tags (%llu, %llu "
+	   "meant)", (unsigned long long)st.rejected,
+	   (unsigned long long)rejected);
 	diag("messages whose sender the provider named (FI_SOURCE): %d",
 	     pp.sourced);
 out:

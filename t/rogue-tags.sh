@@ -8,10 +8,11 @@
 # PINGs in node 1's name.  Without a key agent 0 answers them (the
 # outsider is node 1 as far as it can tell); with one it drops all ten
 # for their tags, answers none, and agent 1, started again, comes back
-# up.  Then the key files an agent refuses: one that others may read,
-# one that is not a key.
+# up.  An agent killed and started again before the others time it out
+# is taken as restarted and comes back up.  Then the key files an agent
+# refuses: one that others may read, one that is not a key.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 7
+plan 8
 base=$((20000 + ($$ + 4243) % 20000))
 ports=($base $((base + 1)))
 mesh="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}"
@@ -65,6 +66,22 @@ ok $? "with a key, its heartbeats and PINGs are dropped ($n), node 1 stays down,
 agent keyed 1 --set "mesh_key_file=$key"
 wait_for "ups keyed 0 2 && ups keyed 1 1" 20
 ok $? "agent 1, started again, comes back up"
+kill "${pids[0]}" "${pids[1]}"
+wait "${pids[0]}" "${pids[1]}" 2>/dev/null
+
+# A restart quicker than the heartbeat timeout: node 0 still has node 1
+# up, in session, and must take the new agent's unbound heartbeat as a
+# restart, then shake hands anew under the new incarnations.
+slow="--set heartbeat_timeout_ms=30000 --set mesh_key_file=$key"
+agent quick 0 $slow
+agent quick 1 $slow
+wait_for "ups quick 0 1 && ups quick 1 1" 20
+kill -KILL "${pids[1]}"
+wait "${pids[1]}" 2>/dev/null
+agent quick 1 $slow
+wait_for "ups quick 0 2 && ups quick 1 1" 20 &&
+	grep -q "node 1: declared dead.*it restarted" "$T_TMP/quick0.log"
+ok $? "with a key, agent 1 killed and started again at once: taken as a restart, up again"
 kill "${pids[0]}" "${pids[1]}"
 wait "${pids[0]}" "${pids[1]}" 2>/dev/null
 
