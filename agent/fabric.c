@@ -256,15 +256,14 @@ static size_t fab_seal(struct rmad_fabric *f, int node, char *buf,
 
 	if (p->sess && !p->down) {
 		t.seq = FAB_SEQ_BOUND | ++p->tx_seq;
+		t.sess = p->sess_id;
 		k = p->tx_key;
-	} else {	/* sess 0 */
+	} else {
 		uint64_t now = fab_clock_ns() & ~FAB_SEQ_BOUND;
 
 		t.seq = f->unb_seq = now > f->unb_seq ? now : f->unb_seq + 1;
 		k = f->auth[f->self];
 	}
-	if (p->sess && !p->down)
-		t.sess = p->sess_id;
 	memcpy(buf + len, &t, offsetof(struct fab_tag, tag));
 	t.tag = rmad_siphash(k, (uint64_t)t.src | (uint64_t)t.dst << 32, buf,
 			     len + offsetof(struct fab_tag, tag));
@@ -934,7 +933,6 @@ int rmad_fabric_set_session(struct rmad_fabric *f, int node, uint64_t mine,
 	w[1] = theirs;
 	w[2] = mine;
 	rmad_key_derive(f->auth[node], w, p->rx_key);
-	explicit_bzero(w, sizeof(w));
 	return 0;
 }
 
