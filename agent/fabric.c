@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -43,7 +42,6 @@
 #include "log.h"
 #include "fabric.h"
 #include "fabric_impl.h"
-#include "secret.h"
 
 static bool fab_is_shm(const char *prov)
 {
@@ -233,44 +231,6 @@ static int fab_repost(struct rmad_fabric *f)
 	return ret;
 }
 
-static uint64_t fab_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * Append the trailer (struct fab_tag) to a message of len bytes for
- * node; the buffer has room for it (f->slot).  Bound under our session
- * with node where there is one and node is up, else unbound.  The new
- * length.
- */
-static size_t fab_seal(struct rmad_fabric *f, int node, char *buf,
-		       size_t len)
-{
-	struct fab_peer *p = &f->peers[node];
-	struct fab_tag t = { .src = (uint32_t)f->self, .dst = (uint32_t)node };
-	const uint64_t *k;
-
-	if (p->sess && !p->down) {
-		t.seq = FAB_SEQ_BOUND | ++p->tx_seq;
-		t.sess = p->sess_id;
-		k = p->tx_key;
-	} else {
-		uint64_t now = fab_clock_ns() & ~FAB_SEQ_BOUND;
-
-		t.seq = f->unb_seq = now > f->unb_seq ? now : f->unb_seq + 1;
-		k = f->auth[f->self];
-	}
-	memcpy(buf + len, &t, offsetof(struct fab_tag, tag));
-	t.tag = rmad_siphash(k, (uint64_t)t.src | (uint64_t)t.dst << 32, buf,
-			     len + offsetof(struct fab_tag, tag));
-	memcpy(buf + len, &t, sizeof(t));
-	return len + sizeof(t);
-}
-
 /* Hand a filled send buffer to the provider; on failure the buffer goes
  * back to the free list and the caller keeps the message. */
 static ssize_t fab_post_send(struct rmad_fabric *f, int node,
@@ -279,8 +239,8 @@ static ssize_t fab_post_send(struct rmad_fabric *f, int node,
 	ssize_t ret;
 
 	op->node = node;
-	if (f->auth)
-		len = fab_seal(f, node, op->buf, len);
+	if (f->tagged)
+		len = fab_tags_seal(&f->tags, node, op->buf, len);
 	ret = fi_send(f->ep, op->buf, len, f->desc, f->peers[node].fi_addr,
 		      &op->ctx);
 	if (!ret) {
@@ -423,71 +383,26 @@ static int fab_src_node(const struct rmad_fabric *f, const struct fab_op *op)
 }
 
 /*
- * Check a received message's trailer: for us, from a node of ours (the
- * one the provider names, where it names one), tagged under that node's
- * key or our session's with it, and with a sequence number not taken
- * before.  True with *len, the message's length without it, *src, its
- * sender, and *flags; false when it is to be dropped (counted, logged).
+ * Check a received message's tag (fab_tags_open), counting those it
+ * drops.  True with *src, *len (without the trailer) and *flags.
  */
 static bool fab_unseal(struct rmad_fabric *f, const struct fab_op *op,
 		       int *src, size_t *len, unsigned *flags)
 {
-	struct fab_tag t;
-	struct fab_peer *p;
-	bool bound;
-
-	if (op->len < sizeof(t)) {
-		rmad_warn("fabric: dropped a message of %zu bytes: too short "
-			  "for its tag", op->len);
-		goto drop;
-	}
-	*len = op->len - sizeof(t);
-	memcpy(&t, op->buf + *len, sizeof(t));
-	if (*src == -1) {
-		rmad_warn("fabric: dropped a message from no node of ours");
-		goto drop;
-	}
-	if (t.dst != (uint32_t)f->self || t.src >= (uint32_t)f->n ||
-	    (*src >= 0 && t.src != (uint32_t)*src)) {
-		rmad_warn("fabric: dropped a message from node %d: its "
-			  "trailer names node %u to node %u", *src, t.src,
-			  t.dst);
-		goto drop;
-	}
-	p = &f->peers[t.src];
-	bound = (t.seq & FAB_SEQ_BOUND) != 0;
-	if (bound && (!p->sess || t.sess != p->sess_id)) {
-		/* of a session gone, or not yet ours: a restart */
-		rmad_dbg("fabric: dropped a message from node %u: bound to a "
-			 "session we do not have with it", t.src);
+	switch (fab_tags_open(&f->tags, *src, op->buf, op->len, src, len)) {
+	case FAB_TAG_FRESH:
+		*flags = RMAD_FABRIC_FRESH;
+		return true;
+	case FAB_TAG_UNBOUND:
+		*flags = 0;
+		return true;
+	case FAB_TAG_STALE:
 		f->st.stale++;
 		return false;
+	default:
+		f->st.rejected++;
+		return false;
 	}
-	if (t.zero || (!bound && t.sess) ||
-	    rmad_siphash(bound ? p->rx_key : f->auth[t.src],
-			 (uint64_t)t.src | (uint64_t)t.dst << 32, op->buf,
-			 *len + offsetof(struct fab_tag, tag)) != t.tag) {
-		rmad_warn("fabric: dropped a message from node %u: its tag "
-			  "is wrong (not made with node %u's key%s)", t.src,
-			  t.src, bound ? " for our session" : "");
-		goto drop;
-	}
-	if (bound ? !rmad_replay_take(&p->rx, t.seq & ~FAB_SEQ_BOUND) :
-	    !p->down && t.seq <= p->unb_hi) {
-		rmad_warn("fabric: dropped a message from node %u: its "
-			  "number (%s %llu) was taken before: a replay",
-			  t.src, bound ? "bound" : "unbound",
-			  (unsigned long long)(t.seq & ~FAB_SEQ_BOUND));
-		goto drop;
-	}
-	if (!bound && t.seq > p->unb_hi)
-		p->unb_hi = t.seq;
-	*src = (int)t.src;
-	*flags = bound ? RMAD_FABRIC_FRESH : 0;
-	return true;
-drop:
-	f->st.rejected++;
-	return false;
 }
 
 /*
@@ -508,7 +423,8 @@ static void fab_deliver(struct rmad_fabric *f)
 			size_t len = op->len;
 			unsigned flags = RMAD_FABRIC_FRESH;
 
-			if (!f->auth || fab_unseal(f, op, &src, &len, &flags)) {
+			if (!f->tagged ||
+			    fab_unseal(f, op, &src, &len, &flags)) {
 				f->st.received++;
 				f->st.recv_bytes += len;
 				f->cb(f->cb_arg, op->buf, len, src, flags);
@@ -573,9 +489,9 @@ static void fab_complete(struct rmad_fabric *f,
 	op->len = e->len;
 	op->src = src;
 	/* The length is the provider's word, not the sender's. */
-	if (e->len > (f->auth ? f->slot : f->buf_size)) {
+	if (e->len > (f->tagged ? f->slot : f->buf_size)) {
 		rmad_warn("fabric: receive of %zu bytes in a %zu byte buffer",
-			  e->len, f->auth ? f->slot : f->buf_size);
+			  e->len, f->tagged ? f->slot : f->buf_size);
 		op->failed = true;
 	}
 	fab_deliver(f);
@@ -894,45 +810,26 @@ int rmad_fabric_set_peers(struct rmad_fabric *f, int self, int n,
 
 int rmad_fabric_set_auth(struct rmad_fabric *f, const uint64_t *keys)
 {
-	if (!f || !keys || !f->peers || f->auth)
+	int ret;
+
+	if (!f || !keys || !f->peers || f->tagged)
 		return RMAD_ERR_ARG;
-	f->auth = calloc((size_t)f->n, sizeof(*f->auth));
-	if (!f->auth)
-		return RMAD_ERR_NOMEM;
-	memcpy(f->auth, keys, (size_t)f->n * sizeof(*f->auth));
+	ret = fab_tags_init(&f->tags, f->self, f->n, keys);
+	if (ret)
+		return ret;
 	for (int node = 0; node < f->n; node++)
-		rmad_fabric_set_session(f, node, 0, 0);
+		f->tags.peer[node].up = !f->peers[node].down;
+	f->tagged = true;
 	return 0;
 }
 
-/*
- * A session's keys, one per direction: derived from the sender's key,
- * the two nodes and the sender's incarnation, then the receiver's.
- */
 int rmad_fabric_set_session(struct rmad_fabric *f, int node, uint64_t mine,
 			    uint64_t theirs)
 {
-	struct fab_peer *p;
-	uint64_t w[3];
-
 	if (!f || !f->peers || node < 0 || node >= f->n)
 		return RMAD_ERR_ARG;
-	if (!f->auth)
-		return 0;
-	p = &f->peers[node];
-	p->sess = (mine == 0) == (theirs == 0);
-	/* the same either way: mine and theirs swap at the other end */
-	p->sess_id = (uint32_t)((mine ^ theirs) ^ ((mine ^ theirs) >> 32));
-	p->tx_seq = 0;
-	memset(&p->rx, 0, sizeof(p->rx));
-	w[0] = (uint64_t)(uint32_t)f->self | (uint64_t)(uint32_t)node << 32;
-	w[1] = mine;
-	w[2] = theirs;
-	rmad_key_derive(f->auth[f->self], w, p->tx_key);
-	w[0] = (uint64_t)(uint32_t)node | (uint64_t)(uint32_t)f->self << 32;
-	w[1] = theirs;
-	w[2] = mine;
-	rmad_key_derive(f->auth[node], w, p->rx_key);
+	if (f->tagged)
+		fab_tags_session(&f->tags, node, mine, theirs);
 	return 0;
 }
 
@@ -1075,8 +972,11 @@ int rmad_fabric_queued(struct rmad_fabric *f, int node)
 
 void rmad_fabric_set_down(struct rmad_fabric *f, int node, int down)
 {
-	if (f && node >= 0 && node < f->n && f->peers)
-		f->peers[node].down = down != 0;
+	if (!f || node < 0 || node >= f->n || !f->peers)
+		return;
+	f->peers[node].down = down != 0;
+	if (f->tagged)
+		f->tags.peer[node].up = !down;
 }
 
 void rmad_fabric_knock(struct rmad_fabric *f, int node)
@@ -1151,12 +1051,9 @@ void rmad_fabric_close(struct rmad_fabric *f)
 			free(m);
 		}
 	}
-	if (f->peers)
-		explicit_bzero(f->peers, (size_t)f->n * sizeof(*f->peers));
 	free(f->peers);
-	if (f->auth)
-		explicit_bzero(f->auth, (size_t)f->n * sizeof(*f->auth));
-	free(f->auth);
+	if (f->tagged)
+		fab_tags_fini(&f->tags);
 	free(f->ops);
 	free(f->bufs);
 	free(f);

@@ -17,7 +17,7 @@
 #include <rdma/fi_endpoint.h>
 
 #include "fabric.h"
-#include "secret.h"
+#include "fabric_tag.h"
 
 #define FAB_API_VERSION	FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
@@ -38,34 +38,6 @@
  * padding them to a multiple of this keeps one length per mesh. */
 #define FAB_STR_PAD	64
 
-/*
- * With tags on (rmad_fabric_set_auth), every message ends in this
- * trailer, past the am layer's buf_size bytes: a sequence number, the
- * sender's node, the node it is for, a session's name, and SipHash-2-4
- * of both nodes (as one 64-bit word), the message and the trailer up to
- * the tag.
- *
- * A bound message (FAB_SEQ_BOUND set) is tagged under the key of its
- * session, which both ends derive from the sender's key, the two nodes
- * and the session's two incarnations (rmad_fabric_set_session), and
- * names the session by 32 bits of those, so that a message of a session
- * gone (a peer restarted) is told from a forged one; its sequence
- * number counts from 1 and is taken once (struct rmad_replay).  An unbound one (heartbeats to a node that is not up,
- * while the two shake hands) is tagged under the sender's key itself;
- * its sequence number is the sender's clock in ns, and a node that is up
- * takes none that is not newer than the last it took.
- */
-struct fab_tag {
-	uint64_t seq;
-	uint32_t src;
-	uint32_t dst;
-	uint32_t sess;		/* bound: the session's name (fab_sess_id) */
-	uint32_t zero;
-	uint64_t tag;
-};
-#define FAB_TAG_LEN	sizeof(struct fab_tag)
-static_assert(sizeof(struct fab_tag) == 32, "fab tag");
-#define FAB_SEQ_BOUND	(1ull << 63)
 
 /*
  * One posted operation.  The provider owns the fi_context2 while the
@@ -114,13 +86,6 @@ struct fab_peer {
 	bool down;		/* not up (rmad_fabric_set_down) */
 	bool knock;		/* ... but its queue may be tried once */
 	uint32_t xfers;		/* transfers to it not yet complete */
-	/* tags (rmad_fabric_set_session): our session with it */
-	bool sess;		/* set: messages to it go bound */
-	uint32_t sess_id;	/* its name (fab_tag.sess) */
-	uint64_t tx_key[2], rx_key[2];	/* its keys, either way */
-	uint64_t tx_seq;	/* the last bound number sent */
-	struct rmad_replay rx;	/* bound numbers taken from it */
-	uint64_t unb_hi;	/* the last unbound number taken from it */
 };
 
 struct rmad_fabric {
@@ -164,8 +129,8 @@ struct rmad_fabric {
 
 	struct fab_peer *peers;
 	int self, n;
-	uint64_t (*auth)[2];	/* each node's tag key, or NULL: no tags */
-	uint64_t unb_seq;	/* the last unbound number sent */
+	bool tagged;		/* rmad_fabric_set_auth: tags holds keys */
+	struct fab_tags tags;
 	int backlog_head, backlog_tail;	/* nodes with queued sends */
 	int pending;			/* queued messages, all nodes */
 

@@ -19,6 +19,8 @@
  * bytes of a message of its played again, and the same with another
  * sequence number in its trailer (the tag no longer matches); and one
  * message bound to a session the parent does not have, counted stale.
+ * The tags' logic (fabric_tag.h) is also checked in-process, two nodes'
+ * worth of keys and sessions side by side, with or without -a.
  *
  * A large -s (256k, say) makes tcp;ofi_rxm move the biggest messages by
  * rendezvous, which completes out of order; delivery must still be in
@@ -363,7 +365,7 @@ static int replay_send(struct pp *pp)
 	struct rmad_fabric *f = pp->f;
 	size_t len = sizeof(struct pp_hdr) + PP_PING_LEN + FAB_TAG_LEN;
 	struct fab_op *sent = NULL, *again, *other;
-	struct fab_peer saved;
+	struct fab_tag_peer saved;
 	struct pp_hdr h;
 	struct fab_tag t;
 
@@ -390,14 +392,14 @@ static int replay_send(struct pp *pp)
 		return -1;
 	/* one bound to a session the parent does not have, then ours back
 	 * as it was (numbers included) */
-	saved = f->peers[0];
+	saved = f->tags.peer[0];
 	if (rmad_fabric_set_session(f, 0, 5, 6) ||
 	    pp_send(pp, 0, PP_REPLAY_MSG, 78, scratch, PP_PING_LEN, 0, 0, 0))
 		return -1;
 	while (rmad_fabric_pending(f) || free_sends(f) < f->nsend)
 		if (rmad_fabric_progress(f) < 0)
 			return -1;
-	f->peers[0] = saved;
+	f->tags.peer[0] = saved;
 	return pp_send(pp, 0, PP_REPLAY_END, 0, NULL, 0, 2, 1, 0);
 }
 
@@ -755,6 +757,69 @@ static void test_keys(struct pp *pp)
 }
 
 /*
+ * The tags as logic (fabric_tag.h), two nodes in this process: a sealed
+ * message opens once, not twice, nor changed, nor for another node or
+ * from another sender; one of a session the receiver lacks is stale
+ * until both have it; an unbound one is taken from a node that is down,
+ * and again only while it is.
+ */
+static void test_tags(void)
+{
+	struct fab_tags a, b;
+	char m[64 + FAB_TAG_LEN], c[sizeof(m)];
+	size_t len, mlen = 0;
+	int src = -3;
+
+	if (fab_tags_init(&a, 0, 2, tag_keys) ||
+	    fab_tags_init(&b, 1, 2, tag_keys)) {
+		ok(0, "tags: no memory");
+		return;
+	}
+	memset(m, 'x', 64);
+	len = fab_tags_seal(&a, 1, m, 64);
+	memcpy(c, m, len);
+	ok(len == 64 + FAB_TAG_LEN &&
+	   fab_tags_open(&b, 0, m, len, &src, &mlen) == FAB_TAG_FRESH &&
+	   src == 0 && mlen == 64 &&
+	   fab_tags_open(&b, -2, c, len, &src, &mlen) == FAB_TAG_BAD,
+	   "tags: a sealed message opens once, the same bytes again do not");
+	len = fab_tags_seal(&a, 1, m, 64);
+	memcpy(c, m, len);
+	c[7] ^= 1;
+	ok(fab_tags_open(&b, 1, m, len, &src, &mlen) == FAB_TAG_BAD &&
+	   fab_tags_open(&b, 0, c, len, &src, &mlen) == FAB_TAG_BAD &&
+	   fab_tags_open(&b, -1, m, len, &src, &mlen) == FAB_TAG_BAD &&
+	   fab_tags_open(&b, 0, m, len, &src, &mlen) == FAB_TAG_FRESH,
+	   "tags: not from another sender, nor changed, nor from no node");
+	len = fab_tags_seal(&a, 0, m, 64);	/* to itself */
+	ok(fab_tags_open(&b, 0, m, len, &src, &mlen) == FAB_TAG_BAD,
+	   "tags: not for another node");
+	fab_tags_session(&a, 1, 5, 6);
+	len = fab_tags_seal(&a, 1, m, 64);
+	ok(fab_tags_open(&b, 0, m, len, &src, &mlen) == FAB_TAG_STALE,
+	   "tags: bound to a session the receiver lacks: stale");
+	fab_tags_session(&b, 0, 6, 5);
+	len = fab_tags_seal(&a, 1, m, 64);
+	ok(fab_tags_open(&b, 0, m, len, &src, &mlen) == FAB_TAG_FRESH,
+	   "tags: in the new session on both sides, taken (numbers anew)");
+	a.peer[1].up = false;
+	len = fab_tags_seal(&a, 1, m, 64);
+	memcpy(c, m, len);
+	b.peer[0].up = false;
+	ok(fab_tags_open(&b, 0, m, len, &src, &mlen) == FAB_TAG_UNBOUND &&
+	   fab_tags_open(&b, 0, c, len, &src, &mlen) == FAB_TAG_UNBOUND,
+	   "tags: unbound, to a node that is down: taken, even twice");
+	b.peer[0].up = true;
+	ok(fab_tags_open(&b, 0, c, len, &src, &mlen) == FAB_TAG_BAD,
+	   "tags: ... but from a node that is up, not unless newer");
+	len = fab_tags_seal(&a, 1, m, 64);
+	ok(fab_tags_open(&b, 0, m, len, &src, &mlen) == FAB_TAG_UNBOUND,
+	   "tags: a newer unbound one from a node that is up: taken");
+	fab_tags_fini(&a);
+	fab_tags_fini(&b);
+}
+
+/*
  * With tags: the window of sequence numbers taken once, and a child's
  * message played again (replay_send) dropped, as is one whose number
  * was changed.
@@ -893,6 +958,7 @@ int main(int argc, char **argv)
 	test_limits(&pp);
 	test_wait(&pp);
 	test_keys(&pp);
+	test_tags();
 	test_replay(&pp, &rejected);
 
 	rmad_fabric_get_stats(pp.f, &st);

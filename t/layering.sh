@@ -19,6 +19,7 @@ layers=(
 	"agent"				# struct agent: the context structs
 	"stats"				# the statistics table and reports
 	"secret"			# random bytes, SipHash-2-4, key files
+	"fabric_tag"			# message tags: keys, sessions, replays
 	"fabric_impl"			# the transport's state (a header)
 	"fabric boot mesh pin sweep"	# libfabric, PMIx, the static mesh, hwloc, dead agents' files
 	"fabric_rma"			# registrations, fi_write/fi_read
