@@ -417,8 +417,9 @@ static int setup_mesh(struct agent *a, int use_pmix)
 	if (err)
 		return err;
 	if (a->mesh && !rmad_mesh_check_self(&a->boot, addr, alen)) {
-		rmad_err("mesh: provider %s did not bind to %s:%s as an IPv4 "
-			 "socket address; a static mesh needs tcp;ofi_rxm",
+		rmad_err("mesh: provider %s did not bind to %s port %s, its "
+			 "entry's socket address; a static mesh needs "
+			 "tcp;ofi_rxm",
 			 rmad_fabric_provider(a->fab), host, port);
 		return RMAD_ERR_FABRIC;
 	}

@@ -52,11 +52,14 @@
 	  "The agents of a static mesh, for agents that no launcher "	\
 	  "starts (systemd): every node's agent as host[:port], comma " \
 	  "separated, in node order, the same list on every node, e.g. " \
-	  "\"n01,n02,n03\". Needs a provider with IPv4 socket "	\
-	  "addresses (tcp;ofi_rxm); the agent binds to its own entry. " \
+	  "\"n01,n02,n03\"; an IPv6 address with a port is written "	\
+	  "[addr]:port. Every entry of the mesh resolves to one "	\
+	  "family, IPv4 (preferred) or IPv6. Needs a provider with "	\
+	  "socket addresses (tcp;ofi_rxm); the agent binds to its own "	\
+	  "entry. "							\
 	  "Empty (and no mesh_file): this agent is a mesh of one.")	\
 	X(mesh_file, STRING, "", 0, 0, 0,				\
-	  "A file that lists the mesh instead, one host[:port] a line " \
+	  "A file that lists the mesh instead, one entry (as in mesh) a line " \
 	  "(# starts a comment), for meshes too long for mesh.")	\
 	X(mesh_port, INT, "7281", 0, 1, 65535,				\
 	  "Port of the mesh entries that give none.")			\

@@ -14,9 +14,11 @@
 # the bad configurations: a list without this host, an unusable entry
 # (in the list, and in a mesh_file, which node 2 reads its list from),
 # two entries with one address, and a provider that cannot bind to a
-# socket address (shm).
+# socket address (shm).  Two agents named by IPv6 entries ([::1]:port)
+# come up and serve a job; an IPv6 entry without its bracket, and a
+# mesh of both families, are refused.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 17
+plan 21
 prog="$top_builddir/t/prog_rma"
 sess=mesh
 base=$((20000 + $$ % 20000))
@@ -38,9 +40,9 @@ agent() {
 }
 # ups K LOGSUFFIX N: agent K's log says N times that a node is up
 ups() { [ "$(grep -c ': node [0-9]*: up$' "$T_TMP/agent$1${2:-}.log")" -ge "$3" ]; }
-# job NP VNODES: a job of NP ranks on the first VNODES agents
+# job NP VNODES [SESSION]: a job of NP ranks on the first VNODES agents
 job() {
-	RMAD_SESSION=$sess RMAD_VNODES=$2 run_bounded 120 mpirun -np "$1" \
+	RMAD_SESSION=${3:-$sess} RMAD_VNODES=$2 run_bounded 120 mpirun -np "$1" \
 		-x RMAD_SESSION -x RMAD_VNODES -x RMAD_RUNDIR -x RMAD_AGENT_PATH \
 		-x RMAD_CONF -x RMAD_SPIN_US "$prog" 2>&1
 }
@@ -92,6 +94,28 @@ done
 wait_for '! kill -0 ${pids[0]} 2>/dev/null && ! kill -0 ${pids[1]} 2>/dev/null && ! kill -0 ${pids[2]} 2>/dev/null' 10
 ok $? "the three agents stop on SIGTERM"
 
+# IPv6: two agents named by [::1]:port entries, up to each other, and a
+# job on them
+if ip -6 addr show lo 2>/dev/null | grep -q 'inet6 ::1/'; then
+	mesh6="[::1]:$((base + 3)),[::1]:$((base + 4))"
+	for k in 0 1; do
+		start_agent mesh6 "$T_TMP/v6agent$k.log" --vnodes 2 \
+			--set "provider=tcp;ofi_rxm" --set "mesh=$mesh6" \
+			--set "mesh_self=$k" --set log_level=info
+		pids[$k]=$AGENT_PID
+	done
+	wait_for '[ "$(grep -c ": node [0-9]*: up$" "$T_TMP/v6agent0.log")" -ge 1 ] &&
+		[ "$(grep -c ": node [0-9]*: up$" "$T_TMP/v6agent1.log")" -ge 1 ]' 20
+	ok $? "IPv6: two agents on [::1] entries, up to each other"
+	out=$(job 4 2 mesh6)
+	ranks_ok "IPv6: a job of 4 ranks on them" 4 "$out" $? ": ok (node"
+	kill -TERM "${pids[0]}" "${pids[1]}"
+	wait "${pids[0]}" "${pids[1]}" 2>/dev/null
+else
+	ok 0 "# SKIP no ::1 on lo"
+	ok 0 "# SKIP no ::1 on lo"
+fi
+
 # bad configurations fail at start, saying why
 # refused SESSION PATTERN WHAT SETTING...: an agent started with these
 # --set settings exits with an error whose message matches PATTERN
@@ -119,6 +143,11 @@ refused meshbad2 "bad port" "a bad entry" \
 printf '127.0.0.1:%s\n127.0.0.1:x\n' "${ports[0]}" >"$T_TMP/bad.list"
 refused meshbad5 "bad.list:2: bad port" "a bad line of a mesh_file, naming it" \
 	"provider=tcp;ofi_rxm" "mesh_file=$T_TMP/bad.list"
+refused meshbad6 "bad entry" "an IPv6 entry without its closing bracket" \
+	"provider=tcp;ofi_rxm" "mesh=[::1:${ports[0]}"
+refused meshbad7 "has no IPv4 address" "IPv4 and IPv6 entries in one mesh" \
+	"provider=tcp;ofi_rxm" "mesh=127.0.0.1:${ports[0]},[::1]:${ports[1]}" \
+	mesh_self=0
 refused meshbad3 "same address" "two entries with one address" \
 	"provider=tcp;ofi_rxm" "mesh=127.0.0.1,127.0.0.1"
 refused meshbad4 "needs tcp;ofi_rxm" \
