@@ -774,6 +774,7 @@ void am_recv(void *arg, const void *msg, size_t len, int src,
 	struct agent *a = arg;
 	struct rmad_am_hdr h;
 	uint64_t pl[RMAD_AM_MAX_PAYLOAD / 8];
+	bool handshake;		/* a static mesh's heartbeat */
 
 	if (len < sizeof(h)) {
 		a->st.pkts_dropped++;
@@ -813,16 +814,15 @@ void am_recv(void *arg, const void *msg, size_t len, int src,
 	 * heartbeat, as the two shake hands or after one restarted; it is
 	 * no sign of life (an old one played again may be).
 	 */
-	if (!(flags & RMAD_FABRIC_FRESH) &&
-	    !(a->mesh && h.type == RMAD_AM_HEARTBEAT)) {
+	handshake = a->mesh && h.type == RMAD_AM_HEARTBEAT;
+	if (!(flags & RMAD_FABRIC_FRESH) && !handshake) {
 		a->st.pkts_dropped++;
 		rmad_warn("dropped packet: type %u from node %u came outside "
 			  "our session with it", h.type, h.src_node);
 		return;
 	}
 	if (a->am.dead) {
-		if (a->am.dead[h.src_node] &&
-		    !(a->mesh && h.type == RMAD_AM_HEARTBEAT)) {
+		if (a->am.dead[h.src_node] && !handshake) {
 			/* declared dead: stays so (a static mesh: until it
 			 * is up again, heartbeats only) */
 			a->st.pkts_dropped++;

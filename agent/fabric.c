@@ -239,7 +239,7 @@ static ssize_t fab_post_send(struct rmad_fabric *f, int node,
 	ssize_t ret;
 
 	op->node = node;
-	if (f->tagged)
+	if (fab_tagged(f))
 		len = fab_tags_seal(&f->tags, node, op->buf, len);
 	ret = fi_send(f->ep, op->buf, len, f->desc, f->peers[node].fi_addr,
 		      &op->ctx);
@@ -423,7 +423,7 @@ static void fab_deliver(struct rmad_fabric *f)
 			size_t len = op->len;
 			unsigned flags = RMAD_FABRIC_FRESH;
 
-			if (!f->tagged ||
+			if (!fab_tagged(f) ||
 			    fab_unseal(f, op, &src, &len, &flags)) {
 				f->st.received++;
 				f->st.recv_bytes += len;
@@ -489,9 +489,9 @@ static void fab_complete(struct rmad_fabric *f,
 	op->len = e->len;
 	op->src = src;
 	/* The length is the provider's word, not the sender's. */
-	if (e->len > (f->tagged ? f->slot : f->buf_size)) {
+	if (e->len > (fab_tagged(f) ? f->slot : f->buf_size)) {
 		rmad_warn("fabric: receive of %zu bytes in a %zu byte buffer",
-			  e->len, f->tagged ? f->slot : f->buf_size);
+			  e->len, fab_tagged(f) ? f->slot : f->buf_size);
 		op->failed = true;
 	}
 	fab_deliver(f);
@@ -812,14 +812,13 @@ int rmad_fabric_set_auth(struct rmad_fabric *f, const uint64_t *keys)
 {
 	int ret;
 
-	if (!f || !keys || !f->peers || f->tagged)
+	if (!f || !keys || !f->peers || fab_tagged(f))
 		return RMAD_ERR_ARG;
 	ret = fab_tags_init(&f->tags, f->self, f->n, keys);
 	if (ret)
 		return ret;
 	for (int node = 0; node < f->n; node++)
 		f->tags.peer[node].up = !f->peers[node].down;
-	f->tagged = true;
 	return 0;
 }
 
@@ -828,7 +827,7 @@ int rmad_fabric_set_session(struct rmad_fabric *f, int node, uint64_t mine,
 {
 	if (!f || !f->peers || node < 0 || node >= f->n)
 		return RMAD_ERR_ARG;
-	if (f->tagged)
+	if (fab_tagged(f))
 		fab_tags_session(&f->tags, node, mine, theirs);
 	return 0;
 }
@@ -975,7 +974,7 @@ void rmad_fabric_set_down(struct rmad_fabric *f, int node, int down)
 	if (!f || node < 0 || node >= f->n || !f->peers)
 		return;
 	f->peers[node].down = down != 0;
-	if (f->tagged)
+	if (fab_tagged(f))
 		f->tags.peer[node].up = !down;
 }
 
@@ -1052,7 +1051,7 @@ void rmad_fabric_close(struct rmad_fabric *f)
 		}
 	}
 	free(f->peers);
-	if (f->tagged)
+	if (fab_tagged(f))
 		fab_tags_fini(&f->tags);
 	free(f->ops);
 	free(f->bufs);

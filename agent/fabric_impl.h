@@ -129,12 +129,17 @@ struct rmad_fabric {
 
 	struct fab_peer *peers;
 	int self, n;
-	bool tagged;		/* rmad_fabric_set_auth: tags holds keys */
-	struct fab_tags tags;
+	struct fab_tags tags;	/* keys once rmad_fabric_set_auth ran */
 	int backlog_head, backlog_tail;	/* nodes with queued sends */
 	int pending;			/* queued messages, all nodes */
 
 	struct rmad_fabric_stats st;
 };
+
+/* Tags on (rmad_fabric_set_auth)? */
+static inline bool fab_tagged(const struct rmad_fabric *f)
+{
+	return f->tags.key != NULL;
+}
 
 #endif
