@@ -152,10 +152,10 @@ typedef void (*am_node_fn)(struct agent *a, int node);
  * liveness (heartbeats). */
 struct am_ctx {
 	am_handler_fn handler[RMAD_AM_TYPE_MAX];
-	/* per node: packets since the last tick (set on every packet: a
-	 * byte store, no clock read), and the tick that last saw them */
-	uint8_t *heard, *sent;
-	uint64_t *last_rx, *last_tx;
+	/* per node (am.c, hb_proof): our newest stamp it echoed (it lived
+	 * then), our last heartbeat to it, and its newest stamp, which our
+	 * heartbeats echo */
+	uint64_t *last_rx, *last_tx, *echo;
 	uint32_t *errs_seen;		/* per node: fabric send errors */
 	uint8_t *dead;			/* per node: declared dead (a static
 					 * mesh: not up) */

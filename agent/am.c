@@ -62,14 +62,47 @@ static void held_drop_node(struct agent *a, int node);
 static void held_free(struct am_held *q);
 static void mesh_heard(struct agent *a, int node, uint64_t m, uint64_t t);
 
-/* am_recv() noted that the node lives; in a static mesh a heartbeat
- * also carries the incarnations (mesh_heard). */
+static void hb_send(struct agent *a, int node, uint16_t flags);
+
+/*
+ * Liveness is proven by echoes, not by what merely arrives.  Every
+ * heartbeat carries its sender's clock (disp: a stamp, never 0) and the
+ * newest stamp it took from the node it goes to (wkey: the echo); one
+ * that is not itself an answer (RMAD_AMF_ECHO) is answered at once.  A
+ * node is alive as of the newest of our stamps it echoed: it held our
+ * heartbeat sent then.  So a packet that was held back on the way and
+ * released later, or a stash of a dead node's heartbeats played one by
+ * one, proves only what it proved when it was sent, and a node that
+ * died is declared dead within heartbeat_timeout_ms of its last echo,
+ * whatever arrives after.  Data packets prove nothing.
+ */
+static void hb_proof(struct agent *a, int node, const struct rmad_am_hdr *h)
+{
+	struct am_ctx *m = &a->am;
+	uint64_t now = rmad_now_ns();
+
+	if (h->wkey && h->wkey <= now && h->wkey > m->last_rx[node])
+		m->last_rx[node] = h->wkey;
+	if (h->disp)
+		m->echo[node] = h->disp;	/* an old one only ages its proof */
+	if (h->disp && !(h->flags & RMAD_AMF_ECHO))
+		hb_send(a, node, RMAD_AMF_ECHO);
+}
+
+/* A heartbeat: in a static mesh it carries the incarnations first
+ * (mesh_heard), then, from a node that is up, its proof (hb_proof). */
 static void on_heartbeat(struct agent *a, const struct rmad_am_hdr *h,
 			 const void *payload)
 {
+	int node = (int)h->src_node;
+
 	(void)payload;
-	if (a->mesh && (int)h->src_node != a->node)
-		mesh_heard(a, (int)h->src_node, h->seq, h->count);
+	if (node == a->node || !a->am.dead)
+		return;
+	if (a->mesh)
+		mesh_heard(a, node, h->seq, h->count);
+	if (!a->am.dead[node])
+		hb_proof(a, node, h);
 }
 
 /* ------------------------------------------------------ static mesh */
@@ -101,21 +134,24 @@ static uint64_t mesh_inc(void)
 	return v ? v : 1;
 }
 
-/* A heartbeat to node, up or not: straight to the fabric. */
-static void hb_send(struct agent *a, int node)
+/* A heartbeat to node, up or not (flags: RMAD_AMF_ECHO, an answer);
+ * to one that is not up, straight to the fabric. */
+static void hb_send(struct agent *a, int node, uint16_t flags)
 {
 	struct am_ctx *m = &a->am;
 	struct rmad_am_hdr h = {
 		.version = RMAD_WIRE_VERSION,
 		.type = RMAD_AM_HEARTBEAT,
+		.flags = flags,
 		.src_node = (uint32_t)a->node,
 		.seq = a->mesh ? m->mine[node] : 0,
 		.count = a->mesh ? m->theirs[node] : 0,
+		.disp = rmad_now_ns(),
+		.wkey = m->echo[node],
 	};
 
 	if (!a->mesh || !m->dead[node]) {
 		am_send(a, node, &h, NULL, 0);
-		m->sent[node] = 0;
 		return;
 	}
 	if (!a->fab)
@@ -167,16 +203,17 @@ static void mesh_heard(struct agent *a, int node, uint64_t mi, uint64_t t)
 		rmad_fabric_set_session(a->fab, node, m->mine[node], mi);
 	}
 	if (t != m->mine[node]) {
-		hb_send(a, node);	/* our echo: it can take us now */
+		hb_send(a, node, 0);	/* our echo: it can take us now */
 		return;
 	}
 	m->dead[node] = 0;
 	m->ndead--;
 	m->last_rx[node] = rmad_now_ns();
+	m->echo[node] = 0;		/* its stamps from here on */
 	m->errs_seen[node] = rmad_fabric_send_errors(a->fab, node);
 	rmad_fabric_set_down(a->fab, node, 0);
 	rmad_info("node %d: up", node);
-	hb_send(a, node);	/* it may wait for our echo of its own */
+	hb_send(a, node, 0);	/* it may wait for our echo of its own */
 }
 
 int am_root(const struct agent *a)
@@ -217,10 +254,9 @@ int am_start(struct agent *a)
 	m->last_tx = calloc(n, sizeof(*m->last_tx));
 	m->dead = calloc(n, 1);
 	m->errs_seen = calloc(n, sizeof(*m->errs_seen));
-	m->heard = calloc(n, 1);
-	m->sent = calloc(n, 1);
+	m->echo = calloc(n, sizeof(*m->echo));
 	if (!m->last_rx || !m->last_tx || !m->dead || !m->errs_seen ||
-	    !m->heard || !m->sent)
+	    !m->echo)
 		return RMAD_ERR_NOMEM;
 	for (size_t i = 0; i < n; i++)
 		m->last_rx[i] = m->last_tx[i] = now;
@@ -246,13 +282,12 @@ void am_fini(struct agent *a)
 	free(a->am.last_tx);
 	free(a->am.dead);
 	free(a->am.errs_seen);
-	free(a->am.heard);
-	free(a->am.sent);
+	free(a->am.echo);
 	free(a->am.mine);
 	free(a->am.theirs);
 	a->am.mine = a->am.theirs = NULL;
 	a->am.errs_seen = NULL;
-	a->am.heard = a->am.sent = NULL;
+	a->am.echo = NULL;
 	a->am.last_rx = a->am.last_tx = NULL;
 	a->am.dead = NULL;
 }
@@ -292,6 +327,7 @@ static void declare_dead(struct agent *a, int node, const char *why)
 		m->theirs[node] = 0;
 		rmad_fabric_set_session(a->fab, node, m->mine[node], 0);
 	}
+	m->echo[node] = 0;
 }
 
 void am_tick(struct agent *a, uint64_t now)
@@ -309,18 +345,10 @@ void am_tick(struct agent *a, uint64_t now)
 		if (m->dead[node]) {
 			/* a static mesh: knock until it answers */
 			if (a->mesh && now - m->last_tx[node] >= hb) {
-				hb_send(a, node);
+				hb_send(a, node, 0);
 				m->last_tx[node] = now;
 			}
 			continue;
-		}
-		if (m->heard[node]) {
-			m->heard[node] = 0;
-			m->last_rx[node] = now;
-		}
-		if (m->sent[node]) {
-			m->sent[node] = 0;
-			m->last_tx[node] = now;
 		}
 		errs = rmad_fabric_send_errors(a->fab, node);
 		if (errs != m->errs_seen[node]) {
@@ -353,7 +381,7 @@ void am_tick(struct agent *a, uint64_t now)
 			continue;
 		}
 		if (now - m->last_tx[node] >= hb) {
-			hb_send(a, node);
+			hb_send(a, node, 0);
 			m->last_tx[node] = now;
 		}
 	}
@@ -410,8 +438,6 @@ static void batch_send(struct agent *a, struct am_batch *b)
 			}
 		}
 	}
-	if (!err && a->am.sent && node >= 0 && node < a->nnodes)
-		a->am.sent[node] = 1;
 	if (err)
 		rmad_warn("send of %u packets to node %d failed: %d",
 			  b->npkts, node, err);
@@ -539,8 +565,6 @@ int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 	/* in order behind what waits for that node */
 	batch_close(a, node);
 	err = rmad_fabric_send(a->fab, node, h, sizeof(*h), payload, plen);
-	if (!err && a->am.sent && node >= 0 && node < a->nnodes)
-		a->am.sent[node] = 1;
 	if (err)
 		rmad_warn("send %u to node %d failed: %d", h->type, node, err);
 	return err;
@@ -821,15 +845,11 @@ void am_recv(void *arg, const void *msg, size_t len, int src,
 			  "our session with it", h.type, h.src_node);
 		return;
 	}
-	if (a->am.dead) {
-		if (a->am.dead[h.src_node] && !handshake) {
-			/* declared dead: stays so (a static mesh: until it
-			 * is up again, heartbeats only) */
-			a->st.pkts_dropped++;
-			return;
-		}
-		if (!a->am.dead[h.src_node] && (flags & RMAD_FABRIC_FRESH))
-			a->am.heard[h.src_node] = 1;
+	if (a->am.dead && a->am.dead[h.src_node] && !handshake) {
+		/* declared dead: stays so (a static mesh: until it is up
+		 * again, heartbeats only) */
+		a->st.pkts_dropped++;
+		return;
 	}
 	a->st.pkts_recv[h.type]++;
 	rmad_dbg("recv %u from node %u, %u bytes", h.type, h.src_node,

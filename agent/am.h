@@ -65,9 +65,11 @@ void am_retry(struct agent *a);
 
 /*
  * Failure detection.  am_start() begins watching the mesh once it is up;
- * am_tick() (the agent's timer) sends a HEARTBEAT to each node that got
- * nothing from us for heartbeat_ms and declares dead a node silent for
- * heartbeat_timeout_ms.  A dead node stays dead: its packets are
+ * am_tick() (the agent's timer) sends a HEARTBEAT to each node every
+ * heartbeat_ms, which it answers at once with an echo of our stamp, and
+ * declares dead a node that echoed no stamp of ours younger than
+ * heartbeat_timeout_ms (am.c, hb_proof: what arrives late proves
+ * nothing new).  A dead node stays dead: its packets are
  * dropped, sends to it fail with RMAD_ERR_PROC_FAILED, and the hooks
  * that upper modules registered with am_on_node_dead() run once.  A
  * heartbeat brings no work: it does not keep an idle agent spinning.

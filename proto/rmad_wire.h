@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 13
+#define RMAD_WIRE_VERSION 14
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -58,9 +58,15 @@ enum {
 	RMAD_AM_RMA_FLUSH = 25,
 	RMAD_AM_RMA_FLUSH_ACK = 26,
 	/*
-	 * "I am alive": sent to a node that got nothing else from us for
-	 * heartbeat_ms.  Any packet from a node counts as a sign of life;
-	 * heartbeat_timeout_ms of silence declares it dead.
+	 * "I am alive": sent to every node every heartbeat_ms, whatever
+	 * else goes.  disp: the sender's clock (CLOCK_MONOTONIC ns, never
+	 * 0), a stamp; wkey: the newest stamp the sender took from the
+	 * node it goes to (0: none yet), an echo.  One without
+	 * RMAD_AMF_ECHO is answered at once with one that has it.  A node
+	 * lives as of the newest of our stamps it echoed; no other packet
+	 * is a sign of life, and heartbeat_timeout_ms past that stamp
+	 * declares it dead.  A static mesh's also carry the incarnations:
+	 * seq the sender's, count its echo of ours (agent/am.c).
 	 */
 	RMAD_AM_HEARTBEAT = 27,
 	/* a window's fence barrier: seq = window key, count = its epoch */
@@ -129,6 +135,8 @@ enum {
 #define RMAD_AMF_GRANTED	0x0100	/* the piggybacked lock was granted */
 #define RMAD_AMF_UNLOCKED	0x0200	/* ... and released after the op */
 #define RMAD_AMF_QUEUED		0x0400	/* the lock request had to wait */
+/* on a HEARTBEAT: an answer to one, itself not answered */
+#define RMAD_AMF_ECHO		0x0800
 
 /*
  * The most payload one active message carries after its header.  Larger

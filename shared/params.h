@@ -147,12 +147,14 @@
 	  "sooner; shm has no wait descriptor, and tcp;ofi_rxm's "	\
 	  "connection setup does not signal it.")			\
 	X(heartbeat_ms, INT, "250", RMAD_P_RELOAD, 0, 60000,		\
-	  "How often, in milliseconds, an agent tells every other agent "	\
-	  "of the mesh that it is alive, when it sent them nothing else; " \
-	  "0 turns failure detection off.")				\
+	  "How often, in milliseconds, an agent sends every other agent "	\
+	  "of the mesh a heartbeat stamped with its clock, which the "	\
+	  "other answers at once with an echo of the stamp; 0 turns "	\
+	  "failure detection off.")					\
 	X(heartbeat_timeout_ms, INT, "1500", RMAD_P_RELOAD, 100, 600000, \
-	  "An agent that heard nothing from another for this many "	\
-	  "milliseconds declares that node dead: every call that waits " \
+	  "An agent whose newest stamp that another echoed is older than " \
+	  "this many milliseconds declares that node dead (what "	\
+	  "arrives late proves nothing new): every call that waits "	\
 	  "on it returns RMAD_ERR_PROC_FAILED, and its ranks are failed " \
 	  "for their jobs. Keep it several times heartbeat_ms.")	\
 	X(attach_timeout_ms, INT, "120000", RMAD_P_RELOAD, 0, 86400000, \

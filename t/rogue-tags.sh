@@ -8,11 +8,15 @@
 # PINGs in node 1's name.  Without a key agent 0 answers them (the
 # outsider is node 1 as far as it can tell); with one it drops all ten
 # for their tags, answers none, and agent 1, started again, comes back
-# up.  An agent killed and started again before the others time it out
-# is taken as restarted and comes back up.  Then the key files an agent
+# up.  Heartbeats that echo an old stamp of agent 0's, as a stash of a
+# dead node's heartbeats played later would, do not keep node 1 alive:
+# without a key the outsider that sends only those is taken for node 1
+# and then declared dead within heartbeat_timeout_ms, again and again.
+# An agent killed and started again before the others time it out is
+# taken as restarted and comes back up.  Then the key files an agent
 # refuses: one that others may read, one that is not a key.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 8
+plan 9
 base=$((20000 + ($$ + 4243) % 20000))
 ports=($base $((base + 1)))
 mesh="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}"
@@ -32,7 +36,7 @@ agent() {
 }
 ups() { [ "$(grep -c ": node [0-9]*: up$" "$T_TMP/$1$2.log")" -ge "$3" ]; }
 # takeover SESSION [SETTINGS...]: agent 1 stops, the rogue claims its
-# address; out: what the rogue said
+# address (with $rogue_opts); out: what the rogue said
 takeover() {
 	local sess=$1
 	shift
@@ -43,15 +47,29 @@ takeover() {
 	wait "${pids[1]}" 2>/dev/null
 	wait_for "grep -q 'declared dead' '$T_TMP/${sess}0.log'" 20 ||
 		echo "node 1 not declared dead"
-	out=$(run_bounded 30 "$top_builddir/t/test_rogue" -c -b "${ports[1]}" \
-		-n 1 "127.0.0.1:${ports[0]}" 2>&1)
+	out=$(run_bounded 30 "$top_builddir/t/test_rogue" -c $rogue_opts \
+		-b "${ports[1]}" -n 1 "127.0.0.1:${ports[0]}" 2>&1)
 }
 
+rogue_opts=
 takeover open
 diag "$out"
 u=$(grep -c ": node 1: up$" "$T_TMP/open0.log")
-echo "$out" | grep -q "pongs [1-9]" && [ "$u" -eq 2 ]
-ok $? "without a key, the outsider at node 1's address is taken for node 1 ($u ups) and answered"
+d=$(grep -c ": node 1: declared dead" "$T_TMP/open0.log")
+echo "$out" | grep -q "pongs [1-9]" && [ "$u" -eq 2 ] && [ "$d" -eq 1 ]
+ok $? "without a key, the outsider at node 1's address is taken for node 1 ($u ups, $d deaths) and answered"
+kill "${pids[0]}"
+wait "${pids[0]}" 2>/dev/null
+
+rogue_opts=-s
+takeover stale
+diag "$out"
+rogue_opts=
+u=$(grep -c ": node 1: up$" "$T_TMP/stale0.log")
+d=$(grep -c ": node 1: declared dead, its ranks failed: no sign of life" "$T_TMP/stale0.log")
+[ "$u" -ge 2 ] && [ "$d" -ge 2 ]
+ok $? "heartbeats that echo an old stamp: node 1 up, then declared dead for no sign of life ($u ups, $d deaths)"
+[ "$d" -ge 2 ] || diag "$(grep "node 1" "$T_TMP/stale0.log")"
 kill "${pids[0]}"
 wait "${pids[0]}" 2>/dev/null
 

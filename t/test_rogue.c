@@ -18,8 +18,13 @@
  *
  *   rogue: 127.0.0.1:PORT: pongs P
  *
+ * With -s as well its heartbeats echo only the first stamp of the
+ * agent's it saw, as a stash of a dead node's heartbeats held back and
+ * played one by one would (agent/am.c, hb_proof): each proves only that
+ * the node lived when that stamp was sent.
+ *
  * Usage: test_rogue [-p provider] [-k maxkey] [-n node] [-b port] [-c]
- *                   ADDR:PORT...
+ *                   [-s] ADDR:PORT...
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -45,6 +50,7 @@ static struct fid_cq *cq;
 static struct fid_av *av;
 static struct fid_ep *ep;
 static struct fi_info *info;
+static int stale;			/* -s */
 
 static double now(void)
 {
@@ -221,6 +227,7 @@ static int impersonate(fi_addr_t to, uint32_t claim)
 	struct fi_cq_entry e;
 	double t0 = now();
 	int pongs = 0, posted = 0, pinged = 0, nout = 0;
+	uint64_t first = 0;
 
 	while (now() < t0 + 4) {
 		struct rmad_am_hdr h;
@@ -259,11 +266,15 @@ static int impersonate(fi_addr_t to, uint32_t claim)
 		if (h.type == RMAD_AM_HEARTBEAT) {
 			struct rmad_am_hdr *o = &out[nout++ % 64];
 
+			if (!first)
+				first = h.disp;
 			*o = (struct rmad_am_hdr){
 				.version = RMAD_WIRE_VERSION,
 				.type = RMAD_AM_HEARTBEAT, .src_node = claim,
+				.flags = RMAD_AMF_ECHO,
 				.job = h.job, .seq = 0x726f677565ull,
-				.count = h.seq };
+				.count = h.seq, .disp = 1,
+				.wkey = stale ? first : h.disp };
 			fi_send(ep, o, sizeof(*o), NULL, to,
 				&sctx[(nout - 1) % 64]);
 		}
@@ -281,6 +292,9 @@ int main(int argc, char **argv)
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (!strcmp(argv[i], "-c")) {
 			claims_only = 1;
+			i--;
+		} else if (!strcmp(argv[i], "-s")) {
+			stale = 1;
 			i--;
 		} else if (!strcmp(argv[i], "-b"))
 			bind_port = argv[i + 1];
