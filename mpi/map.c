@@ -96,8 +96,10 @@ static rmad_datatype_t by_size(int cls, int n)
  * and its size in this MPI: an integer of 1, 2, 4 or 8 bytes, a real
  * of C's float or double, a complex of two of them.  LOGICAL is an
  * integer of its size whose logical ops are C's (zero is false), as
- * gfortran's and ifort's default .true. (1, -1) read.  REAL*16 and the
- * Fortran pair types (2REAL, 2DOUBLE_PRECISION) have no rmad type.
+ * gfortran's and ifort's default .true. (1, -1) read.  The pair types
+ * 2REAL and 2DOUBLE_PRECISION are rmad's 2FLOAT or 2DOUBLE by their
+ * size.  REAL*16 and COMPLEX*32 (IEEE quad precision, not C's x87 long
+ * double) have no rmad type.
  */
 static int fortran(MPI_Datatype t, rmad_datatype_t *out)
 {
@@ -113,6 +115,7 @@ static int fortran(MPI_Datatype t, rmad_datatype_t *out)
 		{ MPI_COMPLEX, 'c' }, { MPI_DOUBLE_COMPLEX, 'c' },
 		{ MPI_COMPLEX8, 'c' }, { MPI_COMPLEX16, 'c' },
 		{ MPI_CHARACTER, 'b' }, { MPI_2INTEGER, '2' },
+		{ MPI_2REAL, 'p' }, { MPI_2DOUBLE_PRECISION, 'p' },
 	};
 	int ni, na, nd, comb, n = 0, cls = 0;
 	rmad_datatype_t r = 0;
@@ -133,6 +136,9 @@ static int fortran(MPI_Datatype t, rmad_datatype_t *out)
 		r = n == 1 ? RMAD_CHAR : 0;
 	else if (cls == '2')
 		r = n == 2 * (int)sizeof(int) ? RMAD_2INT : 0;
+	else if (cls == 'p')
+		r = n == 2 * (int)sizeof(float) ? RMAD_2FLOAT :
+		    n == 2 * (int)sizeof(double) ? RMAD_2DOUBLE : 0;
 	else
 		r = by_size(cls, n);
 	if (!r)

@@ -81,6 +81,10 @@ typedef int rmad_op_t;
 #define RMAD_2INT		((rmad_datatype_t)32)
 #define RMAD_SHORT_INT		((rmad_datatype_t)33)
 #define RMAD_LONG_DOUBLE_INT	((rmad_datatype_t)34)
+/* Fortran's pair types (MPI_2REAL, MPI_2DOUBLE_PRECISION): { value;
+ * index } both of one type, for MINLOC and MAXLOC */
+#define RMAD_2FLOAT		((rmad_datatype_t)35)
+#define RMAD_2DOUBLE		((rmad_datatype_t)36)
 
 /* Reduction ops. */
 #define RMAD_SUM	1

@@ -157,12 +157,12 @@ static uint64_t cflt_comb(uint64_t o, uint64_t s, uint32_t op)
 }
 
 /*
- * A pair { value; int index } of 8 bytes: MINLOC keeps the smaller value
- * and, on a tie, the smaller index; MAXLOC the larger value, the same
- * tie rule (MPI-3.1 5.9.4).
+ * A pair { value; index } of 8 bytes, the index an int (2FLOAT: a
+ * float): MINLOC keeps the smaller value and, on a tie, the smaller
+ * index; MAXLOC the larger value, the same tie rule (MPI-3.1 5.9.4).
  */
-#define DEFINE_PAIR(NAME, VT)						\
-struct NAME##_pair { VT v; int i; };					\
+#define DEFINE_PAIR(NAME, VT, IT)					\
+struct NAME##_pair { VT v; IT i; };					\
 _Static_assert(sizeof(struct NAME##_pair) == 8, #NAME " pair size");	\
 static uint64_t NAME##_comb(uint64_t o, uint64_t s, uint32_t op)	\
 {									\
@@ -182,13 +182,15 @@ static uint64_t NAME##_comb(uint64_t o, uint64_t s, uint32_t op)	\
 	}								\
 }
 
-DEFINE_PAIR(fltint, float)
-DEFINE_PAIR(twoint, int)
-DEFINE_PAIR(shortint, short)
+DEFINE_PAIR(fltint, float, int)
+DEFINE_PAIR(twoint, int, int)
+DEFINE_PAIR(shortint, short, int)
+DEFINE_PAIR(twoflt, float, float)
 DEFINE_APPLY_LOOP(cflt, uint64_t, 1)
 DEFINE_APPLY_LOOP(fltint, uint64_t, 1)
 DEFINE_APPLY_LOOP(twoint, uint64_t, 1)
 DEFINE_APPLY_LOOP(shortint, uint64_t, 1)
+DEFINE_APPLY_LOOP(twoflt, uint64_t, 1)
 
 /*
  * Types wider than 8 bytes: no lock-free atomic covers them, so their
@@ -251,9 +253,9 @@ static T NAME##_comb(T o, T s, uint32_t op)				\
 DEFINE_CPLX_COMB(cdbl, double _Complex)
 DEFINE_CPLX_COMB(cldbl, long double _Complex)
 
-/* the wide pairs { value; int index }, MINLOC and MAXLOC as above */
-#define DEFINE_WIDE_PAIR(NAME, VT)					\
-struct NAME##_pair { VT v; int i; };					\
+/* the wide pairs { value; index }, MINLOC and MAXLOC as above */
+#define DEFINE_WIDE_PAIR(NAME, VT, IT)					\
+struct NAME##_pair { VT v; IT i; };					\
 static struct NAME##_pair NAME##_comb(struct NAME##_pair a,		\
 				      struct NAME##_pair b, uint32_t op) \
 {									\
@@ -269,12 +271,14 @@ static struct NAME##_pair NAME##_comb(struct NAME##_pair a,		\
 	}								\
 }
 
-DEFINE_WIDE_PAIR(dblint, double)
-DEFINE_WIDE_PAIR(longint, long)
-DEFINE_WIDE_PAIR(ldblint, long double)
+DEFINE_WIDE_PAIR(dblint, double, int)
+DEFINE_WIDE_PAIR(longint, long, int)
+DEFINE_WIDE_PAIR(ldblint, long double, int)
+DEFINE_WIDE_PAIR(twodbl, double, double)
 _Static_assert(sizeof(struct dblint_pair) == 16 &&
 	       sizeof(struct longint_pair) == 16 &&
-	       sizeof(struct ldblint_pair) == 32, "wide pair sizes");
+	       sizeof(struct ldblint_pair) == 32 &&
+	       sizeof(struct twodbl_pair) == 16, "wide pair sizes");
 
 DEFINE_WIDE(ldbl, long double)
 DEFINE_WIDE(cdbl, double _Complex)
@@ -282,6 +286,7 @@ DEFINE_WIDE(cldbl, long double _Complex)
 DEFINE_WIDE(dblint, struct dblint_pair)
 DEFINE_WIDE(longint, struct longint_pair)
 DEFINE_WIDE(ldblint, struct ldblint_pair)
+DEFINE_WIDE(twodbl, struct twodbl_pair)
 
 /* The types an atomic of their width covers: name, C type, the unsigned
  * type of its width, and whether it is a float (no fetch-and-op) */
@@ -479,6 +484,8 @@ static const struct dtype {
 	[RMAD_2INT]   = { 8, OPS_PAIR, 0, twoint_apply },
 	[RMAD_SHORT_INT] = { 8, OPS_PAIR, 0, shortint_apply },
 	[RMAD_LONG_DOUBLE_INT] = { 32, OPS_PAIR, 0, ldblint_apply },
+	[RMAD_2FLOAT] = { 8, OPS_PAIR, 0, twoflt_apply },
+	[RMAD_2DOUBLE] = { 16, OPS_PAIR, 0, twodbl_apply },
 };
 _Static_assert(sizeof(wchar_t) == 4 && sizeof(long double) == 16 &&
 	       sizeof(long) == 8, "the sizes the table assumes (LP64)");

@@ -16,11 +16,12 @@
  * UNSIGNED_* types, INT8..INT64 and UINT8..UINT64; CHAR and WCHAR are
  * not among them (only REPLACE and NO_OP apply).  C_BOOL (logical)
  * takes LAND, LOR, LXOR and compare_and_swap; C_FLOAT_COMPLEX SUM and
- * PROD; the pair types FLOAT_INT, 2INT and SHORT_INT MINLOC and MAXLOC.
+ * PROD; the pair types FLOAT_INT, 2INT, SHORT_INT and 2FLOAT MINLOC and
+ * MAXLOC.
  *
  * LONG_DOUBLE takes the FLOAT ops, C_DOUBLE_COMPLEX and
- * C_LONG_DOUBLE_COMPLEX SUM and PROD, DOUBLE_INT, LONG_INT and
- * LONG_DOUBLE_INT MINLOC and MAXLOC.  These types are wider than 8 bytes
+ * C_LONG_DOUBLE_COMPLEX SUM and PROD, DOUBLE_INT, LONG_INT,
+ * LONG_DOUBLE_INT and 2DOUBLE MINLOC and MAXLOC.  These types are wider than 8 bytes
  * (rmad_dtype_wide): no lock-free atomic of their width exists, so
  * rmad_acc_apply updates them with plain loads and stores, and every
  * caller holds the target member's accumulate lock (acc_lock in its
@@ -49,7 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_DTYPE_MAX	34	/* highest predefined datatype id */
+#define RMAD_DTYPE_MAX	36	/* highest predefined datatype id */
 
 /* Bytes of one element; 0 if dtype is not a predefined type. */
 size_t rmad_dtype_size(uint32_t dtype);

@@ -80,7 +80,7 @@ static void check_equivalence(void)
 				rb[N * 2];
 
 			if (rmad_op_check(t, op) || rmad_dtype_wide(t) ||
-			    (t >= RMAD_FLOAT_INT && t <= RMAD_LONG_DOUBLE_INT) ||
+			    (t >= RMAD_FLOAT_INT && t <= RMAD_2DOUBLE) ||
 			    t == RMAD_C_FLOAT_COMPLEX)
 				continue;
 			fill(a, t, N);

@@ -28,7 +28,7 @@ static const char *const tname[] = {
 	"UNSIGNED", "UNSIGNED_LONG", "UNSIGNED_LONG_LONG", "WCHAR", "C_BOOL",
 	"LONG_DOUBLE", "C_FLOAT_COMPLEX", "C_DOUBLE_COMPLEX",
 	"C_LONG_DOUBLE_COMPLEX", "FLOAT_INT", "DOUBLE_INT", "LONG_INT",
-	"2INT", "SHORT_INT", "LONG_DOUBLE_INT",
+	"2INT", "SHORT_INT", "LONG_DOUBLE_INT", "2FLOAT", "2DOUBLE",
 };
 static const char *const oname[] = {
 	"0", "SUM", "PROD", "MIN", "MAX", "BAND", "BOR", "BXOR", "LAND",
@@ -64,14 +64,16 @@ static int is_wide(uint32_t t)
 {
 	return t == RMAD_LONG_DOUBLE || t == RMAD_C_DOUBLE_COMPLEX ||
 	       t == RMAD_C_LONG_DOUBLE_COMPLEX || t == RMAD_DOUBLE_INT ||
-	       t == RMAD_LONG_INT || t == RMAD_LONG_DOUBLE_INT;
+	       t == RMAD_LONG_INT || t == RMAD_LONG_DOUBLE_INT ||
+	       t == RMAD_2DOUBLE;
 }
 
 static int is_pair(uint32_t t)
 {
 	return t == RMAD_FLOAT_INT || t == RMAD_2INT || t == RMAD_SHORT_INT ||
 	       t == RMAD_DOUBLE_INT || t == RMAD_LONG_INT ||
-	       t == RMAD_LONG_DOUBLE_INT;
+	       t == RMAD_LONG_DOUBLE_INT || t == RMAD_2FLOAT ||
+	       t == RMAD_2DOUBLE;
 }
 
 static int is_complex(uint32_t t)
@@ -82,7 +84,7 @@ static int is_complex(uint32_t t)
 
 static int want_op(uint32_t t, uint32_t op)
 {
-	if (t < 1 || t > 34)
+	if (t < 1 || t > 36)
 		return RMAD_ERR_TYPE;
 	switch (op) {
 	case RMAD_SUM: case RMAD_PROD:
@@ -107,7 +109,7 @@ static int want_op(uint32_t t, uint32_t op)
 static const uint32_t type_ids[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
 				     12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
 				     22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-				     32, 33, 34, 35, 99 };
+				     32, 33, 34, 35, 36, 37, 99 };
 #define NTYPE_IDS	(sizeof(type_ids) / sizeof(type_ids[0]))
 
 static void check_sizes(void)
@@ -117,12 +119,12 @@ static void check_sizes(void)
 		1, 2, 4, 8, sizeof(float), sizeof(double),
 		sizeof(short), sizeof(long long), 1, 1, sizeof(short),
 		sizeof(unsigned), sizeof(long), sizeof(long long), 4, 1,
-		sizeof(long double), 8, 16, 32, 8, 16, 16, 8, 8, 32,
+		sizeof(long double), 8, 16, 32, 8, 16, 16, 8, 8, 32, 8, 16,
 	};
 
 	for (size_t k = 0; k < NTYPE_IDS; k++) {
 		uint32_t t = type_ids[k];
-		size_t w = t <= 34 ? want[t] : 0;
+		size_t w = t <= 36 ? want[t] : 0;
 
 		ok(rmad_dtype_size(t) == w, "size of type %u (%s) is %zu (%zu)",
 		   t, tn(t), w, rmad_dtype_size(t));
@@ -429,6 +431,32 @@ static void check_spots(void)
 		   fr.v == 1 && fr.i == 5,
 		   "DOUBLE_INT MINLOC, LONG_INT MAXLOC, LONG_DOUBLE_INT "
 		   "MINLOC on a tie, with the old value fetched");
+	}
+	{
+		/* Fortran's pairs: the index is a value of the same type */
+		struct { float v, i; } a[3] = { { 2, 7 }, { 2, 7 }, { 1, 1 } },
+			b[3] = { { 3, 9 }, { 2, 5 }, { 1, 0.5f } },
+			ar[3] = { { 0, 0 } };
+		struct { double v, i; } c[3] = { { 2, 7 }, { 2, 7 }, { 1, 1 } },
+			d[3] = { { 1, 9 }, { 2, 5 }, { 3, 2.5 } };
+
+		rmad_acc_apply(a, b, ar, RMAD_2FLOAT, RMAD_MAXLOC, 3);
+		rmad_acc_apply(c, d, NULL, RMAD_2DOUBLE, RMAD_MINLOC, 3);
+		ok(a[0].v == 3 && a[0].i == 9 && a[1].v == 2 && a[1].i == 5 &&
+		   a[2].v == 1 && a[2].i == 0.5f && ar[0].v == 2 &&
+		   ar[0].i == 7 && ar[2].i == 1 &&
+		   c[0].v == 1 && c[0].i == 9 && c[1].v == 2 && c[1].i == 5 &&
+		   c[2].v == 1 && c[2].i == 1,
+		   "2FLOAT MAXLOC, 2DOUBLE MINLOC (ties to the smaller "
+		   "index), with the old values fetched");
+		ok(rmad_dtype_size(RMAD_2FLOAT) == 8 &&
+		   !rmad_dtype_wide(RMAD_2FLOAT) &&
+		   rmad_dtype_size(RMAD_2DOUBLE) == 16 &&
+		   rmad_dtype_wide(RMAD_2DOUBLE) &&
+		   rmad_op_check(RMAD_2FLOAT, RMAD_SUM) &&
+		   !rmad_op_check(RMAD_2DOUBLE, RMAD_MAXLOC),
+		   "2FLOAT is 8 bytes and atomic, 2DOUBLE 16 and wide; "
+		   "MINLOC and MAXLOC only");
 	}
 }
 

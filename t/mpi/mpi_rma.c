@@ -203,6 +203,58 @@ static void t_minloc(void)
 	MPI_Win_free(&w);
 }
 
+/*
+ * Fortran's pair types, whose index is a value of the pair's own type:
+ * every rank puts { value, index } into rank 0's two pairs, MAXLOC on
+ * MPI_2REAL and MINLOC on MPI_2DOUBLE_PRECISION, with ties that the
+ * smaller index wins; then all fetch them with a NO_OP.
+ */
+static void t_fortran_pairs(void)
+{
+	struct fp { float v, i; } *f, fm, fg;
+	struct dp { double v, i; } *d, dm, dg;
+	struct fp fw = { -1, 100 };
+	struct dp dw = { 1e9, -1 };
+	MPI_Win w;
+	char *base;
+
+	MPI_Win_allocate(sizeof(*f) + sizeof(*d), 1, MPI_INFO_NULL,
+			 MPI_COMM_WORLD, &base, &w);
+	f = (struct fp *)base;
+	d = (struct dp *)(base + sizeof(*f));
+	*f = fw;
+	*d = dw;
+	MPI_Barrier(MPI_COMM_WORLD);
+	fm = (struct fp){ me % 2 ? 5.0f : 3.0f, (float)me };
+	dm = (struct dp){ me % 2 ? 2.5 : 3.5, me + 0.5 };
+	MPI_Win_lock_all(0, w);
+	MPI_Accumulate(&fm, 1, MPI_2REAL, 0, 0, 1, MPI_2REAL, MPI_MAXLOC, w);
+	MPI_Accumulate(&dm, 1, MPI_2DOUBLE_PRECISION, 0, sizeof(*f), 1,
+		       MPI_2DOUBLE_PRECISION, MPI_MINLOC, w);
+	MPI_Win_unlock_all(w);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, w);
+	MPI_Get_accumulate(NULL, 0, MPI_2REAL, &fg, 1, MPI_2REAL, 0, 0, 1,
+			   MPI_2REAL, MPI_NO_OP, w);
+	MPI_Get_accumulate(NULL, 0, MPI_2DOUBLE_PRECISION, &dg, 1,
+			   MPI_2DOUBLE_PRECISION, 0, sizeof(*f), 1,
+			   MPI_2DOUBLE_PRECISION, MPI_NO_OP, w);
+	MPI_Win_unlock_all(w);
+	for (int r = 0; r < np; r++) {
+		struct fp a = { r % 2 ? 5.0f : 3.0f, (float)r };
+		struct dp b = { r % 2 ? 2.5 : 3.5, r + 0.5 };
+
+		if (a.v > fw.v || (a.v == fw.v && a.i < fw.i))
+			fw = a;
+		if (b.v < dw.v || (b.v == dw.v && b.i < dw.i))
+			dw = b;
+	}
+	ok(fg.v == fw.v && fg.i == fw.i && dg.v == dw.v && dg.i == dw.i,
+	   "Fortran pairs: MAXLOC on MPI_2REAL, MINLOC on "
+	   "MPI_2DOUBLE_PRECISION, the lowest index wins ties");
+	MPI_Win_free(&w);
+}
+
 static void check_slots(const int *buf, const char *what)
 {
 	int good = 1;
@@ -878,6 +930,7 @@ int main(int argc, char **argv)
 	t_types();
 	t_darray();
 	t_fortran();
+	t_fortran_pairs();
 	t_errors();
 	if (me == 0)
 		printf("1..%d\n", ntest);
