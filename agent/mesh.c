@@ -59,6 +59,8 @@ static socklen_t msa_len(int family)
 }
 
 /* Do a and b (of one family) name one host (and, with port, one port)? */
+/* the same address (and port); link-local IPv6 ones on the same link
+ * too (fe80::1%eth0 is not fe80::1%eth1) */
 static bool msa_same(const union msa *a, const union msa *b, bool port)
 {
 	if (a->sa.sa_family != b->sa.sa_family)
@@ -66,6 +68,8 @@ static bool msa_same(const union msa *a, const union msa *b, bool port)
 	if (a->sa.sa_family == AF_INET6)
 		return !memcmp(&a->in6.sin6_addr, &b->in6.sin6_addr,
 			       sizeof(a->in6.sin6_addr)) &&
+		       (!IN6_IS_ADDR_LINKLOCAL(&a->in6.sin6_addr) ||
+			a->in6.sin6_scope_id == b->in6.sin6_scope_id) &&
 		       (!port || a->in6.sin6_port == b->in6.sin6_port);
 	return a->in.sin_addr.s_addr == b->in.sin_addr.s_addr &&
 	       (!port || a->in.sin_port == b->in.sin_port);
@@ -219,6 +223,13 @@ static int add_entry(struct ents *e, const char *s, size_t len, long port,
 	if (msa_unspecified(&e->sa[e->n])) {
 		rmad_err("mesh: %s:%d: '%s' is no address of a node", where,
 			 line, host);
+		return RMAD_ERR_ARG;
+	}
+	if (e->family == AF_INET6 &&
+	    IN6_IS_ADDR_LINKLOCAL(&e->sa[e->n].in6.sin6_addr) &&
+	    !e->sa[e->n].in6.sin6_scope_id) {
+		rmad_err("mesh: %s:%d: '%s' is link-local: name its link "
+			 "(fe80::1%%eth0)", where, line, host);
 		return RMAD_ERR_ARG;
 	}
 	e->n++;

@@ -53,7 +53,8 @@
 	  "starts (systemd): every node's agent as host[:port], comma " \
 	  "separated, in node order, the same list on every node, e.g. " \
 	  "\"n01,n02,n03\"; an IPv6 address with a port is written "	\
-	  "[addr]:port. Every entry of the mesh resolves to one "	\
+	  "[addr]:port, a link-local one with its link, "		\
+	  "[fe80::1%eth0]:port. Every entry of the mesh resolves to one " \
 	  "family, IPv4 (preferred) or IPv6. Needs a provider with "	\
 	  "socket addresses (tcp;ofi_rxm); the agent binds to its own "	\
 	  "entry. "							\

@@ -15,10 +15,12 @@
 # (in the list, and in a mesh_file, which node 2 reads its list from),
 # two entries with one address, and a provider that cannot bind to a
 # socket address (shm).  Two agents named by IPv6 entries ([::1]:port)
-# come up and serve a job; an IPv6 entry without its bracket, and a
-# mesh of both families, are refused.
+# come up and serve a job; so do two on a link-local address named
+# with its link (fe80::...%eth0), where the host has one; an IPv6 entry
+# without its bracket, a link-local one without its link, and a mesh of
+# both families, are refused.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 21
+plan 23
 prog="$top_builddir/t/prog_rma"
 sess=mesh
 base=$((20000 + $$ % 20000))
@@ -115,6 +117,24 @@ else
 	ok 0 "# SKIP no ::1 on lo"
 	ok 0 "# SKIP no ::1 on lo"
 fi
+# a link-local address, named with its link
+ll=$(ip -6 -o addr show scope link 2>/dev/null | grep -v -e tentative -e dadfailed | awk '{ sub("/.*", "", $4); print $2 " " $4; exit }')
+if [ -n "$ll" ]; then
+	mesh6="[${ll#* }%${ll%% *}]:$((base + 5)),[${ll#* }%${ll%% *}]:$((base + 6))"
+	for k in 0 1; do
+		start_agent meshll "$T_TMP/llagent$k.log" --vnodes 2 \
+			--set "provider=tcp;ofi_rxm" --set "mesh=$mesh6" \
+			--set "mesh_self=$k" --set log_level=info
+		pids[$k]=$AGENT_PID
+	done
+	wait_for '[ "$(grep -c ": node [0-9]*: up$" "$T_TMP/llagent0.log")" -ge 1 ] &&
+		[ "$(grep -c ": node [0-9]*: up$" "$T_TMP/llagent1.log")" -ge 1 ]' 20
+	ok $? "link-local: two agents on $mesh6, up to each other"
+	kill -TERM "${pids[0]}" "${pids[1]}"
+	wait "${pids[0]}" "${pids[1]}" 2>/dev/null
+else
+	ok 0 "# SKIP no link-local IPv6 address"
+fi
 
 # bad configurations fail at start, saying why
 # refused SESSION PATTERN WHAT SETTING...: an agent started with these
@@ -145,6 +165,10 @@ refused meshbad5 "bad.list:2: bad port" "a bad line of a mesh_file, naming it" \
 	"provider=tcp;ofi_rxm" "mesh_file=$T_TMP/bad.list"
 refused meshbad6 "bad entry" "an IPv6 entry without its closing bracket" \
 	"provider=tcp;ofi_rxm" "mesh=[::1:${ports[0]}"
+refused meshbad8 "is link-local: name its link" \
+	"a link-local entry without its link" \
+	"provider=tcp;ofi_rxm" "mesh=[fe80::1]:${ports[0]},[fe80::2]:${ports[1]}" \
+	mesh_self=0
 refused meshbad7 "has no IPv4 address" "IPv4 and IPv6 entries in one mesh" \
 	"provider=tcp;ofi_rxm" "mesh=127.0.0.1:${ports[0]},[::1]:${ports[1]}" \
 	mesh_self=0
