@@ -96,18 +96,24 @@ done
 wait_for '! kill -0 ${pids[0]} 2>/dev/null && ! kill -0 ${pids[1]} 2>/dev/null && ! kill -0 ${pids[2]} 2>/dev/null' 10
 ok $? "the three agents stop on SIGTERM"
 
-# IPv6: two agents named by [::1]:port entries, up to each other, and a
-# job on them
-if ip -6 addr show lo 2>/dev/null | grep -q 'inet6 ::1/'; then
-	mesh6="[::1]:$((base + 3)),[::1]:$((base + 4))"
+# pair_up SESSION MESH: two agents of a 2-node mesh, nodes 0 and 1 (logs
+# SESSION0.log, SESSION1.log; pids[0], pids[1]), up to each other
+pair_up() {
+	local k
 	for k in 0 1; do
-		start_agent mesh6 "$T_TMP/v6agent$k.log" --vnodes 2 \
-			--set "provider=tcp;ofi_rxm" --set "mesh=$mesh6" \
+		start_agent "$1" "$T_TMP/$1$k.log" --vnodes 2 \
+			--set "provider=tcp;ofi_rxm" --set "mesh=$2" \
 			--set "mesh_self=$k" --set log_level=info
 		pids[$k]=$AGENT_PID
 	done
-	wait_for '[ "$(grep -c ": node [0-9]*: up$" "$T_TMP/v6agent0.log")" -ge 1 ] &&
-		[ "$(grep -c ": node [0-9]*: up$" "$T_TMP/v6agent1.log")" -ge 1 ]' 20
+	wait_for "[ \$(grep -c ': node [0-9]*: up\$' '$T_TMP/${1}0.log') -ge 1 ] &&
+		[ \$(grep -c ': node [0-9]*: up\$' '$T_TMP/${1}1.log') -ge 1 ]" 20
+}
+
+# IPv6: two agents named by [::1]:port entries, up to each other, and a
+# job on them
+if ip -6 addr show lo 2>/dev/null | grep -q 'inet6 ::1/'; then
+	pair_up mesh6 "[::1]:$((base + 3)),[::1]:$((base + 4))"
 	ok $? "IPv6: two agents on [::1] entries, up to each other"
 	out=$(job 4 2 mesh6)
 	ranks_ok "IPv6: a job of 4 ranks on them" 4 "$out" $? ": ok (node"
@@ -118,18 +124,12 @@ else
 	ok 0 "# SKIP no ::1 on lo"
 fi
 # a link-local address, named with its link
-ll=$(ip -6 -o addr show scope link 2>/dev/null | grep -v -e tentative -e dadfailed | awk '{ sub("/.*", "", $4); print $2 " " $4; exit }')
+ll=$(ip -6 -o addr show scope link 2>/dev/null |
+	grep -v -e tentative -e dadfailed |
+	awk '{ sub("/.*", "", $4); print $4 "%" $2; exit }')
 if [ -n "$ll" ]; then
-	mesh6="[${ll#* }%${ll%% *}]:$((base + 5)),[${ll#* }%${ll%% *}]:$((base + 6))"
-	for k in 0 1; do
-		start_agent meshll "$T_TMP/llagent$k.log" --vnodes 2 \
-			--set "provider=tcp;ofi_rxm" --set "mesh=$mesh6" \
-			--set "mesh_self=$k" --set log_level=info
-		pids[$k]=$AGENT_PID
-	done
-	wait_for '[ "$(grep -c ": node [0-9]*: up$" "$T_TMP/llagent0.log")" -ge 1 ] &&
-		[ "$(grep -c ": node [0-9]*: up$" "$T_TMP/llagent1.log")" -ge 1 ]' 20
-	ok $? "link-local: two agents on $mesh6, up to each other"
+	pair_up meshll "[$ll]:$((base + 5)),[$ll]:$((base + 6))"
+	ok $? "link-local: two agents on [$ll] entries, up to each other"
 	kill -TERM "${pids[0]}" "${pids[1]}"
 	wait "${pids[0]}" "${pids[1]}" 2>/dev/null
 else
