@@ -58,6 +58,15 @@ static int predefined(MPI_Datatype t, rmad_datatype_t *out)
 		{ MPI_LONG_INT, RMAD_LONG_INT }, { MPI_2INT, RMAD_2INT },
 		{ MPI_SHORT_INT, RMAD_SHORT_INT },
 		{ MPI_LONG_DOUBLE_INT, RMAD_LONG_DOUBLE_INT },
+		/* C++'s, as C programs may name them too: bool is one byte
+		 * on the ABIs rmad builds for, as _Bool is */
+		{ MPI_CXX_BOOL, RMAD_C_BOOL },
+		{ MPI_CXX_FLOAT_COMPLEX, RMAD_C_FLOAT_COMPLEX },
+		{ MPI_CXX_DOUBLE_COMPLEX, RMAD_C_DOUBLE_COMPLEX },
+		{ MPI_CXX_LONG_DOUBLE_COMPLEX, RMAD_C_LONG_DOUBLE_COMPLEX },
+		/* packed bytes move as bytes; only REPLACE and NO_OP combine
+		 * them, as CHAR's (BYTE's bit ops are not MPI's for them) */
+		{ MPI_PACKED, RMAD_CHAR },
 		/* the address-sized integers are int64_t on LP64 */
 		{ MPI_AINT, RMAD_INT64 }, { MPI_OFFSET, RMAD_INT64 },
 		{ MPI_COUNT, RMAD_INT64 },

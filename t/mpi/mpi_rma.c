@@ -255,6 +255,39 @@ static void t_fortran_pairs(void)
 	MPI_Win_free(&w);
 }
 
+/*
+ * MPI_PACKED: what MPI_Pack made moves as bytes.  Each rank puts its
+ * packed ints into its right neighbour's window, replaces the second
+ * half with an accumulate, and gets the whole back.
+ */
+static void t_packed(void)
+{
+	int in[4] = { me, me + 100, me + 200, me + 300 }, out[4] = { 0 };
+	char pk[64], back[64], *base;
+	int pos = 0, n, good;
+	MPI_Win w;
+
+	MPI_Pack(in, 4, MPI_INT, pk, sizeof(pk), &pos, MPI_COMM_WORLD);
+	n = pos;
+	MPI_Win_allocate(sizeof(pk), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base,
+			 &w);
+	memset(base, 0, sizeof(pk));
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, w);
+	MPI_Put(pk, n / 2, MPI_PACKED, right(), 0, n / 2, MPI_PACKED, w);
+	MPI_Accumulate(pk + n / 2, n - n / 2, MPI_PACKED, right(), n / 2,
+		       n - n / 2, MPI_PACKED, MPI_REPLACE, w);
+	MPI_Win_flush(right(), w);
+	MPI_Get(back, n, MPI_PACKED, right(), 0, n, MPI_PACKED, w);
+	MPI_Win_unlock_all(w);
+	pos = 0;
+	MPI_Unpack(back, sizeof(back), &pos, out, 4, MPI_INT, MPI_COMM_WORLD);
+	good = !memcmp(in, out, sizeof(in));
+	MPI_Barrier(MPI_COMM_WORLD);
+	ok(good, "MPI_PACKED: put, REPLACE accumulate and get of packed ints");
+	MPI_Win_free(&w);
+}
+
 static void check_slots(const int *buf, const char *what)
 {
 	int good = 1;
@@ -564,6 +597,10 @@ static void t_fortran(void)
 		{ "f90 complex p=6", fc8, 'c' },
 		{ "f90 complex p=15", fc16, 'c' },
 		{ "LOGICAL", MPI_LOGICAL, 'l' },
+		/* C++'s, named from C the same way */
+		{ "CXX_BOOL", MPI_CXX_BOOL, 'l' },
+		{ "CXX_FLOAT_COMPLEX", MPI_CXX_FLOAT_COMPLEX, 'c' },
+		{ "CXX_DOUBLE_COMPLEX", MPI_CXX_DOUBLE_COMPLEX, 'c' },
 	};
 	char bad[256] = "";
 
@@ -610,7 +647,8 @@ static void t_fortran(void)
 	if (!good)
 		printf("rank %d: wrong:%s\n", me, bad);
 	ok(good, "Fortran types (named and f90 integer, real, complex; "
-	   "LOGICAL with LAND): accumulate and fetch exact");
+	   "LOGICAL with LAND) and C++'s bool and complex: accumulate and "
+	   "fetch exact");
 }
 
 static void t_types(void)
@@ -931,6 +969,7 @@ int main(int argc, char **argv)
 	t_darray();
 	t_fortran();
 	t_fortran_pairs();
+	t_packed();
 	t_errors();
 	if (me == 0)
 		printf("1..%d\n", ntest);
