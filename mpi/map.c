@@ -104,7 +104,8 @@ static rmad_datatype_t by_size(int cls, int n)
  * whose envelope names the F90 combiner).  Each is mapped by its class
  * and its size in this MPI: an integer of 1, 2, 4 or 8 bytes, a real
  * of C's float or double, a complex of two of them.  LOGICAL is an
- * integer of its size whose logical ops are C's (zero is false), as
+ * integer of its size whose logical ops are C's (zero is false; so are
+ * Open MPI's LOGICAL1 to LOGICAL8), as
  * gfortran's and ifort's default .true. (1, -1) read.  The pair types
  * 2REAL and 2DOUBLE_PRECISION are rmad's 2FLOAT or 2DOUBLE by their
  * size.  REAL*16 and COMPLEX*32 (IEEE quad precision, not C's x87 long
@@ -125,6 +126,19 @@ static int fortran(MPI_Datatype t, rmad_datatype_t *out)
 		{ MPI_COMPLEX8, 'c' }, { MPI_COMPLEX16, 'c' },
 		{ MPI_CHARACTER, 'b' }, { MPI_2INTEGER, '2' },
 		{ MPI_2REAL, 'p' }, { MPI_2DOUBLE_PRECISION, 'p' },
+		/* Open MPI's LOGICAL kinds, where its Fortran has them */
+#ifdef MPI_LOGICAL1
+		{ MPI_LOGICAL1, 'i' },
+#endif
+#ifdef MPI_LOGICAL2
+		{ MPI_LOGICAL2, 'i' },
+#endif
+#ifdef MPI_LOGICAL4
+		{ MPI_LOGICAL4, 'i' },
+#endif
+#ifdef MPI_LOGICAL8
+		{ MPI_LOGICAL8, 'i' },
+#endif
 	};
 	int ni, na, nd, comb, n = 0, cls = 0;
 	rmad_datatype_t r = 0;

@@ -597,6 +597,12 @@ static void t_fortran(void)
 		{ "f90 complex p=6", fc8, 'c' },
 		{ "f90 complex p=15", fc16, 'c' },
 		{ "LOGICAL", MPI_LOGICAL, 'l' },
+#ifdef MPI_LOGICAL1
+		{ "LOGICAL1", MPI_LOGICAL1, 'l' },
+#endif
+#ifdef MPI_LOGICAL8
+		{ "LOGICAL8", MPI_LOGICAL8, 'l' },
+#endif
 		/* C++'s, named from C the same way */
 		{ "CXX_BOOL", MPI_CXX_BOOL, 'l' },
 		{ "CXX_FLOAT_COMPLEX", MPI_CXX_FLOAT_COMPLEX, 'c' },
