@@ -87,12 +87,14 @@ static rmad_datatype_t by_size(int cls, int n)
 	case 'i':
 		return n == 1 ? RMAD_INT8 : n == 2 ? RMAD_INT16 :
 		       n == 4 ? RMAD_INT32 : n == 8 ? RMAD_INT64 : 0;
-	case 'r':
+	case 'r':	/* 16 bytes: Fortran's REAL*16, IEEE binary128 */
 		return n == (int)sizeof(float) ? RMAD_FLOAT :
-		       n == (int)sizeof(double) ? RMAD_DOUBLE : 0;
+		       n == (int)sizeof(double) ? RMAD_DOUBLE :
+		       n == 16 ? RMAD_FLOAT128 : 0;
 	case 'c':
 		return n == 2 * (int)sizeof(float) ? RMAD_C_FLOAT_COMPLEX :
-		       n == 2 * (int)sizeof(double) ? RMAD_C_DOUBLE_COMPLEX : 0;
+		       n == 2 * (int)sizeof(double) ? RMAD_C_DOUBLE_COMPLEX :
+		       n == 32 ? RMAD_C_FLOAT128_COMPLEX : 0;
 	}
 	return 0;
 }
@@ -103,13 +105,14 @@ static rmad_datatype_t by_size(int cls, int n)
  * (MPI_Type_create_f90_*, which MPI calls predefined: never freed, and
  * whose envelope names the F90 combiner).  Each is mapped by its class
  * and its size in this MPI: an integer of 1, 2, 4 or 8 bytes, a real
- * of C's float or double, a complex of two of them.  LOGICAL is an
+ * of C's float or double or of 16 bytes (REAL*16, which gfortran and
+ * ifort keep in IEEE binary128, rmad's FLOAT128, not in x87's long
+ * double), a complex of two of them.  LOGICAL is an
  * integer of its size whose logical ops are C's (zero is false; so are
  * Open MPI's LOGICAL1 to LOGICAL8), as
  * gfortran's and ifort's default .true. (1, -1) read.  The pair types
  * 2REAL and 2DOUBLE_PRECISION are rmad's 2FLOAT or 2DOUBLE by their
- * size.  REAL*16 and COMPLEX*32 (IEEE quad precision, not C's x87 long
- * double) have no rmad type.
+ * size.
  */
 static int fortran(MPI_Datatype t, rmad_datatype_t *out)
 {
@@ -124,6 +127,12 @@ static int fortran(MPI_Datatype t, rmad_datatype_t *out)
 		{ MPI_REAL4, 'r' }, { MPI_REAL8, 'r' },
 		{ MPI_COMPLEX, 'c' }, { MPI_DOUBLE_COMPLEX, 'c' },
 		{ MPI_COMPLEX8, 'c' }, { MPI_COMPLEX16, 'c' },
+#ifdef MPI_REAL16
+		{ MPI_REAL16, 'r' },
+#endif
+#ifdef MPI_COMPLEX32
+		{ MPI_COMPLEX32, 'c' },
+#endif
 		{ MPI_CHARACTER, 'b' }, { MPI_2INTEGER, '2' },
 		{ MPI_2REAL, 'p' }, { MPI_2DOUBLE_PRECISION, 'p' },
 		/* Open MPI's LOGICAL kinds, where its Fortran has them */

@@ -85,6 +85,11 @@ typedef int rmad_op_t;
  * index } both of one type, for MINLOC and MAXLOC */
 #define RMAD_2FLOAT		((rmad_datatype_t)35)
 #define RMAD_2DOUBLE		((rmad_datatype_t)36)
+/* IEEE binary128 (Fortran's REAL*16; GCC's __float128, not x86's long
+ * double) and its complex { re; im } (COMPLEX*32); where the compiler
+ * that built rmad has no binary128 they are refused (RMAD_ERR_TYPE) */
+#define RMAD_FLOAT128		((rmad_datatype_t)37)
+#define RMAD_C_FLOAT128_COMPLEX	((rmad_datatype_t)38)
 
 /* Reduction ops. */
 #define RMAD_SUM	1

@@ -17,6 +17,7 @@
  * unaligned dst element is read, combined and written back with memcpy:
  * not atomic (documented in dtype.h).
  */
+#include <float.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -217,23 +218,63 @@ static void NAME##_apply(void *dst, const void *src, void *res,	\
 	}								\
 }
 
-static long double ldbl_comb(long double o, long double s, uint32_t op)
+#define DEFINE_REAL_COMB(NAME, T)					\
+static T NAME##_comb(T o, T s, uint32_t op)				\
+{									\
+	switch (op) {							\
+	case RMAD_SUM:							\
+		return o + s;						\
+	case RMAD_PROD:							\
+		return o * s;						\
+	case RMAD_MIN:							\
+		return s < o ? s : o;					\
+	case RMAD_MAX:							\
+		return s > o ? s : o;					\
+	case RMAD_REPLACE:						\
+		return s;						\
+	default:							\
+		return o;						\
+	}								\
+}
+
+/*
+ * IEEE binary128 (Fortran's REAL*16): GCC's and clang's __float128,
+ * in software on x86-64; where there is none, long double is binary128
+ * (aarch64, ppc64le with -mabi=ieeelongdouble) or the type is refused.
+ * Its complex is a pair of them, combined here.
+ */
+#if defined(__SIZEOF_FLOAT128__)
+typedef __float128 f128_t;
+#define HAVE_F128 1
+#elif LDBL_MANT_DIG == 113
+typedef long double f128_t;
+#define HAVE_F128 1
+#endif
+
+DEFINE_REAL_COMB(ldbl, long double)
+#ifdef HAVE_F128
+DEFINE_REAL_COMB(f128, f128_t)
+struct c128 { f128_t re, im; };
+static struct c128 c128_comb(struct c128 o, struct c128 s, uint32_t op)
 {
+	struct c128 r = o;
+
 	switch (op) {
 	case RMAD_SUM:
-		return o + s;
+		r.re = o.re + s.re;
+		r.im = o.im + s.im;
+		return r;
 	case RMAD_PROD:
-		return o * s;
-	case RMAD_MIN:
-		return s < o ? s : o;
-	case RMAD_MAX:
-		return s > o ? s : o;
+		r.re = o.re * s.re - o.im * s.im;
+		r.im = o.re * s.im + o.im * s.re;
+		return r;
 	case RMAD_REPLACE:
 		return s;
 	default:
 		return o;
 	}
 }
+#endif
 
 #define DEFINE_CPLX_COMB(NAME, T)					\
 static T NAME##_comb(T o, T s, uint32_t op)				\
@@ -281,6 +322,12 @@ _Static_assert(sizeof(struct dblint_pair) == 16 &&
 	       sizeof(struct twodbl_pair) == 16, "wide pair sizes");
 
 DEFINE_WIDE(ldbl, long double)
+#ifdef HAVE_F128
+DEFINE_WIDE(f128, f128_t)
+DEFINE_WIDE(c128, struct c128)
+_Static_assert(sizeof(f128_t) == 16 && sizeof(struct c128) == 32,
+	       "binary128 sizes");
+#endif
 DEFINE_WIDE(cdbl, double _Complex)
 DEFINE_WIDE(cldbl, long double _Complex)
 DEFINE_WIDE(dblint, struct dblint_pair)
@@ -486,6 +533,10 @@ static const struct dtype {
 	[RMAD_LONG_DOUBLE_INT] = { 32, OPS_PAIR, 0, ldblint_apply },
 	[RMAD_2FLOAT] = { 8, OPS_PAIR, 0, twoflt_apply },
 	[RMAD_2DOUBLE] = { 16, OPS_PAIR, 0, twodbl_apply },
+#ifdef HAVE_F128
+	[RMAD_FLOAT128] = { 16, OPS_FLOAT, 0, f128_apply },
+	[RMAD_C_FLOAT128_COMPLEX] = { 32, OPS_COMPLEX, 0, c128_apply },
+#endif
 };
 _Static_assert(sizeof(wchar_t) == 4 && sizeof(long double) == 16 &&
 	       sizeof(long) == 8, "the sizes the table assumes (LP64)");

@@ -19,8 +19,8 @@
  * PROD; the pair types FLOAT_INT, 2INT, SHORT_INT and 2FLOAT MINLOC and
  * MAXLOC.
  *
- * LONG_DOUBLE takes the FLOAT ops, C_DOUBLE_COMPLEX and
- * C_LONG_DOUBLE_COMPLEX SUM and PROD, DOUBLE_INT, LONG_INT,
+ * LONG_DOUBLE and FLOAT128 take the FLOAT ops, C_DOUBLE_COMPLEX,
+ * C_LONG_DOUBLE_COMPLEX and C_FLOAT128_COMPLEX SUM and PROD, DOUBLE_INT, LONG_INT,
  * LONG_DOUBLE_INT and 2DOUBLE MINLOC and MAXLOC.  These types are wider than 8 bytes
  * (rmad_dtype_wide): no lock-free atomic of their width exists, so
  * rmad_acc_apply updates them with plain loads and stores, and every
@@ -50,7 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_DTYPE_MAX	36	/* highest predefined datatype id */
+#define RMAD_DTYPE_MAX	38	/* highest predefined datatype id */
 
 /* Bytes of one element; 0 if dtype is not a predefined type. */
 size_t rmad_dtype_size(uint32_t dtype);

@@ -128,14 +128,14 @@ ok $? "bench/mpi/mpi-overhead: MPI and rmad_* calls in one process (rc $rc)"
 out=$(RMAD_MPI_STRICT=0 run_bounded 60 "$RMAD_RUN" -q --mpi -np 2 "$mr" \
 	--unmapped 2>&1)
 rc=$?
-n=$(echo "$out" | grep -c "real16 put: class 3 ")
+n=$(echo "$out" | grep -c "unmapped put: class 3 ")
 [ "$rc" -eq 0 ] && [ "$n" -eq 2 ] &&
-	echo "$out" | grep -q "cannot map datatype MPI_REAL16: a predefined type rmad lacks"
+	echo "$out" | grep -q "cannot map datatype MPI_2COMPLEX: a predefined type rmad lacks"
 ok $? "an unmappable datatype: MPI_ERR_TYPE on both ranks and a notice"
 [ "$n" -eq 2 ] || say "$out"
 out=$(run_bounded 60 "$RMAD_RUN" -q --mpi -np 2 "$mr" --unmapped 2>&1)
 rc=$?
-[ "$rc" -ne 0 ] && echo "$out" | grep -q "cannot map datatype MPI_REAL16: a predefined type rmad lacks (RMAD_MPI_STRICT=1): aborting"
+[ "$rc" -ne 0 ] && echo "$out" | grep -q "cannot map datatype MPI_2COMPLEX: a predefined type rmad lacks (RMAD_MPI_STRICT=1): aborting"
 ok $? "strict mode aborts the job and names what it could not map (rc $rc)"
 
 # rmadctl status counts each rank's MPI windows served by rmad and by

@@ -28,7 +28,8 @@ static const char *const tname[] = {
 	"UNSIGNED", "UNSIGNED_LONG", "UNSIGNED_LONG_LONG", "WCHAR", "C_BOOL",
 	"LONG_DOUBLE", "C_FLOAT_COMPLEX", "C_DOUBLE_COMPLEX",
 	"C_LONG_DOUBLE_COMPLEX", "FLOAT_INT", "DOUBLE_INT", "LONG_INT",
-	"2INT", "SHORT_INT", "LONG_DOUBLE_INT", "2FLOAT", "2DOUBLE",
+	"2INT", "SHORT_INT", "LONG_DOUBLE_INT", "2FLOAT", "2DOUBLE", "FLOAT128",
+	"C_FLOAT128_COMPLEX",
 };
 static const char *const oname[] = {
 	"0", "SUM", "PROD", "MIN", "MAX", "BAND", "BOR", "BXOR", "LAND",
@@ -65,7 +66,8 @@ static int is_wide(uint32_t t)
 	return t == RMAD_LONG_DOUBLE || t == RMAD_C_DOUBLE_COMPLEX ||
 	       t == RMAD_C_LONG_DOUBLE_COMPLEX || t == RMAD_DOUBLE_INT ||
 	       t == RMAD_LONG_INT || t == RMAD_LONG_DOUBLE_INT ||
-	       t == RMAD_2DOUBLE;
+	       t == RMAD_2DOUBLE || t == RMAD_FLOAT128 ||
+	       t == RMAD_C_FLOAT128_COMPLEX;
 }
 
 static int is_pair(uint32_t t)
@@ -79,20 +81,22 @@ static int is_pair(uint32_t t)
 static int is_complex(uint32_t t)
 {
 	return t == RMAD_C_FLOAT_COMPLEX || t == RMAD_C_DOUBLE_COMPLEX ||
-	       t == RMAD_C_LONG_DOUBLE_COMPLEX;
+	       t == RMAD_C_LONG_DOUBLE_COMPLEX ||
+	       t == RMAD_C_FLOAT128_COMPLEX;
 }
 
 static int want_op(uint32_t t, uint32_t op)
 {
-	if (t < 1 || t > 36)
+	if (t < 1 || t > 38)
 		return RMAD_ERR_TYPE;
 	switch (op) {
 	case RMAD_SUM: case RMAD_PROD:
 		return is_cint(t) || is_float(t) || is_complex(t) ||
-		       t == RMAD_LONG_DOUBLE ? 0 : RMAD_ERR_OP;
+		       t == RMAD_LONG_DOUBLE || t == RMAD_FLOAT128 ? 0 :
+		       RMAD_ERR_OP;
 	case RMAD_MIN: case RMAD_MAX:
-		return is_cint(t) || is_float(t) ||
-		       t == RMAD_LONG_DOUBLE ? 0 : RMAD_ERR_OP;
+		return is_cint(t) || is_float(t) || t == RMAD_LONG_DOUBLE ||
+		       t == RMAD_FLOAT128 ? 0 : RMAD_ERR_OP;
 	case RMAD_BAND: case RMAD_BOR: case RMAD_BXOR:
 		return is_cint(t) || t == RMAD_BYTE ? 0 : RMAD_ERR_OP;
 	case RMAD_LAND: case RMAD_LOR: case RMAD_LXOR:
@@ -109,7 +113,7 @@ static int want_op(uint32_t t, uint32_t op)
 static const uint32_t type_ids[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
 				     12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
 				     22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-				     32, 33, 34, 35, 36, 37, 99 };
+				     32, 33, 34, 35, 36, 37, 38, 39, 99 };
 #define NTYPE_IDS	(sizeof(type_ids) / sizeof(type_ids[0]))
 
 static void check_sizes(void)
@@ -120,11 +124,12 @@ static void check_sizes(void)
 		sizeof(short), sizeof(long long), 1, 1, sizeof(short),
 		sizeof(unsigned), sizeof(long), sizeof(long long), 4, 1,
 		sizeof(long double), 8, 16, 32, 8, 16, 16, 8, 8, 32, 8, 16,
+		16, 32,
 	};
 
 	for (size_t k = 0; k < NTYPE_IDS; k++) {
 		uint32_t t = type_ids[k];
-		size_t w = t <= 36 ? want[t] : 0;
+		size_t w = t <= 38 ? want[t] : 0;
 
 		ok(rmad_dtype_size(t) == w, "size of type %u (%s) is %zu (%zu)",
 		   t, tn(t), w, rmad_dtype_size(t));
@@ -457,6 +462,23 @@ static void check_spots(void)
 		   !rmad_op_check(RMAD_2DOUBLE, RMAD_MAXLOC),
 		   "2FLOAT is 8 bytes and atomic, 2DOUBLE 16 and wide; "
 		   "MINLOC and MAXLOC only");
+	}
+	{
+		/* binary128: 1 + 2^-100 is exact there, not in x87's 64
+		 * mantissa bits, so a long double would lose it */
+		__float128 a[2] = { 1, 3 }, b[2] = { 0x1p-100Q, 2 }, r[2];
+		struct { __float128 re, im; } c = { 1, 2 }, d = { 3, -1 };
+
+		rmad_acc_apply(a, b, r, RMAD_FLOAT128, RMAD_SUM, 2);
+		ok(a[0] - 1 == 0x1p-100Q && a[1] == 5 && r[0] == 1 &&
+		   r[1] == 3, "FLOAT128 SUM keeps 113 bits, old values "
+		   "fetched");
+		a[1] = 3;
+		rmad_acc_apply(&a[1], &b[1], NULL, RMAD_FLOAT128, RMAD_MIN, 1);
+		rmad_acc_apply(&c, &d, NULL, RMAD_C_FLOAT128_COMPLEX,
+			       RMAD_PROD, 1);
+		ok(a[1] == 2 && c.re == 5 && c.im == 5,
+		   "FLOAT128 MIN, C_FLOAT128_COMPLEX PROD");
 	}
 }
 

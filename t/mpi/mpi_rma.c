@@ -537,6 +537,8 @@ struct ft_case {
 	const char *name;
 	MPI_Datatype t;
 	int cls;		/* 'i' integer, 'r' real, 'c' complex, 'l' */
+	int rmad_only;		/* plain Open MPI 4.1.4's own sums of it are
+				 * not binary128's: checked with rmad only */
 };
 
 static void ft_set(char *p, int cls, int sz, int i, double v)
@@ -549,6 +551,7 @@ static void ft_set(char *p, int cls, int sz, int i, double v)
 
 		if (cls == 'r' || cls == 'c') {
 			if (w == 4) { float f = (float)x; memcpy(q, &f, 4); }
+			else if (w == 16) { __float128 f = x; memcpy(q, &f, 16); }
 			else { memcpy(q, &x, 8); }
 		} else {
 			long long n = (long long)x;
@@ -594,6 +597,8 @@ static void t_fortran(void)
 		{ "f90 integer r=2", fi1, 'i' },
 		{ "f90 real p=6", fr4, 'r' },
 		{ "f90 real p=15", fr8, 'r' },
+		{ "REAL16", MPI_REAL16, 'r', 1 },
+		{ "COMPLEX32", MPI_COMPLEX32, 'c', 1 },
 		{ "f90 complex p=6", fc8, 'c' },
 		{ "f90 complex p=15", fc16, 'c' },
 		{ "LOGICAL", MPI_LOGICAL, 'l' },
@@ -613,7 +618,12 @@ static void t_fortran(void)
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		const struct ft_case *c = &cases[k];
 		int sz = 0, cls = c->cls == 'l' ? 'i' : c->cls, g = 1;
-		char src[4 * 32], got[4 * 32], *base;
+
+		if (c->rmad_only && !rmad_loaded)
+			continue;
+		char src[4 * 32] __attribute__((aligned(16)));
+		char got[4 * 32] __attribute__((aligned(16)));
+		char *base;
 		MPI_Win w;
 
 		MPI_Type_size(c->t, &sz);
@@ -895,15 +905,16 @@ static void t_errors(void)
 }
 
 /*
- * --unmapped: a put whose types are REAL*16 (a Fortran quad-precision
- * real, which rmad has no type for).  Prints the error class the put
- * returned; under RMAD_MPI_STRICT=1 the job aborts with the reason.
+ * --unmapped: a put whose types are MPI_2COMPLEX (Open MPI's pair of
+ * complexes, which MPI no longer names and rmad has no type for).
+ * Prints the error class the put returned; under RMAD_MPI_STRICT=1 the
+ * job aborts with the reason.
  */
 static int unmapped(void)
 {
 	int rc;
 	long double v[4] = { 1, 2, 3, 4 }, *base;
-	MPI_Datatype fi = MPI_REAL16;
+	MPI_Datatype fi = MPI_2COMPLEX;
 	MPI_Win w;
 
 	MPI_Win_allocate(4 * np * 16, 16, MPI_INFO_NULL, MPI_COMM_WORLD,
@@ -912,7 +923,7 @@ static int unmapped(void)
 	MPI_Win_lock_all(0, w);
 	rc = MPI_Put(v, 4, fi, right(), 0, 4, fi, w);
 	MPI_Win_unlock_all(w);
-	printf("rank %d: real16 put: class %d (MPI_ERR_TYPE is %d)\n",
+	printf("rank %d: unmapped put: class %d (MPI_ERR_TYPE is %d)\n",
 	       me, cls(rc), MPI_ERR_TYPE);
 	MPI_Win_free(&w);
 	MPI_Finalize();
