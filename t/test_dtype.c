@@ -463,6 +463,7 @@ static void check_spots(void)
 		   "2FLOAT is 8 bytes and atomic, 2DOUBLE 16 and wide; "
 		   "MINLOC and MAXLOC only");
 	}
+#ifdef __SIZEOF_FLOAT128__
 	{
 		/* binary128: 1 + 2^-100 is exact there, not in x87's 64
 		 * mantissa bits, so a long double would lose it */
@@ -480,6 +481,7 @@ static void check_spots(void)
 		ok(a[1] == 2 && c.re == 5 && c.im == 5,
 		   "FLOAT128 MIN, C_FLOAT128_COMPLEX PROD");
 	}
+#endif
 }
 
 /* Calls the precondition forbids must change nothing and not crash. */
