@@ -106,13 +106,12 @@ static rmad_datatype_t by_size(int cls, int n)
  * whose envelope names the F90 combiner).  Each is mapped by its class
  * and its size in this MPI: an integer of 1, 2, 4 or 8 bytes, a real
  * of C's float or double or of 16 bytes (REAL*16, which gfortran and
- * ifort keep in IEEE binary128, rmad's FLOAT128, not in x87's long
- * double), a complex of two of them.  LOGICAL is an
- * integer of its size whose logical ops are C's (zero is false; so are
- * Open MPI's LOGICAL1 to LOGICAL8), as
- * gfortran's and ifort's default .true. (1, -1) read.  The pair types
- * 2REAL and 2DOUBLE_PRECISION are rmad's 2FLOAT or 2DOUBLE by their
- * size.
+ * ifort keep in IEEE binary128: rmad's FLOAT128, not x87's long
+ * double), a complex of two of them.  LOGICAL (and Open MPI's LOGICAL1
+ * to LOGICAL8) is an integer of its size whose logical ops are C's
+ * (zero is false), as gfortran's and ifort's default .true. (1, -1)
+ * read.  The pair types 2REAL and 2DOUBLE_PRECISION are rmad's 2FLOAT
+ * or 2DOUBLE by their size.
  */
 static int fortran(MPI_Datatype t, rmad_datatype_t *out)
 {
