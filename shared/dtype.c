@@ -218,22 +218,27 @@ static void NAME##_apply(void *dst, const void *src, void *res,	\
 	}								\
 }
 
+/* The ops every real and complex type takes, as cases of a switch on op
+ * in a combiner of o (the target's) and s (the origin's). */
+#define ARITH_CASES(o, s)						\
+	case RMAD_SUM:							\
+		return (o) + (s);					\
+	case RMAD_PROD:							\
+		return (o) * (s);					\
+	case RMAD_REPLACE:						\
+		return (s);						\
+	default:							\
+		return (o);
+
 #define DEFINE_REAL_COMB(NAME, T)					\
 static T NAME##_comb(T o, T s, uint32_t op)				\
 {									\
 	switch (op) {							\
-	case RMAD_SUM:							\
-		return o + s;						\
-	case RMAD_PROD:							\
-		return o * s;						\
 	case RMAD_MIN:							\
 		return s < o ? s : o;					\
 	case RMAD_MAX:							\
 		return s > o ? s : o;					\
-	case RMAD_REPLACE:						\
-		return s;						\
-	default:							\
-		return o;						\
+	ARITH_CASES(o, s)						\
 	}								\
 }
 
@@ -280,14 +285,7 @@ static struct c128 c128_comb(struct c128 o, struct c128 s, uint32_t op)
 static T NAME##_comb(T o, T s, uint32_t op)				\
 {									\
 	switch (op) {							\
-	case RMAD_SUM:							\
-		return o + s;						\
-	case RMAD_PROD:							\
-		return o * s;						\
-	case RMAD_REPLACE:						\
-		return s;						\
-	default:							\
-		return o;						\
+	ARITH_CASES(o, s)						\
 	}								\
 }
 
