@@ -58,9 +58,9 @@ static socklen_t msa_len(int family)
 				    sizeof(struct sockaddr_in);
 }
 
-/* Do a and b (of one family) name one host (and, with port, one port)? */
-/* the same address (and port); link-local IPv6 ones on the same link
- * too (fe80::1%eth0 is not fe80::1%eth1) */
+/* Do a and b (of one family) name one host (and, with port, one port)?
+ * Link-local IPv6 ones only on the same link (fe80::1%eth0 is not
+ * fe80::1%eth1). */
 static bool msa_same(const union msa *a, const union msa *b, bool port)
 {
 	if (a->sa.sa_family != b->sa.sa_family)

@@ -20,9 +20,9 @@
  * MAXLOC.
  *
  * LONG_DOUBLE and FLOAT128 take the FLOAT ops, C_DOUBLE_COMPLEX,
- * C_LONG_DOUBLE_COMPLEX and C_FLOAT128_COMPLEX SUM and PROD, DOUBLE_INT, LONG_INT,
- * LONG_DOUBLE_INT and 2DOUBLE MINLOC and MAXLOC.  These types are wider than 8 bytes
- * (rmad_dtype_wide): no lock-free atomic of their width exists, so
+ * C_LONG_DOUBLE_COMPLEX and C_FLOAT128_COMPLEX SUM and PROD,
+ * DOUBLE_INT, LONG_INT, LONG_DOUBLE_INT and 2DOUBLE MINLOC and MAXLOC.
+ * These types are wider than 8 bytes (rmad_dtype_wide): no lock-free atomic of their width exists, so
  * rmad_acc_apply updates them with plain loads and stores, and every
  * caller holds the target member's accumulate lock (acc_lock in its
  * control page) around it: same-node origins, the member itself and the
