@@ -99,6 +99,9 @@ struct agent_job {
 	int32_t bar_local;		/* local arrivals for bar_epoch */
 	int32_t bar_arrived[2];		/* root: agents arrived, by parity */
 	int32_t job_nodes;		/* agents holding ranks of this job */
+	/* what am_watch was told: the root (-1: none), the map's nodes */
+	int watched_root;
+	int watched_map;
 };
 
 struct agent_stats {
@@ -157,6 +160,14 @@ struct am_ctx {
 	 * heartbeats echo */
 	uint64_t *last_rx, *last_tx, *echo;
 	uint32_t *errs_seen;		/* per node: fabric send errors */
+	/* a static mesh's idle nodes (am.c, am_busy): per node, the jobs
+	 * of ours that need it (am_watch), until when a packet sent to it
+	 * keeps it busy, until when a node that just became busy may take
+	 * to answer, and whether it was busy at the last tick */
+	uint32_t *watch_jobs;
+	uint64_t *watch_until, *grace_until;
+	uint8_t *busy, *used;		/* used: sent to since the last tick */
+	uint64_t started_ns;
 	uint8_t *dead;			/* per node: declared dead (a static
 					 * mesh: not up) */
 	int ndead;

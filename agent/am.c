@@ -255,11 +255,20 @@ int am_start(struct agent *a)
 	m->dead = calloc(n, 1);
 	m->errs_seen = calloc(n, sizeof(*m->errs_seen));
 	m->echo = calloc(n, sizeof(*m->echo));
+	m->watch_jobs = calloc(n, sizeof(*m->watch_jobs));
+	m->watch_until = calloc(n, sizeof(*m->watch_until));
+	m->grace_until = calloc(n, sizeof(*m->grace_until));
+	m->busy = calloc(n, 1);
+	m->used = calloc(n, 1);
 	if (!m->last_rx || !m->last_tx || !m->dead || !m->errs_seen ||
-	    !m->echo)
+	    !m->echo || !m->watch_jobs || !m->watch_until ||
+	    !m->grace_until || !m->busy || !m->used)
 		return RMAD_ERR_NOMEM;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		m->last_rx[i] = m->last_tx[i] = now;
+		m->busy[i] = 1;
+	}
+	m->started_ns = now;
 	if (a->mesh)
 		return mesh_start(a);
 	return 0;
@@ -283,6 +292,14 @@ void am_fini(struct agent *a)
 	free(a->am.dead);
 	free(a->am.errs_seen);
 	free(a->am.echo);
+	free(a->am.watch_jobs);
+	free(a->am.watch_until);
+	free(a->am.grace_until);
+	free(a->am.busy);
+	free(a->am.used);
+	a->am.watch_jobs = NULL;
+	a->am.watch_until = a->am.grace_until = NULL;
+	a->am.busy = a->am.used = NULL;
 	free(a->am.mine);
 	free(a->am.theirs);
 	a->am.mine = a->am.theirs = NULL;
@@ -330,27 +347,102 @@ static void declare_dead(struct agent *a, int node, const char *why)
 	m->echo[node] = 0;
 }
 
+/*
+ * Idle nodes.  All-to-all heartbeats cost every agent 4(N-1) messages
+ * a heartbeat, which a static mesh of thousands of nodes cannot pay.
+ * So there, a node is watched at heartbeat_ms only while it is busy:
+ * one of our jobs has ranks there or waits there for its map
+ * (am_watch), or we sent it a packet within heartbeat_timeout_ms.  An
+ * idle node gets a heartbeat every heartbeat_idle_ms, and is declared
+ * dead after as many missed heartbeats as a busy one.  A node that
+ * becomes busy is probed at once and must answer within two
+ * heartbeats (grace_until) unless its last echo is recent enough.
+ * Nothing that waits is left at the idle rate: whatever waits on a
+ * node waits in one of our jobs that has ranks there.
+ */
+static int am_idle_on(const struct agent *a)
+{
+	return a->mesh && a->p.heartbeat_idle_ms > a->p.heartbeat_ms;
+}
+
+void am_watch(struct agent *a, int node, int on)
+{
+	struct am_ctx *m = &a->am;
+
+	if (!m->watch_jobs || node < 0 || node >= a->nnodes ||
+	    node == a->node)
+		return;
+	if (on)
+		m->watch_jobs[node]++;
+	else if (m->watch_jobs[node])
+		m->watch_jobs[node]--;
+	if (on)
+		m->used[node] = 1;	/* probed at the next tick */
+}
+
+/* Busy or idle at now (see above); a node that just became busy is
+ * probed now and given two heartbeats to answer. */
+static int am_busy(struct agent *a, int node, uint64_t now, uint64_t hb,
+		   uint64_t limit)
+{
+	struct am_ctx *m = &a->am;
+	int busy;
+
+	if (m->used[node]) {
+		m->used[node] = 0;
+		m->watch_until[node] = now + limit;
+	}
+	busy = !am_idle_on(a) || m->watch_jobs[node] ||
+	       now < m->watch_until[node];
+	if (busy && !m->busy[node]) {
+		m->grace_until[node] = now + 2 * hb;
+		m->last_tx[node] = 0;	/* a heartbeat now */
+	}
+	m->busy[node] = (uint8_t)busy;
+	return busy;
+}
+
 void am_tick(struct agent *a, uint64_t now)
 {
 	struct am_ctx *m = &a->am;
 	uint64_t hb = (uint64_t)a->p.heartbeat_ms * 1000000ull;
 	uint64_t limit = (uint64_t)a->p.heartbeat_timeout_ms * 1000000ull;
+	uint64_t ihb = (uint64_t)a->p.heartbeat_idle_ms * 1000000ull;
+	/* as many heartbeats as limit has (both at most 600000 ms) */
+	uint64_t ilimit = hb ? (uint64_t)a->p.heartbeat_timeout_ms *
+			       (uint64_t)a->p.heartbeat_idle_ms /
+			       (uint64_t)a->p.heartbeat_ms * 1000000ull : 0;
+	int idle_on = am_idle_on(a);
 	uint32_t errs;
 
 	if (!m->dead || a->nnodes < 2 || !hb)
 		return;
 	for (int node = 0; node < a->nnodes; node++) {
+		uint64_t lim = limit, every = hb;
+
 		if (node == a->node)
 			continue;
 		if (m->dead[node]) {
-			/* a static mesh: knock until it answers */
-			if (a->mesh && now - m->last_tx[node] >= hb) {
+			/* a static mesh: knock until it answers (once we
+			 * have run for a while, at the idle rate: a node
+			 * that starts knocks fast, and is answered) */
+			if (idle_on && now - m->started_ns >= limit)
+				every = ihb;
+			m->used[node] = 0;
+			m->busy[node] = 0;
+			if (a->mesh && now - m->last_tx[node] >= every) {
 				hb_send(a, node, 0);
 				m->last_tx[node] = now;
 			}
 			continue;
 		}
 		errs = rmad_fabric_send_errors(a->fab, node);
+		if (errs != m->errs_seen[node])
+			m->used[node] = 1;	/* suspect: watch it closely */
+		if (!am_busy(a, node, now, hb, limit)) {
+			lim = ilimit;
+			every = ihb;
+		}
 		if (errs != m->errs_seen[node]) {
 			/*
 			 * The provider failed to deliver to it (a refused or
@@ -367,20 +459,23 @@ void am_tick(struct agent *a, uint64_t now)
 				m->last_rx[node] = by;
 			}
 		}
-		if (now > m->last_rx[node] && now - m->last_rx[node] > limit) {
-			char why[160];
+		if (now > m->last_rx[node] && now - m->last_rx[node] > lim &&
+		    now >= m->grace_until[node]) {
+			char why[200];
 
 			snprintf(why, sizeof(why),
-				 "no sign of life for heartbeat_timeout_ms "
-				 "(%ld), or for two heartbeats after send "
-				 "errors (%llu ms counted)",
-				 a->p.heartbeat_timeout_ms,
+				 "no sign of life for %s (%llu ms), or for two "
+				 "heartbeats after send errors or once busy "
+				 "(%llu ms counted)",
+				 lim == limit ? "heartbeat_timeout_ms" :
+				 "an idle node's timeout",
+				 (unsigned long long)(lim / 1000000),
 				 (unsigned long long)((now - m->last_rx[node]) /
 						      1000000));
 			declare_dead(a, node, why);
 			continue;
 		}
-		if (now - m->last_tx[node] >= hb) {
+		if (now - m->last_tx[node] >= every) {
 			hb_send(a, node, 0);
 			m->last_tx[node] = now;
 		}
@@ -546,6 +641,9 @@ int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 		a->st.pkts_sent[h->type]++;
 	if (am_node_dead(a, node))
 		return RMAD_ERR_PROC_FAILED;
+	if (a->am.used && node >= 0 && node < a->nnodes &&
+	    h->type != RMAD_AM_HEARTBEAT)
+		a->am.used[node] = 1;	/* busy for a while (am_busy) */
 	if (node == a->node || !a->fab) {
 		/* to ourselves: no need to cross the fabric */
 		char buf[sizeof(*h) + RMAD_AM_MAX_PAYLOAD];

@@ -77,6 +77,12 @@ void am_retry(struct agent *a);
 int am_start(struct agent *a);
 void am_fini(struct agent *a);
 void am_tick(struct agent *a, uint64_t now);
+/*
+ * A job of ours needs node (on: one more; 0: one less): in a static
+ * mesh its heartbeats go every heartbeat_ms, not heartbeat_idle_ms,
+ * while any job needs it (am.c, idle nodes).
+ */
+void am_watch(struct agent *a, int node, int on);
 void am_on_node_dead(struct agent *a, am_node_fn fn);
 int am_node_dead(const struct agent *a, int node);
 /*

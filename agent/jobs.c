@@ -94,15 +94,36 @@ static struct agent_job *job_new(struct agent *a, const char *ns,
 		j->local_size = local_size;
 		j->born_ns = rmad_now_ns();
 		j->root = am_root(a);
+		/* the map comes from there: watched closely meanwhile */
+		j->watched_root = j->root;
+		am_watch(a, j->root, 1);
 		a->jb.bar_nwait[k] = 0;
 		return j;
 	}
 	return NULL;
 }
 
+/* Each node of j's map once, to am_watch (on: the map came; 0: the
+ * job goes): its heartbeats go every heartbeat_ms meanwhile. */
+static void watch_map(struct agent *a, struct agent_job *j, int on)
+{
+	for (int node = 0; node < a->nnodes; node++)
+		for (int32_t k = 0; k < j->map_runs; k++)
+			if (j->map[k].node == node) {
+				am_watch(a, node, on);
+				break;
+			}
+	j->watched_map = on;
+}
+
 static void job_free(struct agent *a, struct agent_job *j)
 {
 	int k = (int)(j - a->jobs);
+
+	if (j->watched_map)
+		watch_map(a, j, 0);
+	if (j->watched_root >= 0)
+		am_watch(a, j->watched_root, 0);
 
 	if (a->job_hooks.freed)
 		a->job_hooks.freed(a, j);
@@ -312,6 +333,8 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		}
 		j->key = h->job;
 		j->root = a->node;
+		am_watch(a, j->watched_root, 0);	/* no map to wait for */
+		j->watched_root = -1;
 	}
 	if (j->size != jp->size) {
 		rmad_warn("job %s: node %u says size %d, expected %d",
@@ -454,6 +477,7 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 				j->job_nodes++;
 				break;
 			}
+	watch_map(a, j, 1);
 	rmad_dbg("job %s: map ready, %d runs on %d nodes", j->nspace,
 		 j->map_runs, j->job_nodes);
 	agent_job_retry_barriers(a, j);

@@ -150,14 +150,31 @@
 	X(heartbeat_ms, INT, "250", RMAD_P_RELOAD, 0, 60000,		\
 	  "How often, in milliseconds, an agent sends every other agent "	\
 	  "of the mesh a heartbeat stamped with its clock, which the "	\
-	  "other answers at once with an echo of the stamp; 0 turns "	\
-	  "failure detection off.")					\
+	  "other answers at once with an echo of the stamp (in a static " \
+	  "mesh, every busy one: heartbeat_idle_ms); 0 turns failure "	\
+	  "detection off.")						\
 	X(heartbeat_timeout_ms, INT, "1500", RMAD_P_RELOAD, 100, 600000, \
 	  "An agent whose newest stamp that another echoed is older than " \
 	  "this many milliseconds declares that node dead (what "	\
 	  "arrives late proves nothing new): every call that waits "	\
 	  "on it returns RMAD_ERR_PROC_FAILED, and its ranks are failed " \
 	  "for their jobs. Keep it several times heartbeat_ms.")	\
+	X(heartbeat_idle_ms, INT, "2000", RMAD_P_RELOAD, 0, 600000,	\
+	  "In a static mesh, how often in milliseconds an agent sends "	\
+	  "a heartbeat to an up node it has no business with: none of "	\
+	  "its jobs has ranks there or waits for its map there, and it " \
+	  "sent the node nothing for heartbeat_timeout_ms. Such an idle " \
+	  "node is declared dead after heartbeat_timeout_ms times "	\
+	  "heartbeat_idle_ms / heartbeat_ms without an echo (as many "	\
+	  "heartbeats as a busy node). A node that becomes busy (a job, " \
+	  "a packet for it, a send error) gets heartbeats every "	\
+	  "heartbeat_ms at once, and is declared dead unless it answers " \
+	  "within two of them or heartbeat_timeout_ms after its last "	\
+	  "echo, whichever is later. Nodes not up are knocked at this "	\
+	  "rate too, once the agent has run for heartbeat_timeout_ms "	\
+	  "(one that starts knocks at heartbeat_ms, and is answered at " \
+	  "once). 0, or a value not above heartbeat_ms: every node at "	\
+	  "heartbeat_ms. Without a static mesh every node is busy.")	\
 	X(attach_timeout_ms, INT, "120000", RMAD_P_RELOAD, 0, 86400000, \
 	  "How long, in milliseconds, an agent waits for every rank of " \
 	  "a job to attach (rmad_init) after it first heard of the job. " \

@@ -30,14 +30,16 @@ mesh="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
 printf '# the test mesh\n127.0.0.1:%s\n  127.0.0.1:%s   # node 1\n\n127.0.0.1:%s\n' \
 	"${ports[@]}" >"$T_TMP/mesh.list"
 pids=()
-# agent K [LOGSUFFIX]: start node K of the mesh
+# agent K [LOGSUFFIX]: start node K of the mesh (idle nodes, those with
+# no job in common, declared dead after 3 s: t/mesh-idle.sh has them)
 agent() {
 	local m=(--set "mesh=$mesh")
 
 	[ "$1" -eq 2 ] && m=(--set "mesh_file=$T_TMP/mesh.list")
 	start_agent "$sess" "$T_TMP/agent$1${2:-}.log" --vnodes 3 \
 		--set "provider=tcp;ofi_rxm" "${m[@]}" \
-		--set "mesh_self=$1" --set log_level=info
+		--set "mesh_self=$1" --set log_level=info \
+		--set heartbeat_idle_ms=500
 	pids[$1]=$AGENT_PID
 }
 # ups K LOGSUFFIX N: agent K's log says N times that a node is up

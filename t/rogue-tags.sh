@@ -25,13 +25,16 @@ printf '0123456789abcdef0123456789ABCDEF\n' >"$key"
 chmod 600 "$key"
 pids=()
 # agent SESSION K [SETTINGS...]: start node K of the session's mesh
+# (every node at heartbeat_ms: none of them has a job, and idle nodes'
+# heartbeats, heartbeat_idle_ms, are t/mesh-idle.sh's)
 agent() {
 	local sess=$1 k=$2
 	shift 2
 	start_agent "$sess" "$T_TMP/$sess$k.log" --vnodes 2 \
 		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
 		--set "mesh_self=$k" --set log_level=info \
-		--set heartbeat_ms=50 --set heartbeat_timeout_ms=400 "$@"
+		--set heartbeat_ms=50 --set heartbeat_timeout_ms=400 \
+		--set heartbeat_idle_ms=0 "$@"
 	pids[$k]=$AGENT_PID
 }
 ups() { [ "$(grep -c ": node [0-9]*: up$" "$T_TMP/$1$2.log")" -ge "$3" ]; }

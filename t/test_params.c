@@ -95,7 +95,7 @@ static void test_table(void)
 {
 	int n = rmad_params_count(), dup = 0;
 
-	ok(n == 53, "53 keys in the table (%d)", n);
+	ok(n == 54, "54 keys in the table (%d)", n);
 	ok(n == RMAD_NPARAMS, "count matches RMAD_NPARAMS");
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
@@ -129,7 +129,9 @@ static void test_defaults(void)
 	   p.am_recv_bufs == 64 && p.am_send_bufs == 256,
 	   "buffer defaults");
 	ok(p.idle_exit_ms == 2000 && p.connect_timeout_ms == 20000 &&
-	   p.stats_interval_ms == 0, "misc defaults");
+	   p.stats_interval_ms == 0 && p.heartbeat_ms == 250 &&
+	   p.heartbeat_timeout_ms == 1500 && p.heartbeat_idle_ms == 2000,
+	   "misc defaults");
 	for (int i = 0; i < RMAD_NPARAMS; i++)
 		if (p.src[i] != RMAD_PSRC_DEFAULT)
 			all_default = 0;
