@@ -88,6 +88,7 @@ struct agent_job {
 	int32_t map_filled;
 	int map_ready;
 	int joined;			/* our JOIN was sent */
+	int join_wait;			/* ... waits for a root known alive */
 	int root;			/* the node collecting the map: 0, or
 					 * in a static mesh the lowest one up
 					 * when this agent heard of the job */

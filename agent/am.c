@@ -380,6 +380,18 @@ void am_watch(struct agent *a, int node, int on)
 		m->used[node] = 1;	/* probed at the next tick */
 }
 
+int am_node_fresh(const struct agent *a, int node)
+{
+	const struct am_ctx *m = &a->am;
+	uint64_t limit = (uint64_t)a->p.heartbeat_timeout_ms * 1000000ull;
+
+	if (node == a->node)
+		return 1;
+	if (!m->last_rx || node < 0 || node >= a->nnodes || m->dead[node])
+		return 0;
+	return !a->p.heartbeat_ms || rmad_now_ns() - m->last_rx[node] <= limit;
+}
+
 /* Busy or idle at now (see above); a node that just became busy is
  * probed now and given two heartbeats to answer. */
 static int am_busy(struct agent *a, int node, uint64_t now, uint64_t hb,

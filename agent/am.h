@@ -83,6 +83,9 @@ void am_tick(struct agent *a, uint64_t now);
  * while any job needs it (am.c, idle nodes).
  */
 void am_watch(struct agent *a, int node, int on);
+/* 1 if node is up and echoed a stamp of ours within
+ * heartbeat_timeout_ms (or heartbeats are off; or it is this node). */
+int am_node_fresh(const struct agent *a, int node);
 void am_on_node_dead(struct agent *a, am_node_fn fn);
 int am_node_dead(const struct agent *a, int node);
 /*

@@ -258,6 +258,12 @@ void agent_job_client_joined(struct agent *a, struct agent_job *j)
 
 	if (j->joined || j->nlocal_ever < j->local_size)
 		return;
+	/* a static mesh: not to a root that may have died unseen (an
+	 * idle node's timeout is long): it echoes our probe first, or is
+	 * declared dead and replaced (join_retry) */
+	j->join_wait = a->mesh && !am_node_fresh(a, j->root);
+	if (j->join_wait)
+		return;
 	ranks = malloc(sizeof(*ranks) * (size_t)j->local_size);
 	runs = malloc(sizeof(*runs) * (size_t)j->local_size);
 	if (!ranks || !runs) {
@@ -711,12 +717,47 @@ static int attach_timeouts(struct agent *a, uint64_t now)
 	return done;
 }
 
+/* Root of j, which our JOIN has not reached: the lowest node up now
+ * (every agent of the job picks the same one once it saw the old one
+ * dead), watched in its place. */
+static void job_new_root(struct agent *a, struct agent_job *j)
+{
+	int root = am_root(a);
+
+	if (root == j->root)
+		return;
+	rmad_info("job %s: node %d, which would collect its map, is dead: "
+		  "node %d does", j->nspace, j->root, root);
+	if (j->watched_root >= 0)
+		am_watch(a, j->watched_root, 0);
+	j->root = root;
+	j->watched_root = root;
+	am_watch(a, root, 1);
+}
+
+/* JOINs that wait for their root: sent once it echoed our probe, or to
+ * the next root once it was declared dead. */
+static void join_retry(struct agent *a)
+{
+	for (int k = 0; k < a->p.max_jobs; k++) {
+		struct agent_job *j = &a->jobs[k];
+
+		if (!j->in_use || !j->join_wait || j->failed)
+			continue;
+		if (am_node_dead(a, j->root))
+			job_new_root(a, j);
+		agent_job_client_joined(a, j);
+	}
+}
+
 /* Called from the agent's tick: fail pings whose answer never came, and
- * jobs whose ranks did not all attach. */
+ * jobs whose ranks did not all attach; send JOINs that waited. */
 void agent_jobs_tick(struct agent *a)
 {
 	uint64_t now = rmad_now_ns();
 	int done = attach_timeouts(a, now);
+
+	join_retry(a);
 
 	for (struct agent_ping **pp = &a->pings; *pp;) {
 		struct agent_ping *p = *pp;
@@ -872,6 +913,15 @@ static void jobs_node_dead(struct agent *a, int node)
 
 		if (!j->in_use || j->failed || !job_on_node(a, j, node))
 			continue;
+		if (a->mesh && !j->map_ready && node == j->root &&
+		    node != a->node) {
+			/* the map never came: the next root collects it,
+			 * our JOIN (again) first (join_retry) */
+			job_new_root(a, j);
+			j->joined = 0;
+			j->join_wait = 1;
+			continue;
+		}
 		rmad_warn("job %s: node %d is dead; its ranks there failed",
 			  j->nspace, node);
 		j->failed = 1;

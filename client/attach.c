@@ -84,7 +84,8 @@ static char **agent_env(void)
 
 		if (!strncmp(e, "PMIX_", 5) || !strncmp(e, "OMPI_", 5) ||
 		    !strncmp(e, "PMI_", 4) || !strncmp(e, "PRTE_", 5) ||
-		    !strncmp(e, "RMAD_VNODES=", 12))
+		    !strncmp(e, "RMAD_VNODES=", 12) ||
+		    !strncmp(e, "RMAD_VNODE_BASE=", 16))
 			continue;
 		env[k++] = (char *)e;
 	}

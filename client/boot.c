@@ -58,6 +58,7 @@ static int first_of(int v, int n, int k)
 int rmad_boot_client(struct rmad_bootinfo *b)
 {
 	const char *vn = getenv("RMAD_VNODES");
+	const char *base = getenv("RMAD_VNODE_BASE");
 	const char *sess = getenv("RMAD_SESSION");
 	char host[64] = "";
 
@@ -112,6 +113,18 @@ int rmad_boot_client(struct rmad_bootinfo *b)
 		b->local_rank = b->rank - first_of(b->vnode, b->size, k);
 		b->local_size = first_of(b->vnode + 1, b->size, k) -
 				first_of(b->vnode, b->size, k);
+		/* the blocks on virtual nodes base.. rather than 0.. */
+		if (base && *base) {
+			char *end;
+			long v = strtol(base, &end, 10);
+
+			if (*end || v < 0 || v > 1 << 20) {
+				rmad_err("RMAD_VNODE_BASE=%s is not a node "
+					 "number", base);
+				return RMAD_ERR_BOOTSTRAP;
+			}
+			b->vnode += (int)v;
+		}
 	}
 	if (sess && *sess) {
 		rmad_sanitize(sess, b->session, sizeof(b->session));

@@ -11,9 +11,13 @@
 # of it, the others declare it dead within seconds, and the calls that
 # wait on it fail.  Node 1's agent, killed and started again, comes
 # back up; then node 2's agent hangs while no job runs: it is not
-# declared dead at the busy timeout, but at the idle one.
+# declared dead at the busy timeout, but at the idle one.  Last, node 0,
+# the lowest node up, which collects job maps, hangs while idle: a job
+# on nodes 1 and 2 (RMAD_VNODE_BASE=1) that starts a second later, well
+# before the idle timeout, finds it dead by probing it first, and node 1
+# collects its map.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 8
+plan 12
 prog="$top_builddir/t/prog_nodekill"
 sess=meshidle
 base=$((20000 + ($$ + 7000) % 20000))
@@ -103,8 +107,41 @@ ms=$(( ($(now) - t_stop) / 1000000 ))
 [ $st -eq 0 ] && [ "$ms" -ge 4000 ]
 ok $? "... but at the idle one: declared dead $ms ms after it hung"
 kill -CONT "${pids[2]}"
+
+# the node that collects job maps (the lowest one up, node 0) hangs
+# while idle; a job on nodes 1 and 2 starts a second later, before the
+# idle timeout: their agents probe node 0 before they send it their
+# ranks, declare it dead, and node 1 collects the map instead
+# (node 1 may not have timed it out yet: then it stays up for node 1)
+wait_for 'ups 0 "" 4 && ups 2 "" 4' 20
+st=$?
+ok $st "node 2 went on: up with node 0 again"
+[ $st -eq 0 ] || diag "$(grep -h 'node [0-9]*: up$' "$T_TMP"/agent[02].log)"
+sleep 2
+kill -STOP "${pids[0]}"
+t_stop=$(now)
+sleep 1
+out=$(RMAD_SESSION=$sess RMAD_VNODES=2 RMAD_VNODE_BASE=1 run_bounded 60 \
+	mpirun -np 4 -x RMAD_SESSION -x RMAD_VNODES -x RMAD_VNODE_BASE \
+	-x RMAD_RUNDIR -x RMAD_AGENT_PATH -x RMAD_CONF -x RMAD_SPIN_US \
+	"$top_builddir/t/prog_rma" 2>&1)
+rc=$?
+ms=$(( ($(now) - t_stop) / 1000000 ))
+ranks_ok "the map's node hangs: a job on nodes 1 and 2 a second later, done $ms ms after the hang" 4 "$out" $rc ": ok (node"
+st=0
+for k in 1.again 2; do
+	grep -q "which would collect its map, is dead: node 1 does" \
+		"$T_TMP/agent$k.log" &&
+		grep -q "node 0: declared dead.*heartbeat_timeout_ms" \
+			"$T_TMP/agent$k.log" || st=1
+done
+ok $st "... node 1 collected it: nodes 1 and 2 probed node 0 and declared it dead at the busy timeout"
+[ $st -eq 0 ] || diag "$(grep -h 'node 0\|collect' "$T_TMP"/agent1.again.log "$T_TMP"/agent2.log)"
+kill -CONT "${pids[0]}"
 for k in 0 1 2; do
 	kill -TERM "${pids[$k]}" 2>/dev/null
 done
 wait_for '! kill -0 ${pids[0]} 2>/dev/null && ! kill -0 ${pids[1]} 2>/dev/null && ! kill -0 ${pids[2]} 2>/dev/null' 10
+"$RMAD" --session "$sess" --sweep >/dev/null 2>&1
+ok_clean
 done_testing
