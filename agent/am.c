@@ -380,6 +380,19 @@ void am_watch(struct agent *a, int node, int on)
 		m->used[node] = 1;	/* probed at the next tick */
 }
 
+void am_node_counts(const struct agent *a, int *up, int *busy)
+{
+	const struct am_ctx *m = &a->am;
+
+	*up = *busy = 0;
+	for (int node = 0; m->dead && m->busy && node < a->nnodes; node++) {
+		if (node == a->node || m->dead[node])
+			continue;
+		(*up)++;
+		*busy += m->busy[node] != 0;
+	}
+}
+
 int am_node_fresh(const struct agent *a, int node)
 {
 	const struct am_ctx *m = &a->am;

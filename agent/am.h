@@ -86,6 +86,9 @@ void am_watch(struct agent *a, int node, int on);
 /* 1 if node is up and echoed a stamp of ours within
  * heartbeat_timeout_ms (or heartbeats are off; or it is this node). */
 int am_node_fresh(const struct agent *a, int node);
+/* The other nodes that are up, and how many of them are busy (am.c,
+ * idle nodes: as of the last tick). */
+void am_node_counts(const struct agent *a, int *up, int *busy);
 void am_on_node_dead(struct agent *a, am_node_fn fn);
 int am_node_dead(const struct agent *a, int node);
 /*

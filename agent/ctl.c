@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "am.h"
 #include "completion.h"
 #include "ctl.h"
 #include "stats.h"
@@ -313,6 +314,14 @@ static void text_agent(struct agent *a, struct sbuf *b)
 		  count_clients(a), conns);
 	sb_printf(b, "  progress     %s (%d on our core)\n",
 		  a->event_mode ? "event-driven" : "spinning", a->nshare);
+	if (a->nnodes > 1) {
+		int nup, nbusy;
+
+		am_node_counts(a, &nup, &nbusy);
+		sb_printf(b, "  nodes        %d others up (%d busy, %d idle), "
+			  "%d not up\n", nup, nbusy, nup - nbusy,
+			  a->nnodes - 1 - nup);
+	}
 }
 
 /*
@@ -588,6 +597,7 @@ static void text_stats(struct agent *a, struct sbuf *b)
 static void json_agent(struct agent *a, struct sbuf *b)
 {
 	uint64_t up;
+	int nup, nbusy;
 
 	sb_printf(b, "{\"agent\":{\"pid\":%d,\"version\":", (int)getpid());
 	sb_json_str(b, PACKAGE_VERSION, 64);
@@ -602,9 +612,11 @@ static void json_agent(struct agent *a, struct sbuf *b)
 		sb_printf(b, ",\"uptime_s\":%llu", (unsigned long long)up);
 	else
 		sb_printf(b, ",\"uptime_s\":null");
+	am_node_counts(a, &nup, &nbusy);
 	sb_printf(b, ",\"clients\":%d,\"progress\":\"%s\","
-		  "\"clients_on_core\":%d}", count_clients(a),
-		  a->event_mode ? "event" : "spin", a->nshare);
+		  "\"clients_on_core\":%d,\"nodes_up\":%d,"
+		  "\"nodes_busy\":%d}", count_clients(a),
+		  a->event_mode ? "event" : "spin", a->nshare, nup, nbusy);
 }
 
 static void json_clients(struct agent *a, struct sbuf *b, long viewer)

@@ -17,7 +17,7 @@
 # before the idle timeout, finds it dead by probing it first, and node 1
 # collects its map.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 12
+plan 13
 prog="$top_builddir/t/prog_nodekill"
 sess=meshidle
 base=$((20000 + ($$ + 7000) % 20000))
@@ -57,6 +57,10 @@ h1=$(hb_sent 0)
 n=$(( ${h1:-999} - ${h0:-0} ))
 [ -n "$h0" ] && [ -n "$h1" ] && [ "$n" -le 30 ]
 ok $? "no job: agent 0 sent $n heartbeats in 3 s to its 2 idle peers (busy: about 120)"
+line=$(RMAD_SESSION=$sess run_bounded 10 "$top_builddir/rmadctl" --vnode 0 \
+	status 2>&1 | grep '^  nodes   ')
+[ "$line" = "  nodes        2 others up (0 busy, 2 idle), 0 not up" ]
+ok $? "rmadctl status says so:$line"
 
 # a job of 3 ranks, one per node: node 1's agent hangs in the middle
 d=$T_TMP/nk
