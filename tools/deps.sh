@@ -5,7 +5,7 @@
 set -eu
 pkgs=(build-essential autoconf automake libtool pkg-config
 	libpmix-dev libfabric-dev libfabric-bin libhwloc-dev libevent-dev
-	liburcu-dev openmpi-bin libopenmpi-dev procps groff-base
+	liburcu-dev openmpi-bin libopenmpi-dev procps groff-base iproute2 util-linux
 	clang libfuzzer-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
