@@ -583,6 +583,25 @@ void rmad_acc_apply(void *dst, const void *src, void *result, uint32_t dtype,
 	dtypes[dtype].apply(dst, src, result, op, count);
 }
 
+/*
+ * The complexes of float and double: a SUM is the SUM of the parts, and
+ * REPLACE and NO_OP move bytes, so the parts' loops do them on 2n
+ * elements; PROD element by element (C's complex product, with its
+ * rules for infinities and NaNs).
+ */
+#define DEFINE_CBULK(NAME, PART)					\
+static void NAME##_bulk(void *dst, const void *src, void *res,	\
+			uint32_t op, uint64_t n)			\
+{									\
+	if (op == RMAD_PROD)						\
+		NAME##_apply(dst, src, res, op, n);			\
+	else								\
+		PART##_bulk(dst, src, res, op, 2 * n);			\
+}
+
+DEFINE_CBULK(cflt, flt)
+DEFINE_CBULK(cdbl, dbl)
+
 static apply_fn *const bulks[RMAD_DTYPE_MAX + 1] = {
 	[RMAD_BYTE] = u8_bulk, [RMAD_CHAR] = u8_bulk, [RMAD_INT] = int_bulk,
 	[RMAD_LONG] = long_bulk, [RMAD_INT8] = i8_bulk,
@@ -595,7 +614,8 @@ static apply_fn *const bulks[RMAD_DTYPE_MAX + 1] = {
 	[RMAD_UNSIGNED_CHAR] = u8_bulk, [RMAD_UNSIGNED_SHORT] = u16_bulk,
 	[RMAD_UNSIGNED] = u32_bulk, [RMAD_UNSIGNED_LONG] = u64_bulk,
 	[RMAD_UNSIGNED_LONG_LONG] = u64_bulk, [RMAD_WCHAR] = u32_bulk,
-	[RMAD_C_BOOL] = u8_bulk,
+	[RMAD_C_BOOL] = u8_bulk, [RMAD_C_FLOAT_COMPLEX] = cflt_bulk,
+	[RMAD_C_DOUBLE_COMPLEX] = cdbl_bulk,
 };
 
 int rmad_acc_apply_bulk(void *dst, const void *src, void *result,

@@ -58,6 +58,16 @@ static void fill(void *p, uint32_t t, size_t n)
 			double d = (double)(int)(next() % 64) - 32;
 
 			memcpy(e, &d, 8);
+		} else if (t == RMAD_C_FLOAT_COMPLEX) {
+			float f[2] = { (float)(int)(next() % 64) - 32,
+				       (float)(int)(next() % 64) - 32 };
+
+			memcpy(e, f, 8);
+		} else if (t == RMAD_C_DOUBLE_COMPLEX) {
+			double d[2] = { (double)(int)(next() % 64) - 32,
+					(double)(int)(next() % 64) - 32 };
+
+			memcpy(e, d, 16);
 		} else if (t == RMAD_C_BOOL) {
 			*e = (char)(next() & 1);
 		} else {
@@ -76,12 +86,16 @@ static void check_equivalence(void)
 	for (uint32_t t = 1; t <= RMAD_DTYPE_MAX; t++)
 		for (uint32_t op = 1; op <= RMAD_NO_OP; op++) {
 			size_t es = rmad_dtype_size(t);
-			uint64_t a[N * 2], b[N * 2], src[N * 2], ra[N * 2],
-				rb[N * 2];
+			/* 16-byte elements, and one more word for the
+			 * unaligned copy of the source */
+			uint64_t a[N * 2], b[N * 2], src[N * 2 + 1],
+				ra[N * 2], rb[N * 2];
+			int cplx = t == RMAD_C_FLOAT_COMPLEX ||
+				   t == RMAD_C_DOUBLE_COMPLEX;
 
-			if (rmad_op_check(t, op) || rmad_dtype_wide(t) ||
-			    (t >= RMAD_FLOAT_INT && t <= RMAD_2DOUBLE) ||
-			    t == RMAD_C_FLOAT_COMPLEX)
+			if (rmad_op_check(t, op) ||
+			    (rmad_dtype_wide(t) && !cplx) ||
+			    (t >= RMAD_FLOAT_INT && t <= RMAD_2DOUBLE))
 				continue;
 			fill(a, t, N);
 			fill(src, t, N);
