@@ -116,6 +116,17 @@ static void watch_map(struct agent *a, struct agent_job *j, int on)
 	j->watched_map = on;
 }
 
+/* The collector watches each node that joined j until the map is out
+ * (or j goes): one watch per run it holds. */
+static void unwatch_joins(struct agent *a, struct agent_job *j)
+{
+	for (int32_t k = 0; k < j->jnruns; k++)
+		am_watch(a, j->jruns[k].node, 0);
+	free(j->jruns);
+	j->jruns = NULL;
+	j->jnruns = j->jcap = 0;
+}
+
 static void job_free(struct agent *a, struct agent_job *j)
 {
 	int k = (int)(j - a->jobs);
@@ -130,7 +141,7 @@ static void job_free(struct agent *a, struct agent_job *j)
 	for (int x = 0; x < a->jb.bar_nwait[k]; x++)
 		agent_op_abandon(a, a->jb.bar_wait[k][x].op);
 	free(j->map);
-	free(j->jruns);
+	unwatch_joins(a, j);
 	free(a->jb.bar_wait[k]);
 	a->jb.bar_wait[k] = NULL;
 	a->jb.bar_nwait[k] = 0;
@@ -314,6 +325,7 @@ static void job_fail_all(struct agent *a, struct agent_job *j)
 	if (j->failed)
 		return;
 	j->failed = 1;
+	unwatch_joins(a, j);
 	for (int node = 0; node < a->nnodes; node++)
 		if (node != a->node)
 			am_send(a, node, &h, NULL, 0);
@@ -347,6 +359,22 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 			  j->nspace, h->src_node, jp->size, j->size);
 		return;
 	}
+	for (int32_t k = 0; k < n; k++)
+		if (runs[k].node != (int32_t)h->src_node) {
+			a->st.pkts_dropped++;
+			rmad_warn("job %s: node %u joins ranks of node %d: "
+				  "dropped", j->nspace, h->src_node,
+				  runs[k].node);
+			return;
+		}
+	if (j->failed) {
+		/* a node whose ranks came after the job failed */
+		struct rmad_am_hdr f = { .type = RMAD_AM_JOB_FAIL,
+					 .job = j->key };
+
+		am_send(a, (int)h->src_node, &f, NULL, 0);
+		return;
+	}
 	if (j->jranks < 0) {
 		rmad_warn("job %s: late JOIN from node %u dropped", j->nspace,
 			  h->src_node);
@@ -375,6 +403,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 	}
 	for (int32_t k = 0; k < n; k++) {
 		j->jruns[j->jnruns++] = runs[k];
+		am_watch(a, runs[k].node, 1);
 		j->jranks += runs[k].count;
 	}
 	if (j->jranks < j->size)
@@ -422,9 +451,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 	rmad_info("job %s: %d ranks on %d nodes, map sent", j->nspace,
 		  j->size, nodes);
 	free(merged);
-	free(j->jruns);
-	j->jruns = NULL;
-	j->jnruns = j->jcap = 0;
+	unwatch_joins(a, j);
 	j->jranks = -1;		/* done: a late JOIN is an error */
 	if (j->local_size == 0 && j->nlocal == 0)
 		job_free(a, j);
@@ -439,6 +466,13 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 	if (!j || j->map_ready) {
 		rmad_warn("map for unknown or mapped job from node %u",
 			  h->src_node);
+		return;
+	}
+	if ((int)h->src_node != j->root) {
+		a->st.pkts_dropped++;
+		rmad_warn("job %s: a map from node %u, which does not "
+			  "collect it (node %d does): dropped", j->nspace,
+			  h->src_node, j->root);
 		return;
 	}
 	if (jp->total_runs > JOB_RUNS_MAX) {
@@ -689,13 +723,20 @@ static int attach_timeouts(struct agent *a, uint64_t now)
 	uint64_t limit = (uint64_t)a->p.attach_timeout_ms * 1000000ull;
 	int done = 0;
 
-	if (!limit)
-		return 0;
 	for (int k = 0; k < a->p.max_jobs; k++) {
 		struct agent_job *j = &a->jobs[k];
 
-		if (!j->in_use || j->map_ready || j->failed ||
-		    now - j->born_ns < limit)
+		if (!j->in_use || j->map_ready)
+			continue;
+		if (j->failed) {
+			/* a collector's entry for other nodes, kept to answer
+			 * their late JOINs until the limit */
+			if (j->nlocal == 0 && (!limit ||
+					       now - j->born_ns >= limit))
+				job_free(a, j);
+			continue;
+		}
+		if (!limit || now - j->born_ns < limit)
 			continue;
 		if (j->nlocal_ever < j->local_size)
 			rmad_err("job %s: %d of its %d ranks on this node "
@@ -880,22 +921,33 @@ static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 
 	(void)payload;
 	if (j && !j->failed) {
-		rmad_warn("job %s: a rank on node %u died", j->nspace,
+		rmad_warn("job %s: failed, says node %u (a rank or node of "
+			  "it died, or its map cannot be made)", j->nspace,
 			  h->src_node);
 		j->failed = 1;
+		unwatch_joins(a, j);
 		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
 		if (a->job_hooks.failed)
 			a->job_hooks.failed(a, j);
 	}
 }
 
-/* Does job j have ranks on node?  Unknown (no map yet) counts as yes
- * when this agent or the dead node is the one collecting the map. */
+/* Does job j have ranks on node?  Before the map: the node collecting
+ * it may, and the collector knows the nodes that joined (a node that
+ * has not joined yet is not known to have any). */
 static int job_on_node(const struct agent *a, const struct agent_job *j,
 		       int node)
 {
-	if (!j->map_ready)
-		return a->node == j->root || node == j->root;
+	if (!j->map_ready) {
+		if (node == j->root)
+			return 1;
+		if (a->node != j->root)
+			return 0;
+		for (int32_t k = 0; k < j->jnruns; k++)
+			if ((int)j->jruns[k].node == node)
+				return 1;
+		return 0;
+	}
 	for (int32_t k = 0; k < j->map_runs; k++)
 		if ((int)j->map[k].node == node)
 			return 1;
@@ -924,6 +976,12 @@ static void jobs_node_dead(struct agent *a, int node)
 		}
 		rmad_warn("job %s: node %d is dead; its ranks there failed",
 			  j->nspace, node);
+		if (!j->map_ready && a->node == j->root) {
+			/* the nodes that joined wait for a map that will
+			 * not come: they fail now, not at attach_timeout_ms */
+			job_fail_all(a, j);
+			continue;
+		}
 		j->failed = 1;
 		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
 		if (a->job_hooks.failed)

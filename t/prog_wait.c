@@ -12,6 +12,10 @@
  *                                 PMIX_RANK/PMIX_SIZE, or
  *                                 OMPI_COMM_WORLD_*) exits with status 0
  *                                 before rmad_init; the others init
+ *        prog_wait late FILE      rank 0 (by the launcher) waits until
+ *                                 FILE.go exists (up to 60 s) before
+ *                                 rmad_init; each rank prints how long
+ *                                 its rmad_init took
  * Prints "rank R: result CODE NAME" with the first error (or 0).
  */
 #include <stdio.h>
@@ -44,6 +48,26 @@ int main(int argc, char **argv)
 			return 2;
 		if (atoi(r) == atoi(n) - 1)
 			return 0;
+	}
+	if (!strcmp(argv[1], "late")) {
+		const char *r = getenv("OMPI_COMM_WORLD_RANK");
+
+		if (!r)
+			r = getenv("PMIX_RANK");
+		if (!r)
+			return 2;
+		snprintf(path, sizeof(path), "%s.go", argv[2]);
+		for (int k = 0; atoi(r) == 0 && access(path, F_OK) &&
+		     k < 6000; k++)
+			usleep(10000);
+		t0 = rmad_wtime();
+		err = rmad_init(&argc, &argv);
+		printf("rank %s: init result %d %s after %.1f s\n", r, err,
+		       rmad_strerror(err), rmad_wtime() - t0);
+		fflush(stdout);
+		if (!err)
+			rmad_finalize();
+		return err ? 1 : 0;
 	}
 	err = rmad_init(&argc, &argv);
 	if (err) {

@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# join-fail.sh - a node dies while its job's rank map is being made.
+# Three agents of a static mesh (heartbeat_ms=100,
+# heartbeat_timeout_ms=600, attach_timeout_ms=60000) and a job of 3
+# ranks, rank r on node r (t/prog_wait late): ranks 1 and 2 attach and
+# their nodes send their ranks to node 0, which collects the map; rank 0
+# waits.  Node 1's agent is killed.  Node 0 knows that node 1 had ranks
+# of the job, declares it dead and fails the job on every node: rank 2,
+# waiting in rmad_init on node 2, gets RMAD_ERR_PROC_FAILED within
+# seconds, not at attach_timeout_ms, and rank 0, which attaches after
+# that, at once.  Then node 1 dies again while node 0 collects the map
+# of a job on node 0 alone: a node without ranks of a job does not fail
+# it.
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+plan 8
+prog="$top_builddir/t/prog_wait"
+sess=joinfail
+base=$((20000 + ($$ + 11000) % 20000))
+mesh="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
+pids=()
+# agent K [LOGSUFFIX]: start node K of the mesh
+agent() {
+	start_agent "$sess" "$T_TMP/agent$1${2:-}.log" --vnodes 3 \
+		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
+		--set "mesh_self=$1" --set log_level=info \
+		--set heartbeat_ms=100 --set heartbeat_timeout_ms=600 \
+		--set heartbeat_idle_ms=300 --set attach_timeout_ms=60000
+	pids[$1]=$AGENT_PID
+}
+# ups K [LOGSUFFIX]: agent K's log says that both others are up
+ups() { [ "$(grep -c ': node [0-9]*: up$' "$T_TMP/agent$1${2:-}.log")" -ge 2 ]; }
+for k in 0 1 2; do
+	agent $k
+done
+wait_for 'ups 0 && ups 1 && ups 2' 20
+ok $? "three mesh agents: up to one another"
+# clients K: agent K's count of attached clients
+clients() {
+	RMAD_SESSION=$sess run_bounded 10 "$top_builddir/rmadctl" --vnode "$1" \
+		status 2>/dev/null | awk '$1 == "clients" { print $2; exit }'
+}
+
+d=$T_TMP/late
+mkdir -p "$d"
+OMPI_MCA_orte_enable_recovery=1 OMPI_MCA_orte_abort_on_non_zero_status=0 \
+RMAD_SESSION=$sess RMAD_VNODES=3 run_bounded 90 mpirun -np 3 \
+	-x RMAD_SESSION -x RMAD_VNODES -x RMAD_RUNDIR -x RMAD_AGENT_PATH \
+	-x RMAD_CONF -x RMAD_SPIN_US "$prog" late "$d/f" >"$d/out" 2>&1 &
+jpid=$!
+wait_for '[ "$(clients 1)" = 1 ] && [ "$(clients 2)" = 1 ]' 30
+st=$?
+sleep 1		# their JOINs reach node 0
+kill -KILL "${pids[1]}"
+t0=$(date +%s%N)
+wait "${pids[1]}" 2>/dev/null
+ok $st "ranks 1 and 2 attached; node 1's agent killed"
+wait_for "grep -q '^rank 2: init' '$d/out'" 30
+ms=$((($(date +%s%N) - t0) / 1000000))
+line=$(grep '^rank 2: init' "$d/out")
+echo "$line" | grep -q "result -9 " && [ "$ms" -lt 20000 ]
+ok $? "rank 2, waiting on node 2, fails $ms ms after the kill (attach_timeout_ms 60 s): $line"
+grep -q "job .*: node 1 is dead; its ranks there failed" "$T_TMP/agent0.log" &&
+	grep -q "failed, says node 0" "$T_TMP/agent2.log"
+ok $? "node 0 knew node 1 had joined, and told node 2"
+: >"$d/f.go"
+wait "$jpid"
+line=$(grep '^rank 0: init' "$d/out")
+echo "$line" | grep -q "result -9 "
+ok $? "rank 0, attaching after that to node 0: $line"
+grep -q "^rank 0: init\|^rank 2: init" "$d/out" || diag "$(cat "$d/out")"
+
+# node 1 again; a job of 2 ranks on node 0, which collects its map:
+# rank 1 attaches, node 1 dies (it has no ranks of the job), rank 0
+# attaches
+wait "${pids[1]}" 2>/dev/null
+agent 1 .again
+wait_for 'ups 1 .again' 20
+ok $? "node 1's agent started again"
+d=$T_TMP/late2
+mkdir -p "$d"
+RMAD_SESSION=$sess RMAD_VNODES=1 run_bounded 90 \
+	mpirun -np 2 -x RMAD_SESSION -x RMAD_VNODES \
+	-x RMAD_RUNDIR -x RMAD_AGENT_PATH -x RMAD_CONF -x RMAD_SPIN_US \
+	"$prog" late "$d/f" >"$d/out" 2>&1 &
+jpid=$!
+wait_for '[ "$(clients 0)" = 1 ]' 30
+sleep 1
+kill -KILL "${pids[1]}"
+wait "${pids[1]}" 2>/dev/null
+wait_for "[ \$(grep -c 'node 1: declared dead' '$T_TMP/agent0.log') -ge 2 ]" 20
+st=$?
+: >"$d/f.go"
+wait "$jpid"
+rc=$?
+[ $st -eq 0 ] && [ $rc -eq 0 ] && [ "$(grep -c 'init result 0 ' "$d/out")" -eq 2 ]
+ok $? "a node without ranks of a job dies while node 0 collects its map: the job runs (rc $rc)"
+[ $rc -eq 0 ] || diag "$(cat "$d/out")"
+for k in 0 2; do
+	kill -TERM "${pids[$k]}" 2>/dev/null
+done
+wait_for '! kill -0 ${pids[0]} 2>/dev/null && ! kill -0 ${pids[2]} 2>/dev/null' 10
+"$RMAD" --session "$sess" --sweep >/dev/null 2>&1
+ok_clean
+done_testing
