@@ -406,6 +406,8 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		am_watch(a, runs[k].node, 1);
 		j->jranks += runs[k].count;
 	}
+	rmad_dbg("job %s: node %u joins, %d of %d ranks", j->nspace,
+		 h->src_node, j->jranks, j->size);
 	if (j->jranks < j->size)
 		return;
 

@@ -23,16 +23,16 @@ pids=()
 agent() {
 	start_agent "$sess" "$T_TMP/agent$1${2:-}.log" --vnodes 3 \
 		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
-		--set "mesh_self=$1" --set log_level=info \
+		--set "mesh_self=$1" --set "log_level=${3:-info}" \
 		--set heartbeat_ms=100 --set heartbeat_timeout_ms=600 \
 		--set heartbeat_idle_ms=300 --set attach_timeout_ms=60000
 	pids[$1]=$AGENT_PID
 }
 # ups K [LOGSUFFIX]: agent K's log says that both others are up
 ups() { [ "$(grep -c ': node [0-9]*: up$' "$T_TMP/agent$1${2:-}.log")" -ge 2 ]; }
-for k in 0 1 2; do
-	agent $k
-done
+agent 0 "" debug	# says when a node joins a job
+agent 1
+agent 2
 wait_for 'ups 0 && ups 1 && ups 2' 20
 ok $? "three mesh agents: up to one another"
 # clients K: agent K's count of attached clients
@@ -48,13 +48,17 @@ RMAD_SESSION=$sess RMAD_VNODES=3 run_bounded 90 mpirun -np 3 \
 	-x RMAD_SESSION -x RMAD_VNODES -x RMAD_RUNDIR -x RMAD_AGENT_PATH \
 	-x RMAD_CONF -x RMAD_SPIN_US "$prog" late "$d/f" >"$d/out" 2>&1 &
 jpid=$!
-wait_for '[ "$(clients 1)" = 1 ] && [ "$(clients 2)" = 1 ]' 30
+# joined J: node 0 got job JOINs from nodes 1 and 2, J in all
+joined() {
+	[ "$(grep -c 'node [12] joins, [0-9]* of [0-9]* ranks' \
+		"$T_TMP/agent0.log")" -ge "$1" ]
+}
+wait_for 'joined 2' 30
 st=$?
-sleep 1		# their JOINs reach node 0
 kill -KILL "${pids[1]}"
 t0=$(date +%s%N)
 wait "${pids[1]}" 2>/dev/null
-ok $st "ranks 1 and 2 attached; node 1's agent killed"
+ok $st "ranks 1 and 2 attached and their nodes joined; node 1's agent killed"
 wait_for "grep -q '^rank 2: init' '$d/out'" 30
 ms=$((($(date +%s%N) - t0) / 1000000))
 line=$(grep '^rank 2: init' "$d/out")
