@@ -92,6 +92,7 @@ struct agent_job {
 	int root;			/* the node collecting the map: 0, or
 					 * in a static mesh the lowest one up
 					 * when this agent heard of the job */
+	int root_held;			/* ... holds ranks of it (JOB_HELD) */
 	/* root only: collecting joins */
 	struct rmad_am_rank_run *jruns;
 	int32_t jnruns, jcap, jranks;

@@ -127,6 +127,16 @@ static void unwatch_joins(struct agent *a, struct agent_job *j)
 	j->jnruns = j->jcap = 0;
 }
 
+/* The collector of j tells node that it holds ranks of j too. */
+static void send_held(struct agent *a, struct agent_job *j, int node)
+{
+	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_HELD, .job = j->key,
+				 .count = (uint32_t)j->local_size };
+
+	if (node != a->node)
+		am_send(a, node, &h, NULL, 0);
+}
+
 static void job_free(struct agent *a, struct agent_job *j)
 {
 	int k = (int)(j - a->jobs);
@@ -160,9 +170,15 @@ struct agent_job *agent_job_get(struct agent *a, const char *nspace,
 	if (j && strcmp(j->nspace, nspace))
 		j = NULL;	/* hash collision: treat as a new job */
 	if (j) {
-		/* a root-only entry learns its local size from its first rank */
-		if (j->local_size == 0 && j->nlocal == 0)
+		/* a root-only entry learns its local size from its first
+		 * rank, and tells the nodes that joined */
+		if (j->local_size == 0 && j->nlocal == 0) {
 			j->local_size = local_size;
+			for (int32_t k = 0; k < j->jnruns; k++)
+				if (!k || j->jruns[k].node !=
+					  j->jruns[k - 1].node)
+					send_held(a, j, j->jruns[k].node);
+		}
 		if (j->size != size || j->local_size != local_size ||
 		    j->nlocal_ever >= local_size) {
 			*err = RMAD_ERR_ARG;
@@ -187,6 +203,12 @@ void agent_job_put(struct agent *a, struct agent_job *j)
 	/* the root keeps a job it still coordinates */
 	if (j->root == a->node && j->jranks > 0 && j->jranks < j->size &&
 	    !j->failed)
+		return;
+	/* one that failed before its map stays until attach_timeout_ms
+	 * (attach_timeouts), to fail the JOINs and ranks that come late */
+	if (j->failed && !j->map_ready && a->p.attach_timeout_ms > 0 &&
+	    rmad_now_ns() - j->born_ns <
+		    (uint64_t)a->p.attach_timeout_ms * 1000000ull)
 		return;
 	job_free(a, j);
 }
@@ -408,6 +430,8 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 	}
 	rmad_dbg("job %s: node %u joins, %d of %d ranks", j->nspace,
 		 h->src_node, j->jranks, j->size);
+	if (j->local_size > 0)
+		send_held(a, j, (int)h->src_node);
 	if (j->jranks < j->size)
 		return;
 
@@ -916,6 +940,23 @@ static void on_barrier_release(struct agent *a, const struct rmad_am_hdr *h,
 	bar_release(a, j, h->count);
 }
 
+static void on_job_held(struct agent *a, const struct rmad_am_hdr *h,
+			const void *payload)
+{
+	struct agent_job *j = job_find(a, h->job);
+
+	(void)payload;
+	if (!j || j->map_ready || (int)h->src_node != j->root) {
+		a->st.pkts_dropped++;
+		return;
+	}
+	if (!j->root_held)
+		rmad_dbg("job %s: node %u, which collects its map, holds %u "
+			 "of its ranks", j->nspace, h->src_node,
+			 (unsigned)h->count);
+	j->root_held = 1;
+}
+
 static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 			const void *payload)
 {
@@ -968,7 +1009,7 @@ static void jobs_node_dead(struct agent *a, int node)
 		if (!j->in_use || j->failed || !job_on_node(a, j, node))
 			continue;
 		if (a->mesh && !j->map_ready && node == j->root &&
-		    node != a->node) {
+		    node != a->node && !j->root_held) {
 			/* the map never came: the next root collects it,
 			 * our JOIN (again) first (join_retry) */
 			job_new_root(a, j);
@@ -1013,6 +1054,7 @@ void agent_jobs_am_init(struct agent *a)
 	am_register(a, RMAD_AM_BARRIER_ARRIVE, on_barrier_arrive);
 	am_register(a, RMAD_AM_BARRIER_RELEASE, on_barrier_release);
 	am_register(a, RMAD_AM_JOB_FAIL, on_job_fail);
+	am_register(a, RMAD_AM_JOB_HELD, on_job_held);
 }
 
 struct agent_job *agent_job_find(struct agent *a, uint64_t key)

@@ -46,9 +46,10 @@ static const char *const am_names[RMAD_AM_TYPE_MAX] = {
 	[RMAD_AM_WIN_COMPLETE] = "WIN_COMPLETE",
 	[RMAD_AM_BATCH] = "BATCH",
 	[RMAD_AM_TYPE_DEF] = "TYPE_DEF",
+	[RMAD_AM_JOB_HELD] = "JOB_HELD",
 };
 /* a new packet type needs its name here */
-static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_TYPE_DEF + 1, "am_names");
+static_assert(RMAD_AM_TYPE_MAX == RMAD_AM_JOB_HELD + 1, "am_names");
 
 enum stat_kind {
 	STAT_COUNT,			/* one uint64_t */

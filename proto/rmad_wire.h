@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 14
+#define RMAD_WIRE_VERSION 15
 
 enum {
 	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
@@ -93,6 +93,13 @@ enum {
 	 * payload empty: forget the slot (evicted by the sender).
 	 */
 	RMAD_AM_TYPE_DEF = 33,
+	/*
+	 * Collector -> a node that joined a job (hdr.job): the collector
+	 * holds ranks of it too (hdr.count: how many), so its death before
+	 * the map is out fails the job there rather than moving the map
+	 * to the next node up.
+	 */
+	RMAD_AM_JOB_HELD = 34,
 	RMAD_AM_TYPE_MAX
 };
 

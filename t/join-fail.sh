@@ -11,9 +11,12 @@
 # seconds, not at attach_timeout_ms, and rank 0, which attaches after
 # that, at once.  Then node 1 dies again while node 0 collects the map
 # of a job on node 0 alone: a node without ranks of a job does not fail
-# it.
+# it.  Last, the collector itself dies while a job of ranks on all three
+# nodes starts: it had told node 1 that it holds a rank (JOB_HELD), so
+# node 1 fails the job rather than collecting its map, and so does the
+# late rank 2 whose JOIN goes to node 1, now the lowest node up.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 8
+plan 12
 prog="$top_builddir/t/prog_wait"
 sess=joinfail
 base=$((20000 + ($$ + 11000) % 20000))
@@ -29,7 +32,11 @@ agent() {
 	pids[$1]=$AGENT_PID
 }
 # ups K [LOGSUFFIX]: agent K's log says that both others are up
-ups() { [ "$(grep -c ': node [0-9]*: up$' "$T_TMP/agent$1${2:-}.log")" -ge 2 ]; }
+ups() {
+	local n
+	n=$(grep -c ': node [0-9]*: up$' "$T_TMP/agent$1${2:-}.log" 2>/dev/null)
+	[ "${n:-0}" -ge 2 ]
+}
 agent 0 "" debug	# says when a node joins a job
 agent 1
 agent 2
@@ -100,10 +107,43 @@ rc=$?
 [ $st -eq 0 ] && [ $rc -eq 0 ] && [ "$(grep -c 'init result 0 ' "$d/out")" -eq 2 ]
 ok $? "a node without ranks of a job dies while node 0 collects its map: the job runs (rc $rc)"
 [ $rc -eq 0 ] || diag "$(cat "$d/out")"
-for k in 0 2; do
+# node 1 again; a job of 3 ranks, rank 2 late: node 0, which collects
+# the map, holds rank 0 and tells node 1 so when node 1 joins; node 0
+# dies: node 1 fails the job instead of collecting the map itself, and
+# answers node 2's JOIN, once rank 2 attaches, with the failure
+wait "${pids[1]}" 2>/dev/null
+agent 1 .third debug
+wait_for 'ups 1 .third' 20
+ok $? "node 1's agent started again"
+d=$T_TMP/late3
+mkdir -p "$d"
+OMPI_MCA_orte_enable_recovery=1 OMPI_MCA_orte_abort_on_non_zero_status=0 \
+RMAD_SESSION=$sess RMAD_VNODES=3 run_bounded 90 mpirun -np 3 \
+	-x RMAD_SESSION -x RMAD_VNODES -x RMAD_RUNDIR -x RMAD_AGENT_PATH \
+	-x RMAD_CONF -x RMAD_SPIN_US "$prog" late "$d/f" 2 >"$d/out" 2>&1 &
+jpid=$!
+wait_for "grep -q 'which collects its map, holds 1 of its ranks' '$T_TMP/agent1.third.log'" 30
+st=$?
+kill -KILL "${pids[0]}"
+t0=$(date +%s%N)
+wait "${pids[0]}" 2>/dev/null
+ok $st "node 1 joined and heard that node 0 holds a rank; node 0's agent killed"
+wait_for "grep -q '^rank 1: init' '$d/out'" 30
+ms=$((($(date +%s%N) - t0) / 1000000))
+line=$(grep '^rank 1: init' "$d/out")
+echo "$line" | grep -q "result -9 " && [ "$ms" -lt 20000 ]
+ok $? "rank 1 fails $ms ms after the collector's kill (attach_timeout_ms 60 s): $line"
+: >"$d/f.go"
+wait "$jpid"
+ms=$((($(date +%s%N) - t0) / 1000000))
+line=$(grep '^rank 2: init' "$d/out")
+echo "$line" | grep -q "result -9 " && [ "$ms" -lt 30000 ]
+ok $? "rank 2, attaching after that, joins node 1 and fails too ($ms ms after the kill): $line"
+grep -q "^rank [12]: init" "$d/out" || diag "$(cat "$d/out")"
+for k in 1 2; do
 	kill -TERM "${pids[$k]}" 2>/dev/null
 done
-wait_for '! kill -0 ${pids[0]} 2>/dev/null && ! kill -0 ${pids[2]} 2>/dev/null' 10
+wait_for '! kill -0 ${pids[1]} 2>/dev/null && ! kill -0 ${pids[2]} 2>/dev/null' 10
 "$RMAD" --session "$sess" --sweep >/dev/null 2>&1
 ok_clean
 done_testing

@@ -12,10 +12,10 @@
  *                                 PMIX_RANK/PMIX_SIZE, or
  *                                 OMPI_COMM_WORLD_*) exits with status 0
  *                                 before rmad_init; the others init
- *        prog_wait late FILE      rank 0 (by the launcher) waits until
- *                                 FILE.go exists (up to 60 s) before
- *                                 rmad_init; each rank prints how long
- *                                 its rmad_init took
+ *        prog_wait late FILE [R]  rank R (by the launcher; 0) waits
+ *                                 until FILE.go exists (up to 60 s)
+ *                                 before rmad_init; each rank prints how
+ *                                 long its rmad_init took
  * Prints "rank R: result CODE NAME" with the first error (or 0).
  */
 #include <stdio.h>
@@ -57,8 +57,8 @@ int main(int argc, char **argv)
 		if (!r)
 			return 2;
 		snprintf(path, sizeof(path), "%s.go", argv[2]);
-		for (int k = 0; atoi(r) == 0 && access(path, F_OK) &&
-		     k < 6000; k++)
+		for (int k = 0; atoi(r) == (argc > 3 ? atoi(argv[3]) : 0) &&
+		     access(path, F_OK) && k < 6000; k++)
 			usleep(10000);
 		t0 = rmad_wtime();
 		err = rmad_init(&argc, &argv);
