@@ -93,6 +93,7 @@ struct agent_job {
 					 * in a static mesh the lowest one up
 					 * when this agent heard of the job */
 	int root_held;			/* ... holds ranks of it (JOB_HELD) */
+	int prev_root;			/* the one before, or -1 */
 	/* root only: collecting joins */
 	struct rmad_am_rank_run *jruns;
 	int32_t jnruns, jcap, jranks;

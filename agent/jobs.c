@@ -76,16 +76,39 @@ static struct agent_job *job_find(struct agent *a, uint64_t key)
 	return NULL;
 }
 
-static struct agent_job *job_new(struct agent *a, const char *ns,
-				 int32_t size, int32_t local_size)
+static void job_free(struct agent *a, struct agent_job *j);
+
+/* A free slot, else that of the oldest job kept only because it failed
+ * before its map (agent_job_put), else NULL. */
+static struct agent_job *job_slot(struct agent *a)
 {
-	if (ensure_bar_tables(a))
-		return NULL;
+	struct agent_job *old = NULL;
+
 	for (int k = 0; k < a->p.max_jobs; k++) {
 		struct agent_job *j = &a->jobs[k];
 
-		if (j->in_use)
-			continue;
+		if (!j->in_use)
+			return j;
+		if (j->failed && !j->map_ready && j->nlocal == 0 &&
+		    (!old || j->born_ns < old->born_ns))
+			old = j;
+	}
+	if (old)
+		job_free(a, old);
+	return old;
+}
+
+static struct agent_job *job_new(struct agent *a, const char *ns,
+				 int32_t size, int32_t local_size)
+{
+	struct agent_job *j;
+
+	if (ensure_bar_tables(a))
+		return NULL;
+	j = job_slot(a);
+	if (j) {
+		int k = (int)(j - a->jobs);
+
 		memset(j, 0, sizeof(*j));
 		j->in_use = 1;
 		j->key = nspace_key(ns);
@@ -98,9 +121,9 @@ static struct agent_job *job_new(struct agent *a, const char *ns,
 		j->watched_root = j->root;
 		am_watch(a, j->root, 1);
 		a->jb.bar_nwait[k] = 0;
-		return j;
+		j->prev_root = -1;
 	}
-	return NULL;
+	return j;
 }
 
 /* Each node of j's map once, to am_watch (on: the map came; 0: the
@@ -494,7 +517,8 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 			  h->src_node);
 		return;
 	}
-	if ((int)h->src_node != j->root) {
+	if ((int)h->src_node != j->root &&
+	    (int)h->src_node != j->prev_root) {
 		a->st.pkts_dropped++;
 		rmad_warn("job %s: a map from node %u, which does not "
 			  "collect it (node %d does): dropped", j->nspace,
@@ -797,6 +821,7 @@ static void job_new_root(struct agent *a, struct agent_job *j)
 		  "node %d does", j->nspace, j->root, root);
 	if (j->watched_root >= 0)
 		am_watch(a, j->watched_root, 0);
+	j->prev_root = j->root;	/* its map, if it comes after all, counts */
 	j->root = root;
 	j->watched_root = root;
 	am_watch(a, root, 1);

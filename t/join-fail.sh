@@ -14,7 +14,9 @@
 # it.  Last, the collector itself dies while a job of ranks on all three
 # nodes starts: it had told node 1 that it holds a rank (JOB_HELD), so
 # node 1 fails the job rather than collecting its map, and so does the
-# late rank 2 whose JOIN goes to node 1, now the lowest node up.
+# late rank 2 whose JOIN goes to node 1, now the lowest node up.  With
+# max_jobs=1, each job takes the slot of the failed one an agent keeps
+# to answer late JOINs.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 plan 12
 prog="$top_builddir/t/prog_wait"
@@ -28,7 +30,8 @@ agent() {
 		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
 		--set "mesh_self=$1" --set "log_level=${3:-info}" \
 		--set heartbeat_ms=100 --set heartbeat_timeout_ms=600 \
-		--set heartbeat_idle_ms=300 --set attach_timeout_ms=60000
+		--set heartbeat_idle_ms=300 --set attach_timeout_ms=60000 \
+		--set max_jobs=1
 	pids[$1]=$AGENT_PID
 }
 # ups K [LOGSUFFIX]: agent K's log says that both others are up
