@@ -51,6 +51,20 @@ clients() {
 		status 2>/dev/null | awk '$1 == "clients" { print $2; exit }'
 }
 
+# kill_node K: SIGKILL node K's agent; t0: when
+kill_node() {
+	kill -KILL "${pids[$1]}"
+	t0=$(date +%s%N)
+	wait "${pids[$1]}" 2>/dev/null
+}
+# init_of R: wait for rank R's rmad_init line in $d/out: line, and ms
+# since t0
+init_of() {
+	wait_for "grep -q '^rank $1: init' '$d/out'" 30
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	line=$(grep "^rank $1: init" "$d/out")
+}
+
 d=$T_TMP/late
 mkdir -p "$d"
 OMPI_MCA_orte_enable_recovery=1 OMPI_MCA_orte_abort_on_non_zero_status=0 \
@@ -65,13 +79,9 @@ joined() {
 }
 wait_for 'joined 2' 30
 st=$?
-kill -KILL "${pids[1]}"
-t0=$(date +%s%N)
-wait "${pids[1]}" 2>/dev/null
+kill_node 1
 ok $st "ranks 1 and 2 attached and their nodes joined; node 1's agent killed"
-wait_for "grep -q '^rank 2: init' '$d/out'" 30
-ms=$((($(date +%s%N) - t0) / 1000000))
-line=$(grep '^rank 2: init' "$d/out")
+init_of 2
 echo "$line" | grep -q "result -9 " && [ "$ms" -lt 20000 ]
 ok $? "rank 2, waiting on node 2, fails $ms ms after the kill (attach_timeout_ms 60 s): $line"
 grep -q "job .*: node 1 is dead; its ranks there failed" "$T_TMP/agent0.log" &&
@@ -100,8 +110,7 @@ RMAD_SESSION=$sess RMAD_VNODES=1 run_bounded 90 \
 jpid=$!
 wait_for '[ "$(clients 0)" = 1 ]' 30
 sleep 1
-kill -KILL "${pids[1]}"
-wait "${pids[1]}" 2>/dev/null
+kill_node 1
 wait_for "[ \$(grep -c 'node 1: declared dead' '$T_TMP/agent0.log') -ge 2 ]" 20
 st=$?
 : >"$d/f.go"
@@ -127,13 +136,9 @@ RMAD_SESSION=$sess RMAD_VNODES=3 run_bounded 90 mpirun -np 3 \
 jpid=$!
 wait_for "grep -q 'which collects its map, holds 1 of its ranks' '$T_TMP/agent1.third.log'" 30
 st=$?
-kill -KILL "${pids[0]}"
-t0=$(date +%s%N)
-wait "${pids[0]}" 2>/dev/null
+kill_node 0
 ok $st "node 1 joined and heard that node 0 holds a rank; node 0's agent killed"
-wait_for "grep -q '^rank 1: init' '$d/out'" 30
-ms=$((($(date +%s%N) - t0) / 1000000))
-line=$(grep '^rank 1: init' "$d/out")
+init_of 1
 echo "$line" | grep -q "result -9 " && [ "$ms" -lt 20000 ]
 ok $? "rank 1 fails $ms ms after the collector's kill (attach_timeout_ms 60 s): $line"
 : >"$d/f.go"
