@@ -4,6 +4,8 @@
  * one buffer into another under the accumulate lock's bulk path
  * (rmad_acc_apply_excl) and with the per-element path
  * (rmad_acc_apply), in GB/s of the target buffer and ns per element.
+ * The types wider than 8 bytes are always under that lock, so their
+ * per-element path takes the bulk loops too where they have them.
  * The software types (FLOAT128, C_FLOAT128_COMPLEX on x86-64) against
  * the hardware ones show what a REAL*16 accumulate costs.
  *
@@ -70,6 +72,11 @@ static void fill(void *buf, uint32_t t, uint64_t n)
 			memset((long double *)buf + k, 0, sizeof(long double));
 			((long double *)buf)[k] = v;
 			break;
+		case RMAD_C_LONG_DOUBLE_COMPLEX:
+			memset((long double *)buf + 2 * k, 0,
+			       2 * sizeof(long double));
+			((long double *)buf)[2 * k] = v;
+			break;
 		case RMAD_C_DOUBLE_COMPLEX:
 			((double *)buf)[2 * k] = v;
 			((double *)buf)[2 * k + 1] = 0;
@@ -101,6 +108,7 @@ int main(int argc, char **argv)
 		{ "C_FLOAT_COMPLEX", RMAD_C_FLOAT_COMPLEX },
 		{ "LONG_DOUBLE", RMAD_LONG_DOUBLE },
 		{ "C_DOUBLE_COMPLEX", RMAD_C_DOUBLE_COMPLEX },
+		{ "C_LONG_DOUBLE_COMPLEX", RMAD_C_LONG_DOUBLE_COMPLEX },
 		{ "FLOAT128", RMAD_FLOAT128 },
 		{ "C_FLOAT128_COMPLEX", RMAD_C_FLOAT128_COMPLEX },
 	};
