@@ -102,6 +102,10 @@ struct agent_job {
 	int32_t bar_local;		/* local arrivals for bar_epoch */
 	int32_t bar_arrived[2];		/* root: agents arrived, by parity */
 	int32_t job_nodes;		/* agents holding ranks of this job */
+	int bar_root;			/* the lowest of them: the barrier's */
+	/* once the map is ready, by node: JN_IN (holds ranks of the job),
+	 * JN_ARRIVED << parity (root: its arrival for that epoch came) */
+	uint8_t *node_bits;
 	/* what am_watch was told: the root (-1: none), the map's nodes */
 	int watched_root;
 	int watched_map;
@@ -458,6 +462,7 @@ struct agent_win {
 	/* the table, once per node */
 	struct rmad_am_win_member *meta;
 	int32_t nmeta;			/* entries filled */
+	int *meta_from;			/* root: the node each came from */
 	int uniform;
 	uint64_t usize;
 	int32_t udisp;
@@ -468,6 +473,7 @@ struct agent_win {
 	int *nodes;			/* member nodes that joined */
 	int nnodes;
 	int free_arrived;
+	uint8_t *free_from;		/* root: member nodes freed, by index */
 	int nfreeing;
 	/* the fence barrier: local arrivals, the epoch, and (root only)
 	 * the member nodes arrived, by the epoch's parity */

@@ -41,6 +41,10 @@ struct pending_bar {
  * bounds what a JOB_MAP makes us allocate (48 MiB). */
 #define JOB_RUNS_MAX	(1 << 22)
 
+/* agent_job.node_bits */
+#define JN_IN		1u
+#define JN_ARRIVED	2u	/* << parity: 2 and 4 */
+
 static uint64_t nspace_key(const char *ns)
 {
 	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
@@ -174,6 +178,7 @@ static void job_free(struct agent *a, struct agent_job *j)
 	for (int x = 0; x < a->jb.bar_nwait[k]; x++)
 		agent_op_abandon(a, a->jb.bar_wait[k][x].op);
 	free(j->map);
+	free(j->node_bits);
 	unwatch_joins(a, j);
 	free(a->jb.bar_wait[k]);
 	a->jb.bar_wait[k] = NULL;
@@ -559,14 +564,24 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 		if (k < j->map_runs)
 			next += j->map[k].count;
 	}
-	j->map_ready = 1;
+	j->node_bits = calloc((size_t)a->nnodes, 1);
+	if (!j->node_bits) {
+		rmad_err("out of memory for job %s's map", j->nspace);
+		j->failed = 1;
+		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+		return;
+	}
 	j->job_nodes = 0;
-	for (int node = 0; node < a->nnodes; node++)
-		for (int32_t k = 0; k < j->map_runs; k++)
-			if (j->map[k].node == node) {
-				j->job_nodes++;
-				break;
-			}
+	j->bar_root = j->map[0].node;
+	for (int32_t k = 0; k < j->map_runs; k++) {
+		int node = j->map[k].node;	/* check_runs: < nnodes */
+
+		j->job_nodes += !(j->node_bits[node] & JN_IN);
+		j->node_bits[node] |= JN_IN;
+		if (node < j->bar_root)
+			j->bar_root = node;
+	}
+	j->map_ready = 1;
 	watch_map(a, j, 1);
 	rmad_dbg("job %s: map ready, %d runs on %d nodes", j->nspace,
 		 j->map_runs, j->job_nodes);
@@ -577,12 +592,7 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 
 static int bar_root(struct agent_job *j)
 {
-	int best = j->map_runs ? j->map[0].node : 0;
-
-	for (int32_t k = 1; k < j->map_runs; k++)
-		if (j->map[k].node < best)
-			best = j->map[k].node;
-	return best;
+	return j->map_ready ? j->bar_root : 0;
 }
 
 static void complete_pending(struct agent *a, struct agent_job *j,
@@ -623,11 +633,9 @@ static void root_arrive(struct agent *a, struct agent_job *j, uint64_t ep)
 			.job = j->key,
 			.count = ep,
 		};
-		int holds = 0;
 
-		for (int32_t k = 0; k < j->map_runs && !holds; k++)
-			holds = j->map[k].node == node;
-		if (holds)
+		j->node_bits[node] &= (uint8_t)~(JN_ARRIVED << par);
+		if (j->node_bits[node] & JN_IN)
 			am_send(a, node, &h, NULL, 0);
 	}
 }
@@ -939,27 +947,43 @@ static void on_job(struct agent *a, const struct rmad_am_hdr *h,
 	}
 }
 
+/* BARRIER_ARRIVE at the root: from a node of the job, for the epoch at
+ * hand or the next (a fast node may arrive again before our own
+ * release ran), and once per epoch; one that a node of the mesh sends
+ * for another, or twice, would release the barrier early. */
 static void on_barrier_arrive(struct agent *a, const struct rmad_am_hdr *h,
 			      const void *payload)
 {
 	struct agent_job *j = job_find(a, h->job);
+	int node = (int)h->src_node;
+	uint8_t bit = (uint8_t)(JN_ARRIVED << (h->count & 1));
 
 	(void)payload;
-	if (!j || !j->map_ready || bar_root(j) != a->node) {
+	if (!j || !j->map_ready || bar_root(j) != a->node ||
+	    !agent_job_on_node(a, j, node) || h->count - j->bar_epoch > 1 ||
+	    (j->node_bits[node] & bit)) {
 		a->st.pkts_dropped++;
+		rmad_warn("job %s: dropped a barrier arrival from node %d "
+			  "for epoch %llu", j ? j->nspace : "?", node,
+			  (unsigned long long)h->count);
 		return;
 	}
+	j->node_bits[node] |= bit;
 	root_arrive(a, j, h->count);
 }
 
+/* BARRIER_RELEASE: from the barrier's root, once our arrival went. */
 static void on_barrier_release(struct agent *a, const struct rmad_am_hdr *h,
 			       const void *payload)
 {
 	struct agent_job *j = job_find(a, h->job);
 
 	(void)payload;
-	if (!j) {
+	if (!j || !j->map_ready || (int)h->src_node != bar_root(j) ||
+	    j->bar_local != -1) {
 		a->st.pkts_dropped++;
+		rmad_warn("job %s: dropped a barrier release from node %u",
+			  j ? j->nspace : "?", h->src_node);
 		return;
 	}
 	bar_release(a, j, h->count);
@@ -988,6 +1012,14 @@ static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 	struct agent_job *j = job_find(a, h->job);
 
 	(void)payload;
+	/* once the map is out, only a node of the job fails it; before,
+	 * any node may hold ranks of it that we do not know of */
+	if (j && j->map_ready && !agent_job_on_node(a, j, (int)h->src_node)) {
+		a->st.pkts_dropped++;
+		rmad_warn("job %s: a failure from node %u, which holds no "
+			  "rank of it: dropped", j->nspace, h->src_node);
+		return;
+	}
 	if (j && !j->failed) {
 		rmad_warn("job %s: failed, says node %u (a rank or node of "
 			  "it died, or its map cannot be made)", j->nspace,
@@ -1003,8 +1035,8 @@ static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 /* Does job j have ranks on node?  Before the map: the node collecting
  * it may, and the collector knows the nodes that joined (a node that
  * has not joined yet is not known to have any). */
-static int job_on_node(const struct agent *a, const struct agent_job *j,
-		       int node)
+int agent_job_on_node(const struct agent *a, const struct agent_job *j,
+		      int node)
 {
 	if (!j->map_ready) {
 		if (node == j->root)
@@ -1016,10 +1048,8 @@ static int job_on_node(const struct agent *a, const struct agent_job *j,
 				return 1;
 		return 0;
 	}
-	for (int32_t k = 0; k < j->map_runs; k++)
-		if ((int)j->map[k].node == node)
-			return 1;
-	return 0;
+	return node >= 0 && node < a->nnodes &&
+	       (j->node_bits[node] & JN_IN);
 }
 
 /* Node is dead: the jobs with ranks there fail (their barriers, window
@@ -1031,7 +1061,7 @@ static void jobs_node_dead(struct agent *a, int node)
 	for (int k = 0; k < a->p.max_jobs; k++) {
 		struct agent_job *j = &a->jobs[k];
 
-		if (!j->in_use || j->failed || !job_on_node(a, j, node))
+		if (!j->in_use || j->failed || !agent_job_on_node(a, j, node))
 			continue;
 		if (a->mesh && !j->map_ready && node == j->root &&
 		    node != a->node && !j->root_held) {

@@ -472,7 +472,24 @@ void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 	out->pscw_pkts_recv = w->pscw_recv;
 }
 
-/* The RMA packet types: the job and the ranks checked, then handled. */
+/* An answer comes from its target's node, a request from its origin's. */
+static int rma_answer_type(int type)
+{
+	switch (type) {
+	case RMAD_AM_RMA_LOCK_GRANTED:
+	case RMAD_AM_RMA_LOCK_RETRY:
+	case RMAD_AM_RMA_UNLOCK_ACK:
+	case RMAD_AM_RMA_ACK:
+	case RMAD_AM_RMA_RESP:
+	case RMAD_AM_RMA_FLUSH_ACK:
+		return 1;
+	}
+	return 0;
+}
+
+/* The RMA packet types: the job and the ranks checked (a node speaks
+ * only for its own ranks: no node of the mesh locks, writes or answers
+ * in the name of another's), then handled. */
 static void on_rma(struct agent *a, const struct rmad_am_hdr *h,
 		   const void *payload)
 {
@@ -491,6 +508,14 @@ static void on_rma(struct agent *a, const struct rmad_am_hdr *h,
 		a->st.pkts_dropped++;
 		rmad_warn("dropped rma packet %u from node %u", h->type,
 			  h->src_node);
+		return;
+	}
+	if (agent_rank_node(j, rma_answer_type(h->type) ? h->target :
+			    h->origin) != (int)h->src_node) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped rma packet %u from node %u for rank %d, "
+			  "which is not there", h->type, h->src_node,
+			  rma_answer_type(h->type) ? h->target : h->origin);
 		return;
 	}
 	agent_rma_am(a, h, payload, j);

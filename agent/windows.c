@@ -110,8 +110,10 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 	free(w->local);
 	free(w->granks);
 	free(w->meta);
+	free(w->meta_from);
 	free(w->nodes);
 	free(w->fence_from);
+	free(w->free_from);
 	free(w);
 }
 
@@ -504,9 +506,43 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		a->win_ready_hook(a, w);	/* notices that came early */
 }
 
-static void meta_add(struct agent *a, struct agent_win *w,
-		     const struct rmad_am_win_member *m, int32_t n)
+/* A joining node speaks only for the members on it: once the group is
+ * known here (a local member came), an entry from another node is
+ * dropped.  Entries that came before are checked when it is. */
+static int meta_from_ok(struct agent *a, struct agent_win *w, int32_t g)
 {
+	if (!w->local || !w->meta_from || w->meta_from[g] < 0 ||
+	    member_node(w, g) == w->meta_from[g])
+		return 1;
+	a->st.pkts_dropped++;
+	rmad_warn("window %llx: dropped node %d's entry for member %d, "
+		  "which is on node %d", (unsigned long long)w->key,
+		  w->meta_from[g], g, member_node(w, g));
+	return 0;
+}
+
+static void meta_check(struct agent *a, struct agent_win *w)
+{
+	for (int32_t g = 0; g < w->gsize; g++)
+		if (w->meta[g].grank >= 0 && !meta_from_ok(a, w, g)) {
+			w->meta[g].grank = -1;
+			w->meta_from[g] = -1;
+			w->nmeta--;
+		}
+}
+
+/* Entries of the table; from: the node that joined with them, or -1
+ * for the root's table (which speaks for every member). */
+static void meta_add(struct agent *a, struct agent_win *w,
+		     const struct rmad_am_win_member *m, int32_t n, int from)
+{
+	if (from >= 0 && !w->meta_from) {
+		w->meta_from = malloc(sizeof(int) * (size_t)w->gsize);
+		if (!w->meta_from)
+			return;		/* lost: the window never completes */
+		for (int32_t g = 0; g < w->gsize; g++)
+			w->meta_from[g] = -1;
+	}
 	for (int32_t i = 0; i < n; i++) {
 		int32_t g = m[i].grank;
 
@@ -516,6 +552,13 @@ static void meta_add(struct agent *a, struct agent_win *w,
 			rmad_warn("window %llx: bad or repeated member %d",
 				  (unsigned long long)w->key, g);
 			continue;
+		}
+		if (from >= 0) {
+			w->meta_from[g] = from;
+			if (!meta_from_ok(a, w, g)) {
+				w->meta_from[g] = -1;
+				continue;
+			}
 		}
 		w->meta[g] = m[i];
 		w->nmeta++;
@@ -720,6 +763,7 @@ void agent_win_create(struct agent *a, uint32_t c,
 			status = RMAD_ERR_NOMEM;
 			goto refuse;
 		}
+		meta_check(a, w);	/* entries that came before the group */
 	}
 	for (int32_t i = 0; i < w->nhere; i++)
 		if (w->local[i].rank == ac->rank)
@@ -828,14 +872,26 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 				  h->src_node);
 			return;
 		}
+		if (h->type == RMAD_AM_WIN_READY &&
+		    (!w || (int)h->src_node != w->root)) {
+			/* not ours (nothing local waits), or not from the
+			 * root that collects the table */
+			if (w) {
+				a->st.pkts_dropped++;
+				rmad_warn("window %llx: dropped a table from "
+					  "node %u (its root is %d)",
+					  (unsigned long long)w->key,
+					  h->src_node, w->root);
+			}
+			return;
+		}
 		if (!w) {
-			if (h->type == RMAD_AM_WIN_READY)
-				return;	/* not ours: nothing local waits */
 			w = win_new(a, j, h->seq, hw->gsize);
 			if (!w)
 				return;
 		}
-		meta_add(a, w, (const void *)(hw + 1), n);
+		meta_add(a, w, (const void *)(hw + 1), n,
+			 h->type == RMAD_AM_WIN_JOIN ? (int)h->src_node : -1);
 		if (h->type == RMAD_AM_WIN_JOIN) {
 			int seen = 0;
 			int *p;
@@ -865,9 +921,24 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 			win_ready(a, w);
 		return;
 	}
-	case RMAD_AM_WIN_FREE_ARRIVE:
+	case RMAD_AM_WIN_FREE_ARRIVE: {
+		int k = 0;
+
 		if (!w || w->root != a->node)
 			return;
+		/* once from each member node: an extra one would free the
+		 * window under the members still in it */
+		while (k < w->nnodes && w->nodes[k] != (int)h->src_node)
+			k++;
+		if (k < w->nnodes && !w->free_from)
+			w->free_from = calloc((size_t)w->nnodes, 1);
+		if (k == w->nnodes || !w->free_from || w->free_from[k]) {
+			a->st.pkts_dropped++;
+			rmad_warn("window %llx: dropped a free from node %u",
+				  (unsigned long long)w->key, h->src_node);
+			return;
+		}
+		w->free_from[k] = 1;
 		if (++w->free_arrived < w->nnodes)
 			return;
 		{
@@ -885,9 +956,18 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 			am_send(a, a->node, &d, NULL, 0);
 		}
 		return;
+	}
 	case RMAD_AM_WIN_FREE_DONE:
 		if (!w)
 			return;
+		if ((int)h->src_node != w->root) {
+			a->st.pkts_dropped++;
+			rmad_warn("window %llx: dropped a free's end from node "
+				  "%u (its root is %d)",
+				  (unsigned long long)w->key, h->src_node,
+				  w->root);
+			return;
+		}
 		for (int32_t i = 0; i < w->nhere; i++)
 			if (w->local[i].waiting)
 				reply(a, w, &w->local[i], 0);
@@ -902,7 +982,7 @@ static void on_win(struct agent *a, const struct rmad_am_hdr *h,
 {
 	struct agent_job *j = agent_job_find(a, h->job);
 
-	if (!j || !j->map_ready) {
+	if (!j || !j->map_ready || !agent_job_on_node(a, j, (int)h->src_node)) {
 		a->st.pkts_dropped++;
 		return;
 	}

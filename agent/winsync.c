@@ -260,7 +260,7 @@ static void on_sync(struct agent *a, const struct rmad_am_hdr *h,
 	struct agent_win *w;
 
 	(void)payload;
-	if (!j || !j->map_ready) {
+	if (!j || !j->map_ready || !agent_job_on_node(a, j, (int)h->src_node)) {
 		a->st.pkts_dropped++;
 		return;
 	}

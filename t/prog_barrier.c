@@ -2,10 +2,11 @@
 /*
  * prog_barrier.c - test program: barriers and pings across the job.
  *
- * usage: prog_barrier [-b BARRIERS] [-p PINGS]
+ * usage: prog_barrier [-b BARRIERS] [-p PINGS] [-r ROUNDS]
  *
  * 1. A barrier really waits: the last rank sleeps 300 ms before it; every
- *    other rank must spend at least 200 ms inside it.
+ *    other rank must spend at least 200 ms inside it.  ROUNDS times (1),
+ *    the sleeper the next rank each round.
  * 2. BARRIERS barriers in a row, without a mismatch or an error.
  * 3. PINGS pings to the own rank, then to every other rank (this crosses
  *    to other agents under virtual nodes).
@@ -20,15 +21,17 @@
 
 int main(int argc, char **argv)
 {
-	int rank, size, nb = 200, np = 200, err, c;
+	int rank, size, nb = 200, np = 200, nr = 1, err, c;
 	double t0, waited;
 	struct rmad_info in;
 
-	while ((c = getopt(argc, argv, "b:p:")) != -1) {
+	while ((c = getopt(argc, argv, "b:p:r:")) != -1) {
 		if (c == 'b')
 			nb = atoi(optarg);
 		else if (c == 'p')
 			np = atoi(optarg);
+		else if (c == 'r')
+			nr = atoi(optarg);
 	}
 	err = rmad_init(&argc, &argv);
 	if (err) {
@@ -38,15 +41,19 @@ int main(int argc, char **argv)
 	rmad_rank(&rank);
 	rmad_size(&size);
 	rmad_get_info(&in);
-	if (rank == size - 1)
-		usleep(300000);
-	t0 = rmad_wtime();
-	err = rmad_barrier();
-	waited = rmad_wtime() - t0;
-	if (err || (size > 1 && rank != size - 1 && waited < 0.2)) {
-		printf("rank %d: FAIL barrier err %d waited %.3f s\n", rank,
-		       err, waited);
-		goto fail;
+	for (int r = 0; r < nr; r++) {
+		int sleeper = (size - 1 + r) % size;
+
+		if (rank == sleeper)
+			usleep(300000);
+		t0 = rmad_wtime();
+		err = rmad_barrier();
+		waited = rmad_wtime() - t0;
+		if (err || (size > 1 && rank != sleeper && waited < 0.2)) {
+			printf("rank %d: FAIL barrier err %d waited %.3f s "
+			       "(round %d)\n", rank, err, waited, r);
+			goto fail;
+		}
 	}
 	for (int i = 0; i < nb; i++) {
 		err = rmad_barrier();
@@ -80,7 +87,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("rank %d: ok (node %d/%d, %d barriers, provider %s)\n", rank,
-	       in.node, in.nnodes, nb + 1, in.provider);
+	       in.node, in.nnodes, nb + nr, in.provider);
 	return 0;
 fail:
 	rmad_finalize();

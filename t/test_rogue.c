@@ -23,8 +23,17 @@
  * played one by one would (agent/am.c, hb_proof): each proves only that
  * the node lived when that stamp was sent.
  *
+ * With -j FILE it plays node -n to every agent listed at once, the
+ * agents in node order (an insider: a node of a keyless mesh that
+ * turned hostile), for -t seconds: once FILE holds a job's namespace it
+ * sends each agent, every 20 ms, barrier arrivals and releases of that
+ * job for epochs 0 to 15 and a JOB_FAIL of it, as a node that holds no
+ * rank of the job, until FILE.done exists, and prints
+ *
+ *   rogue: job NSPACE: ROUNDS rounds, PKTS packets as node N
+ *
  * Usage: test_rogue [-p provider] [-k maxkey] [-n node] [-b port] [-c]
- *                   [-s] ADDR:PORT...
+ *                   [-s] [-j file [-t secs]] ADDR:PORT...
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -33,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -282,12 +292,125 @@ static int impersonate(fi_addr_t to, uint32_t claim)
 	return pongs;
 }
 
+/* the agents' job key: FNV-1a of the namespace (agent/jobs.c) */
+static uint64_t job_key(const char *ns)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *ns; ns++)
+		h = (h ^ (unsigned char)*ns) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * -j: be node claim to the n agents at to[] (node k at to[k]) for secs,
+ * answering their heartbeats; once jobfile names a job, send forged
+ * barrier and failure packets of it every 20 ms.
+ */
+static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
+		      const char *jobfile, double secs)
+{
+	static uint64_t buf[8192];
+	static struct rmad_am_hdr out[256];
+	static struct fi_context2 sctx[256];
+	struct fi_context2 rctx;
+	struct fi_cq_entry e;
+	double t0 = now(), next = 0;
+	int posted = 0, nout = 0, rounds = 0;
+	long pkts = 0;
+	uint64_t key = 0;
+	char ns[256] = "";
+
+	while (now() < t0 + secs) {
+		struct rmad_am_hdr h;
+		ssize_t c;
+
+		if (!posted)
+			posted = !fi_recv(ep, buf, sizeof(buf), NULL,
+					  FI_ADDR_UNSPEC, &rctx);
+		if (!key && now() > next) {
+			FILE *f = fopen(jobfile, "r");
+
+			next = now() + 0.01;
+			if (f) {
+				if (fgets(ns, sizeof(ns), f)) {
+					ns[strcspn(ns, "\n")] = 0;
+					if (*ns)
+						key = job_key(ns);
+				}
+				fclose(f);
+			}
+		}
+		if (key && now() > next) {
+			char done[4096];
+
+			snprintf(done, sizeof(done), "%s.done", jobfile);
+			if (!access(done, F_OK))
+				break;
+			next = now() + 0.02;
+			rounds++;
+			for (int k = 0; k < n; k++)
+				for (int i = 0; i < 33; i++) {
+					struct rmad_am_hdr *o =
+						&out[nout % 256];
+
+					*o = (struct rmad_am_hdr){
+						.version = RMAD_WIRE_VERSION,
+						.type = i < 16 ?
+						RMAD_AM_BARRIER_ARRIVE :
+						i < 32 ?
+						RMAD_AM_BARRIER_RELEASE :
+						RMAD_AM_JOB_FAIL,
+						.src_node = claim, .job = key,
+						.count = (uint64_t)(i % 16) };
+					if (!fi_send(ep, o, sizeof(*o), NULL,
+						     to[k],
+						     &sctx[nout % 256])) {
+						nout++;
+						pkts++;
+					}
+				}
+		}
+		c = fi_cq_read(cq, &e, 1);
+		if (c == -FI_EAVAIL) {
+			struct fi_cq_err_entry err = { 0 };
+
+			fi_cq_readerr(cq, &err, 0);
+			if (err.op_context == &rctx)
+				posted = 0;
+			continue;
+		}
+		if (c != 1 || e.op_context != &rctx)
+			continue;
+		posted = 0;
+		memcpy(&h, buf, sizeof(h));
+		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n) {
+			struct rmad_am_hdr *o = &out[nout % 256];
+
+			*o = (struct rmad_am_hdr){
+				.version = RMAD_WIRE_VERSION,
+				.type = RMAD_AM_HEARTBEAT, .src_node = claim,
+				.flags = RMAD_AMF_ECHO,
+				.job = h.job, .seq = 0x726f677565ull,
+				.count = h.seq, .disp = 1, .wkey = h.disp };
+			if (!fi_send(ep, o, sizeof(*o), NULL, to[h.src_node],
+				     &sctx[nout % 256]))
+				nout++;
+		}
+	}
+	printf("rogue: job %s: %d rounds, %ld packets as node %u\n",
+	       *ns ? ns : "(none)", rounds, pkts, claim);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *prov = "tcp;ofi_rxm";
 	uint64_t maxkey = 256;
 	uint32_t claim = 1;
 	int i = 1, rc = 0, claims_only = 0;
+	const char *jobfile = NULL;
+	double secs = 10;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (!strcmp(argv[i], "-c")) {
@@ -304,9 +427,38 @@ int main(int argc, char **argv)
 			maxkey = strtoull(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "-n"))
 			claim = (uint32_t)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "-j"))
+			jobfile = argv[i + 1];
+		else if (!strcmp(argv[i], "-t"))
+			secs = atof(argv[i + 1]);
 	}
 	if (i >= argc || setup(prov))
 		return 2;
+	if (jobfile) {
+		fi_addr_t to[16];
+		int n = 0;
+
+		for (; i < argc && n < 16; i++, n++) {
+			char host[64];
+			const char *colon = strrchr(argv[i], ':');
+			struct sockaddr_in sin = { .sin_family = AF_INET };
+
+			if (!colon || colon - argv[i] >= (long)sizeof(host))
+				return 2;
+			memcpy(host, argv[i], colon - argv[i]);
+			host[colon - argv[i]] = 0;
+			sin.sin_port = htons((uint16_t)atoi(colon + 1));
+			if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+				return 2;
+			if (!n && open_ep(&sin, &to[0]))
+				return 2;
+			if (n && fi_av_insert(av, &sin, 1, &to[n], 0, NULL) != 1)
+				return 2;
+		}
+		rc = attack_job(to, n, claim, jobfile, secs);
+		fflush(stdout);
+		return rc;
+	}
 	for (; i < argc; i++) {
 		char host[64];
 		const char *colon = strrchr(argv[i], ':');
