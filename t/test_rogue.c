@@ -228,24 +228,48 @@ static int send_claims(fi_addr_t to, uint32_t claim)
  * node claim up again; after 1.5 s send ten PINGs.  The PONGs that come
  * back.
  */
+/*
+ * Keep one receive posted into buf and reap one completion: 1 with the
+ * header of a packet that arrived in h, 0 otherwise (nothing, a send's
+ * completion, or an error, after which the receive is posted again).
+ */
+static int recv_hdr(void *buf, size_t len, struct fi_context2 *rctx,
+		    int *posted, struct rmad_am_hdr *h)
+{
+	struct fi_cq_entry e;
+	ssize_t c;
+
+	if (!*posted)
+		*posted = !fi_recv(ep, buf, len, NULL, FI_ADDR_UNSPEC, rctx);
+	c = fi_cq_read(cq, &e, 1);
+	if (c == -FI_EAVAIL) {
+		struct fi_cq_err_entry err = { 0 };
+
+		fi_cq_readerr(cq, &err, 0);
+		if (err.op_context == rctx)
+			*posted = 0;
+		return 0;
+	}
+	if (c != 1 || e.op_context != rctx)
+		return 0;
+	*posted = 0;
+	memcpy(h, buf, sizeof(*h));
+	return 1;
+}
+
 static int impersonate(fi_addr_t to, uint32_t claim)
 {
 	static uint64_t buf[8192];
 	static struct rmad_am_hdr out[64];
 	static struct fi_context2 sctx[64];
 	struct fi_context2 rctx;
-	struct fi_cq_entry e;
 	double t0 = now();
 	int pongs = 0, posted = 0, pinged = 0, nout = 0;
 	uint64_t first = 0;
 
 	while (now() < t0 + 4) {
 		struct rmad_am_hdr h;
-		ssize_t c;
 
-		if (!posted)
-			posted = !fi_recv(ep, buf, sizeof(buf), NULL,
-					  FI_ADDR_UNSPEC, &rctx);
 		if (!pinged && now() > t0 + 1.5) {
 			pinged = 1;
 			for (int i = 0; i < 10; i++) {
@@ -259,19 +283,8 @@ static int impersonate(fi_addr_t to, uint32_t claim)
 					&sctx[(nout - 1) % 64]);
 			}
 		}
-		c = fi_cq_read(cq, &e, 1);
-		if (c == -FI_EAVAIL) {
-			struct fi_cq_err_entry err = { 0 };
-
-			fi_cq_readerr(cq, &err, 0);
-			if (err.op_context == &rctx)
-				posted = 0;
+		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
 			continue;
-		}
-		if (c != 1 || e.op_context != &rctx)
-			continue;
-		posted = 0;
-		memcpy(&h, buf, sizeof(h));
 		pongs += h.type == RMAD_AM_PONG;
 		if (h.type == RMAD_AM_HEARTBEAT) {
 			struct rmad_am_hdr *o = &out[nout++ % 64];
@@ -314,7 +327,6 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 	static struct rmad_am_hdr out[256];
 	static struct fi_context2 sctx[256];
 	struct fi_context2 rctx;
-	struct fi_cq_entry e;
 	double t0 = now(), next = 0;
 	int posted = 0, nout = 0, rounds = 0;
 	long pkts = 0;
@@ -323,11 +335,7 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 
 	while (now() < t0 + secs) {
 		struct rmad_am_hdr h;
-		ssize_t c;
 
-		if (!posted)
-			posted = !fi_recv(ep, buf, sizeof(buf), NULL,
-					  FI_ADDR_UNSPEC, &rctx);
 		if (!key && now() > next) {
 			FILE *f = fopen(jobfile, "r");
 
@@ -371,19 +379,8 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 					}
 				}
 		}
-		c = fi_cq_read(cq, &e, 1);
-		if (c == -FI_EAVAIL) {
-			struct fi_cq_err_entry err = { 0 };
-
-			fi_cq_readerr(cq, &err, 0);
-			if (err.op_context == &rctx)
-				posted = 0;
+		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
 			continue;
-		}
-		if (c != 1 || e.op_context != &rctx)
-			continue;
-		posted = 0;
-		memcpy(&h, buf, sizeof(h));
 		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n) {
 			struct rmad_am_hdr *o = &out[nout % 256];
 
