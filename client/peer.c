@@ -45,7 +45,11 @@
 /* how long a bulk accumulate waits for small ones before it gives up
  * the bulk mode (and applies with atomics, under the lock) */
 #define ACC_SMALL_WAIT_NS (1000ull * 1000)
-#define ACC_CHUNK	4096		/* bytes combined per round */
+/* bytes combined per round of a created window's accumulate: on the
+ * stack up to ACC_CHUNK, else in a buffer of up to ACC_ROUND (a pair of
+ * process_vm calls costs a few us in a guest, each page far less) */
+#define ACC_CHUNK	4096
+#define ACC_ROUND	(256 * 1024)
 
 /* n pieces (l, r) of len bytes in all, between us and the peer */
 static int vm_iov(struct win_peer *p, const struct iovec *l,
@@ -266,18 +270,31 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 {
 	size_t es = rmad_dtype_size(dt);
 	uint64_t per = ACC_CHUNK / es, done = 0;
-	uint8_t cur[ACC_CHUNK] __attribute__((aligned(64)));
+	uint8_t stack[ACC_CHUNK] __attribute__((aligned(64)));
+	uint8_t *cur = stack, *big = NULL;
 	int err;
 
 	if (!p->created && !rmad_dtype_wide(dt))
 		return mapped_acc(p, (char *)p->base + off, origin, NULL,
 				  result, dt, op, count, 0);
+	if (!p->base && count > per) {
+		/* without it, rounds of ACC_CHUNK */
+		uint64_t n = ACC_ROUND / es < count ? ACC_ROUND / es : count;
+
+		if (!posix_memalign((void **)&big, 64, (size_t)(n * es))) {
+			cur = big;
+			per = n;
+		}
+	}
 	err = acc_lock(p);
-	if (err)
+	if (err) {
+		free(big);
 		return err;
+	}
 	err = dyn_enter(p, off, count * es);
 	if (err) {
 		acc_unlock(p);
+		free(big);
 		return err;
 	}
 	/* under acc_lock every accumulator of a created window is shut out:
@@ -302,6 +319,7 @@ int rmad_peer_acc(struct win_peer *p, uint64_t off, const void *origin,
 	}
 	dyn_leave(p);
 	acc_unlock(p);
+	free(big);
 	return err;
 }
 

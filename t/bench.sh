@@ -6,7 +6,7 @@
 # checked for shape.  No number is judged here: benchmarks never fail
 # on a number.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 16
+plan 17
 rb="$top_builddir/rmad-bench"
 # rows of a --quick run: 4 sizes x 2 modes x 4 ops, fop and cas x 2
 # modes, 2 bandwidth tests x 2 sizes, mr_1, mr_all, post, 2 T x 2 modes
@@ -71,6 +71,15 @@ n=$(echo "$out" | grep -cE '^(halo|overlap) .* ok$')
 	[ "$(echo "$out" | grep -c '^# overlap .* hidden$')" -eq 2 ]
 ok $? "-t apps, tcp;ofi_rxm, 2 vnodes, 3 ranks: $n of 6 rows checked their data"
 [ "$n" -eq 6 ] || diag "$out"
+
+# a created window's accumulates by a same-node peer, past one round of
+# the peer's buffer (client/peer.c, ACC_ROUND) and not a multiple of it
+out=$(run_bounded 90 "$RMAD_RUN" -q --timeout 80 -np 2 "$rb" --quick \
+	-w create -t acc,gacc -m lock,flush -s 4K,8K,300K,600K --timeout 75 2>&1)
+n=$(echo "$out" | grep -cE '^g?acc +(lock|flush) .* ok$')
+[ "$n" -eq 16 ] && ! echo "$out" | grep -q FAIL
+ok $? "-w create, 1 node: $n of 16 large accumulate rows checked their data"
+[ "$n" -eq 16 ] || diag "$out"
 
 # -w: created and dynamic windows across 2 vnodes, shared on one node
 # (8 B put, get, acc, fop and cas under lock and flush, a strided put)
