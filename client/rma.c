@@ -232,6 +232,21 @@ static int check(rmad_win_t w, int target, size_t tdisp, int count,
 	return 0;
 }
 
+/* check, and a request op only in a passive-target epoch (MPI-3.1
+ * 11.3.5: rput and its kin outside one are erroneous) */
+static int check_req(rmad_win_t w, int target, size_t tdisp, int count,
+		     rmad_datatype_t type, const struct rmad_request_s *rq,
+		     struct tref *r)
+{
+	int err = check(w, target, tdisp, count, type, r);
+
+	if (err)
+		return err;
+	if (rq && w->epoch != EPOCH_LOCK && w->epoch != EPOCH_LOCK_ALL)
+		return RMAD_ERR_SYNC;
+	return 0;
+}
+
 /*
  * Count a data operation that returned 0 for rmad_win_stats: in kind
  * (ops_local, ops_remote) too unless it moved nothing (count 0).
@@ -549,12 +564,9 @@ int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
 		return rmad_derived_op(win, RMAD_OPC_PUT, origin, ocount, otype,
 				       NULL, 0, 0, target, tdisp, tcount,
 				       ttype, 0, rq);
-	err = check(win, target, tdisp, tcount, ttype, &r);
-
+	err = check_req(win, target, tdisp, tcount, ttype, rq, &r);
 	if (err)
 		return err;
-	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
-		return RMAD_ERR_SYNC;	/* passive target only */
 	if (ocount != tcount || otype != ttype)
 		return RMAD_ERR_TYPE;
 	if (!tcount)
@@ -582,12 +594,9 @@ int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
 		return rmad_derived_op(win, RMAD_OPC_GET, NULL, 0, 0, origin,
 				       ocount, otype, target, tdisp, tcount,
 				       ttype, 0, rq);
-	err = check(win, target, tdisp, tcount, ttype, &r);
-
+	err = check_req(win, target, tdisp, tcount, ttype, rq, &r);
 	if (err)
 		return err;
-	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
-		return RMAD_ERR_SYNC;	/* passive target only */
 	if (ocount != tcount || otype != ttype)
 		return RMAD_ERR_TYPE;
 	if (!tcount)
@@ -617,11 +626,9 @@ int rmad_accumulate_req(const void *origin, int ocount,
 		return rmad_derived_op(win, RMAD_OPC_ACC, origin, ocount, otype,
 				       NULL, 0, 0, target, tdisp, tcount,
 				       ttype, (uint32_t)op, rq);
-	err = check(win, target, tdisp, tcount, ttype, &r);
+	err = check_req(win, target, tdisp, tcount, ttype, rq, &r);
 	if (err)
 		return err;
-	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
-		return RMAD_ERR_SYNC;	/* passive target only */
 	if (ocount != tcount || otype != ttype)
 		return RMAD_ERR_TYPE;
 	if (op == RMAD_NO_OP || op < 0)
@@ -660,12 +667,9 @@ int rmad_get_accumulate_req(const void *origin, int ocount,
 				       ocount, otype, result, rcount, rtype,
 				       target, tdisp, tcount, ttype,
 				       (uint32_t)op, rq);
-	err = check(win, target, tdisp, tcount, ttype, &r);
-
+	err = check_req(win, target, tdisp, tcount, ttype, rq, &r);
 	if (err)
 		return err;
-	if (rq && win->epoch != EPOCH_LOCK && win->epoch != EPOCH_LOCK_ALL)
-		return RMAD_ERR_SYNC;	/* passive target only */
 	if (rcount != tcount || rtype != ttype ||
 	    (op != RMAD_NO_OP && (ocount != tcount || otype != ttype)))
 		return RMAD_ERR_TYPE;
