@@ -222,13 +222,6 @@ static int send_claims(fi_addr_t to, uint32_t claim)
 }
 
 /*
- * Be node claim to the agent at to for 4 s, as a mesh peer that comes
- * back is (agent/am.c, the static mesh): answer each of its heartbeats
- * with one of ours that echoes its incarnation, so that it takes us for
- * node claim up again; after 1.5 s send ten PINGs.  The PONGs that come
- * back.
- */
-/*
  * Keep one receive posted into buf and reap one completion: 1 with the
  * header of a packet that arrived in h, 0 otherwise (nothing, a send's
  * completion, or an error, after which the receive is posted again).
@@ -257,6 +250,13 @@ static int recv_hdr(void *buf, size_t len, struct fi_context2 *rctx,
 	return 1;
 }
 
+/*
+ * Be node claim to the agent at to for 4 s, as a mesh peer that comes
+ * back is (agent/am.c, the static mesh): answer each of its heartbeats
+ * with one of ours that echoes its incarnation, so that it takes us for
+ * node claim up again; after 1.5 s send ten PINGs.  The PONGs that come
+ * back.
+ */
 static int impersonate(fi_addr_t to, uint32_t claim)
 {
 	static uint64_t buf[8192];
