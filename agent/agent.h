@@ -239,6 +239,7 @@ struct jobs_ctx {
 };
 
 struct agent_win;
+struct win_joined;
 struct rma_ctx;
 
 /* The windows this agent serves, and the window block of each (windows.c). */
@@ -462,7 +463,10 @@ struct agent_win {
 	/* the table, once per node */
 	struct rmad_am_win_member *meta;
 	int32_t nmeta;			/* entries filled */
-	int *meta_from;			/* root: the node each came from */
+	/* entries nodes joined with before the group was known here
+	 * (windows.c: joined_keep), by node */
+	struct win_joined *joined;
+	int32_t njoined;
 	int uniform;
 	uint64_t usize;
 	int32_t udisp;

@@ -261,6 +261,18 @@ int agent_rank_node(struct agent_job *j, int32_t rank)
 	return -1;
 }
 
+int32_t agent_job_node_ranks(const struct agent_job *j, int node)
+{
+	int32_t n = 0;
+
+	if (!j->map_ready)
+		return 0;
+	for (int32_t k = 0; k < j->map_runs; k++)
+		if (j->map[k].node == node)
+			n += j->map[k].count;
+	return n;
+}
+
 /* ---------------------------------------------------------- sending */
 
 static size_t runs_per_msg(struct agent *a)

@@ -22,6 +22,8 @@ void agent_op_ping(struct agent *a, uint32_t client, uint32_t op,
 		   const struct rmad_op_elem *e);
 /* The node that serves rank of job j, or -1. */
 int agent_rank_node(struct agent_job *j, int32_t rank);
+/* How many ranks of job j node serves (by the map: 0 before it). */
+int32_t agent_job_node_ranks(const struct agent_job *j, int node);
 /* Does job j have ranks on node?  Once its map is ready, exactly; before
  * it, the collector, and on the collector the nodes that joined. */
 int agent_job_on_node(const struct agent *a, const struct agent_job *j,

@@ -77,6 +77,23 @@ static struct agent_win *win_new(struct agent *a, struct agent_job *j,
 	return w;
 }
 
+/* Entries a node joined with before the group was known (meta_add). */
+struct win_joined {
+	int node;
+	int32_t gsize;			/* the group's size it said */
+	int32_t n, cap;
+	struct rmad_am_win_member *m;
+};
+
+static void joined_free(struct agent_win *w)
+{
+	for (int32_t k = 0; k < w->njoined; k++)
+		free(w->joined[k].m);
+	free(w->joined);
+	w->joined = NULL;
+	w->njoined = 0;
+}
+
 static void win_destroy(struct agent *a, struct agent_win *w)
 {
 	for (struct agent_win **pp = &a->wn.wins; *pp; pp = &(*pp)->next)
@@ -110,7 +127,7 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 	free(w->local);
 	free(w->granks);
 	free(w->meta);
-	free(w->meta_from);
+	joined_free(w);
 	free(w->nodes);
 	free(w->fence_from);
 	free(w->free_from);
@@ -506,46 +523,80 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		a->win_ready_hook(a, w);	/* notices that came early */
 }
 
-/* A joining node speaks only for the members on it: once the group is
- * known here (a local member came), an entry from another node is
- * dropped.  Entries that came before are checked when it is. */
-static int meta_from_ok(struct agent *a, struct agent_win *w, int32_t g)
+/*
+ * Entries of the table.  A joining node speaks only for the members on
+ * it, which only the group tells: entries that come before it is known
+ * here (no local member yet) are kept by node, at most as many from a
+ * node as it serves ranks of the job (no more can be its own), and
+ * checked once it is (joined_replay).  So no node can take another's
+ * place in the table, before or after, nor push another's entries out.
+ */
+static void joined_keep(struct agent *a, struct agent_win *w,
+			int32_t gsize, const struct rmad_am_win_member *m,
+			int32_t n, int from)
 {
-	if (!w->local || !w->meta_from || w->meta_from[g] < 0 ||
-	    member_node(w, g) == w->meta_from[g])
-		return 1;
-	a->st.pkts_dropped++;
-	rmad_warn("window %llx: dropped node %d's entry for member %d, "
-		  "which is on node %d", (unsigned long long)w->key,
-		  w->meta_from[g], g, member_node(w, g));
-	return 0;
-}
+	struct win_joined *r = NULL;
+	int32_t take;
 
-static void meta_check(struct agent *a, struct agent_win *w)
-{
-	for (int32_t g = 0; g < w->gsize; g++)
-		if (w->meta[g].grank >= 0 && !meta_from_ok(a, w, g)) {
-			w->meta[g].grank = -1;
-			w->meta_from[g] = -1;
-			w->nmeta--;
-		}
+	for (int32_t k = 0; k < w->njoined && !r; k++)
+		if (w->joined[k].node == from)
+			r = &w->joined[k];
+	if (!r) {
+		struct win_joined *p = realloc(w->joined, sizeof(*p) *
+					       (size_t)(w->njoined + 1));
+		int32_t cap = agent_job_node_ranks(w->job, from);
+
+		if (cap > gsize)
+			cap = gsize;
+		if (!p)
+			goto lost;
+		w->joined = p;
+		r = &w->joined[w->njoined];
+		*r = (struct win_joined){ .node = from, .gsize = gsize,
+					  .cap = cap };
+		r->m = malloc(sizeof(*r->m) * (size_t)(cap ? cap : 1));
+		if (!r->m)
+			goto lost;
+		w->njoined++;
+	}
+	take = r->gsize != gsize ? 0 : n < r->cap - r->n ? n : r->cap - r->n;
+	memcpy(&r->m[r->n], m, sizeof(*m) * (size_t)take);
+	r->n += take;
+	if (take < n) {
+		a->st.pkts_dropped++;
+		rmad_warn("window %llx: node %d joined with more entries than "
+			  "it serves ranks (%d), or another group size: %d "
+			  "dropped", (unsigned long long)w->key, from, r->cap,
+			  n - take);
+	}
+	return;
+lost:
+	/* the window then waits for entries that never come: said */
+	rmad_err("window %llx: no memory to keep node %d's entries",
+		 (unsigned long long)w->key, from);
 }
 
 /* Entries of the table; from: the node that joined with them, or -1
- * for the root's table (which speaks for every member). */
-static void meta_add(struct agent *a, struct agent_win *w,
-		     const struct rmad_am_win_member *m, int32_t n, int from)
+ * for the root's table (which speaks for every member).  The number
+ * taken. */
+static int32_t meta_add(struct agent *a, struct agent_win *w,
+			const struct rmad_am_win_member *m, int32_t n,
+			int from)
 {
-	if (from >= 0 && !w->meta_from) {
-		w->meta_from = malloc(sizeof(int) * (size_t)w->gsize);
-		if (!w->meta_from)
-			return;		/* lost: the window never completes */
-		for (int32_t g = 0; g < w->gsize; g++)
-			w->meta_from[g] = -1;
-	}
+	int32_t taken = 0;
+
 	for (int32_t i = 0; i < n; i++) {
 		int32_t g = m[i].grank;
 
+		if (from >= 0 && g >= 0 && g < w->gsize &&
+		    member_node(w, g) != from) {
+			a->st.pkts_dropped++;
+			rmad_warn("window %llx: dropped node %d's entry for "
+				  "member %d, which is on node %d",
+				  (unsigned long long)w->key, from, g,
+				  member_node(w, g));
+			continue;
+		}
 		if (g < 0 || g >= w->gsize || !w->meta ||
 		    w->meta[g].grank >= 0 || m[i].disp_unit < 1 ||
 		    m[i].size > WIN_SIZE_MAX) {
@@ -553,16 +604,60 @@ static void meta_add(struct agent *a, struct agent_win *w,
 				  (unsigned long long)w->key, g);
 			continue;
 		}
-		if (from >= 0) {
-			w->meta_from[g] = from;
-			if (!meta_from_ok(a, w, g)) {
-				w->meta_from[g] = -1;
-				continue;
-			}
-		}
 		w->meta[g] = m[i];
 		w->nmeta++;
+		taken++;
 	}
+	return taken;
+}
+
+/* Root: node joined (once in w->nodes); -1 without memory. */
+static int node_joined(struct agent_win *w, int node)
+{
+	int *p;
+
+	for (int k = 0; k < w->nnodes; k++)
+		if (w->nodes[k] == node)
+			return 0;
+	p = realloc(w->nodes, sizeof(int) * (size_t)(w->nnodes + 1));
+	if (!p)
+		return -1;
+	w->nodes = p;
+	w->nodes[w->nnodes++] = node;
+	return 0;
+}
+
+/* Windows of job j that only other nodes' joins made here. */
+static int remote_wins(struct agent *a, struct agent_job *j)
+{
+	int n = 0;
+
+	for (struct agent_win *w = a->wn.wins; w; w = w->next)
+		n += w->job == j && !w->local;
+	return n;
+}
+
+/* The group is known now: the entries that came before it, checked
+ * (and all dropped unless we collect the table). */
+static void joined_replay(struct agent *a, struct agent_win *w)
+{
+	for (int32_t k = 0; k < w->njoined; k++) {
+		struct win_joined *r = &w->joined[k];
+
+		if (w->root != a->node || r->gsize != w->gsize) {
+			a->st.pkts_dropped++;
+			rmad_warn("window %llx: dropped node %d's join (of %d "
+				  "members; the window has %d, its root is "
+				  "node %d)", (unsigned long long)w->key,
+				  r->node, r->gsize, w->gsize, w->root);
+			continue;
+		}
+		if (meta_add(a, w, r->m, r->n, r->node) > 0 &&
+		    node_joined(w, r->node))
+			rmad_err("window %llx: no memory for node %d's join",
+				 (unsigned long long)w->key, r->node);
+	}
+	joined_free(w);
 }
 
 /*
@@ -722,6 +817,22 @@ void agent_win_create(struct agent *a, uint32_t c,
 			goto refuse;
 
 	w = win_find(a, j, m->key);
+	if (w && !w->local && w->gsize != m->gsize) {
+		/* made by joins of another group size: nothing is in its
+		 * table yet, and joined_replay drops what said so */
+		struct rmad_am_win_member *p = realloc(w->meta,
+			sizeof(*p) * (size_t)m->gsize);
+
+		if (!p) {
+			status = RMAD_ERR_NOMEM;
+			goto refuse;
+		}
+		w->meta = p;
+		w->gsize = m->gsize;
+		w->nmeta = 0;
+		for (int32_t g = 0; g < w->gsize; g++)
+			w->meta[g].grank = -1;
+	}
 	if (w && (w->gsize != m->gsize || w->ready || w->failed)) {
 		status = w->failed ? RMAD_ERR_PROC_FAILED : RMAD_ERR_ARG;
 		goto refuse;
@@ -763,7 +874,7 @@ void agent_win_create(struct agent *a, uint32_t c,
 			status = RMAD_ERR_NOMEM;
 			goto refuse;
 		}
-		meta_check(a, w);	/* entries that came before the group */
+		joined_replay(a, w);	/* entries that came before it */
 	}
 	for (int32_t i = 0; i < w->nhere; i++)
 		if (w->local[i].rank == ac->rank)
@@ -862,12 +973,12 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 	case RMAD_AM_WIN_JOIN:
 	case RMAD_AM_WIN_READY: {
 		const struct rmad_am_win *hw = payload;
-		int32_t n = (int32_t)h->count;
+		int32_t n = (int32_t)h->count, taken;
 
 		if (h->payload_len != sizeof(*hw) + (uint64_t)n *
 				      sizeof(struct rmad_am_win_member) ||
 		    hw->gsize < 1 || hw->gsize > j->size ||
-		    (w && w->gsize != hw->gsize)) {
+		    (w && w->local && w->gsize != hw->gsize)) {
 			rmad_warn("dropped a bad window packet from node %u",
 				  h->src_node);
 			return;
@@ -885,27 +996,45 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 			}
 			return;
 		}
+		if (!w && remote_wins(a, j) >= a->p.max_windows) {
+			a->st.pkts_dropped++;
+			rmad_warn("job %s: dropped node %u's join of window "
+				  "%llx: %d windows wait for their members here "
+				  "(max_windows)", j->nspace, h->src_node,
+				  (unsigned long long)h->seq,
+				  (int)a->p.max_windows);
+			return;
+		}
 		if (!w) {
 			w = win_new(a, j, h->seq, hw->gsize);
 			if (!w)
 				return;
 		}
-		meta_add(a, w, (const void *)(hw + 1), n,
-			 h->type == RMAD_AM_WIN_JOIN ? (int)h->src_node : -1);
+		if (h->type == RMAD_AM_WIN_JOIN && !w->local) {
+			/* before the group: kept, checked once it is */
+			joined_keep(a, w, hw->gsize, (const void *)(hw + 1),
+				    n, (int)h->src_node);
+			return;
+		}
+		if (h->type == RMAD_AM_WIN_JOIN &&
+		    (w->root != a->node || w->ready || w->failed)) {
+			a->st.pkts_dropped++;
+			rmad_warn("window %llx: dropped a join from node %u "
+				  "(its root is %d%s)",
+				  (unsigned long long)w->key, h->src_node,
+				  w->root, w->ready || w->failed ?
+				  ", and the table is made" : "");
+			return;
+		}
+		taken = meta_add(a, w, (const void *)(hw + 1), n,
+				 h->type == RMAD_AM_WIN_JOIN ?
+				 (int)h->src_node : -1);
 		if (h->type == RMAD_AM_WIN_JOIN) {
-			int seen = 0;
-			int *p;
-
-			for (int k = 0; k < w->nnodes; k++)
-				seen |= w->nodes[k] == (int)h->src_node;
-			if (!seen) {
-				p = realloc(w->nodes, sizeof(int) *
-					    (size_t)(w->nnodes + 1));
-				if (!p)
-					return;
-				w->nodes = p;
-				w->nodes[w->nnodes++] = (int)h->src_node;
-			}
+			/* a node counts among the members' nodes (the
+			 * table goes to it, its free is waited for) only
+			 * with an entry of its own */
+			if (taken > 0 && node_joined(w, (int)h->src_node))
+				return;
 			if (w->nmeta < w->gsize)
 				return;
 			/* complete: every member node gets the table */

@@ -96,6 +96,43 @@ ranks_ok() {
 	[ "$n" -eq "$np" ] || diag "$out"
 }
 
+# rogue_mesh SESSION PORTSEED MODE: agents 0 and 1 of a keyless static
+# mesh of three over tcp;ofi_rxm (node 2's agent is not started; pids in
+# MESH_PIDS), and t/test_rogue MODE $T_TMP/job -t 50, plain libfabric
+# bound to node 2's address, playing node 2 to both (ROGUE_PID, output
+# in $T_TMP/rogue.out); then one point: both up, the rogue taken for
+# node 2.  rogue_mesh_end stops them and checks that nothing is left.
+rogue_mesh() {
+	local sess=$1 seed=$2 mode=$3 base k mesh
+	base=$((20000 + ($$ + seed) % 20000))
+	mesh="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
+	MESH_PIDS=()
+	for k in 0 1; do
+		start_agent "$sess" "$T_TMP/agent$k.log" --vnodes 3 \
+			--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
+			--set "mesh_self=$k" --set log_level=info \
+			--set heartbeat_ms=100 --set heartbeat_timeout_ms=1500 \
+			--set heartbeat_idle_ms=0
+		MESH_PIDS[$k]=$AGENT_PID
+	done
+	"$top_builddir/t/test_rogue" "$mode" "$T_TMP/job" -t 50 -n 2 \
+		-b $((base + 2)) "127.0.0.1:$base" "127.0.0.1:$((base + 1))" \
+		>"$T_TMP/rogue.out" 2>&1 &
+	ROGUE_PID=$!
+	# up K N: agent K's log says that node N is up
+	up() { grep -q ": node $2: up$" "$T_TMP/agent$1.log" 2>/dev/null; }
+	wait_for 'up 0 1 && up 1 0 && up 0 2 && up 1 2' 20
+	ok $? "nodes 0 and 1 up, and the rogue taken for node 2 by both"
+}
+
+rogue_mesh_end() {
+	local sess=$1
+	kill -TERM "${MESH_PIDS[@]}" 2>/dev/null
+	wait_for '! kill -0 ${MESH_PIDS[0]} 2>/dev/null && ! kill -0 ${MESH_PIDS[1]} 2>/dev/null' 10
+	"$RMAD" --session "$sess" --sweep >/dev/null 2>&1
+	ok_clean
+}
+
 # ok_clean: one point, passed when nothing of rmad's is left (the
 # embedded agents get 10 s to exit idle_exit_ms after their last client)
 ok_clean() {

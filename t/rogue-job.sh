@@ -15,25 +15,9 @@
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 plan 5
 sess=roguejob
-base=$((20000 + ($$ + 13000) % 20000))
-mesh="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
-pids=()
-for k in 0 1; do
-	start_agent "$sess" "$T_TMP/agent$k.log" --vnodes 3 \
-		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
-		--set "mesh_self=$k" --set log_level=info \
-		--set heartbeat_ms=100 --set heartbeat_timeout_ms=1500 \
-		--set heartbeat_idle_ms=0
-	pids[$k]=$AGENT_PID
-done
+rogue_mesh "$sess" 13000 -j
 jobf=$T_TMP/job
-"$top_builddir/t/test_rogue" -j "$jobf" -t 40 -n 2 -b $((base + 2)) \
-	"127.0.0.1:$base" "127.0.0.1:$((base + 1))" >"$T_TMP/rogue.out" 2>&1 &
-rpid=$!
-# up K N: agent K's log says that node N is up
-up() { grep -q ": node $2: up$" "$T_TMP/agent$1.log" 2>/dev/null; }
-wait_for 'up 0 1 && up 1 0 && up 0 2 && up 1 2' 20
-ok $? "nodes 0 and 1 up, and the rogue taken for node 2 by both"
+rpid=$ROGUE_PID
 
 RMAD_SESSION=$sess RMAD_VNODES=2 run_bounded 60 mpirun -np 2 \
 	-x RMAD_SESSION -x RMAD_VNODES -x RMAD_RUNDIR -x RMAD_AGENT_PATH \
@@ -64,10 +48,5 @@ f1=$(grep -c "a failure from node 2, which holds no rank of it: dropped" \
 [ "$n0" -gt 0 ] && [ "$n1" -gt 0 ] && [ "$f0" -gt 0 ] && [ "$f1" -gt 0 ] &&
 	! grep -q "failed, says node 2" "$T_TMP/agent0.log" "$T_TMP/agent1.log"
 ok $? "both agents dropped them: arrivals at the root ($n0), releases at node 1 ($n1), failures ($f0, $f1)"
-for k in 0 1; do
-	kill -TERM "${pids[$k]}" 2>/dev/null
-done
-wait_for '! kill -0 ${pids[0]} 2>/dev/null && ! kill -0 ${pids[1]} 2>/dev/null' 10
-"$RMAD" --session "$sess" --sweep >/dev/null 2>&1
-ok_clean
+rogue_mesh_end "$sess"
 done_testing

@@ -32,8 +32,20 @@
  *
  *   rogue: job NSPACE: ROUNDS rounds, PKTS packets as node N
  *
+ * With -w FILE it plays node -n, which serves rank -n of a job (an
+ * insider that holds a rank), to the agents listed, for -t seconds:
+ * once FILE holds "NSPACE SIZE" it joins the job at node 0 with that
+ * rank (JOB_JOIN); once the map comes, it joins the job's first window
+ * of every rank at node 0, its root, at once and then every 20 ms, with
+ * its own member and forged entries (8 bytes, unit 1, a registration
+ * of its own) for members 0 and 1 (WIN_JOIN); it arrives at every
+ * barrier of epochs 0 to 31, and once the window's table came it frees
+ * the window, until FILE.done exists.  It prints
+ *
+ *   rogue: window WKEY of job NSPACE: JOINS joins, table T, map M
+ *
  * Usage: test_rogue [-p provider] [-k maxkey] [-n node] [-b port] [-c]
- *                   [-s] [-j file [-t secs]] ADDR:PORT...
+ *                   [-s] [-j file | -w file [-t secs]] ADDR:PORT...
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -250,6 +262,21 @@ static int recv_hdr(void *buf, size_t len, struct fi_context2 *rctx,
 	return 1;
 }
 
+/* Answer heartbeat h as node claim, echoing stamp (o and ctx are kept
+ * until the send completes): 1 if it left. */
+static int echo_heartbeat(const struct rmad_am_hdr *h, uint32_t claim,
+			  uint64_t stamp, fi_addr_t to, struct rmad_am_hdr *o,
+			  struct fi_context2 *ctx)
+{
+	*o = (struct rmad_am_hdr){
+		.version = RMAD_WIRE_VERSION,
+		.type = RMAD_AM_HEARTBEAT, .src_node = claim,
+		.flags = RMAD_AMF_ECHO,
+		.job = h->job, .seq = 0x726f677565ull,
+		.count = h->seq, .disp = 1, .wkey = stamp };
+	return !fi_send(ep, o, sizeof(*o), NULL, to, ctx);
+}
+
 /*
  * Be node claim to the agent at to for 4 s, as a mesh peer that comes
  * back is (agent/am.c, the static mesh): answer each of its heartbeats
@@ -287,19 +314,11 @@ static int impersonate(fi_addr_t to, uint32_t claim)
 			continue;
 		pongs += h.type == RMAD_AM_PONG;
 		if (h.type == RMAD_AM_HEARTBEAT) {
-			struct rmad_am_hdr *o = &out[nout++ % 64];
-
 			if (!first)
 				first = h.disp;
-			*o = (struct rmad_am_hdr){
-				.version = RMAD_WIRE_VERSION,
-				.type = RMAD_AM_HEARTBEAT, .src_node = claim,
-				.flags = RMAD_AMF_ECHO,
-				.job = h.job, .seq = 0x726f677565ull,
-				.count = h.seq, .disp = 1,
-				.wkey = stale ? first : h.disp };
-			fi_send(ep, o, sizeof(*o), NULL, to,
-				&sctx[(nout - 1) % 64]);
+			echo_heartbeat(&h, claim, stale ? first : h.disp, to,
+				       &out[nout % 64], &sctx[nout % 64]);
+			nout++;
 		}
 	}
 	return pongs;
@@ -381,22 +400,171 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 		}
 		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
 			continue;
-		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n) {
-			struct rmad_am_hdr *o = &out[nout % 256];
-
-			*o = (struct rmad_am_hdr){
-				.version = RMAD_WIRE_VERSION,
-				.type = RMAD_AM_HEARTBEAT, .src_node = claim,
-				.flags = RMAD_AMF_ECHO,
-				.job = h.job, .seq = 0x726f677565ull,
-				.count = h.seq, .disp = 1, .wkey = h.disp };
-			if (!fi_send(ep, o, sizeof(*o), NULL, to[h.src_node],
-				     &sctx[nout % 256]))
-				nout++;
-		}
+		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n)
+			nout += echo_heartbeat(&h, claim, h.disp,
+					       to[h.src_node], &out[nout % 256],
+					       &sctx[nout % 256]);
 	}
 	printf("rogue: job %s: %d rounds, %ld packets as node %u\n",
 	       *ns ? ns : "(none)", rounds, pkts, claim);
+	return 0;
+}
+
+/* Every packet in the one received (the inner ones of an aggregate),
+ * by type: map and table count the JOB_MAPs and WIN_READYs. */
+static void saw(const uint8_t *msg, size_t len, int *map, int *table)
+{
+	struct rmad_am_hdr h;
+	size_t off = 0;
+
+	memcpy(&h, msg, sizeof(h));
+	if (h.type == RMAD_AM_BATCH) {
+		msg += sizeof(h);
+		len = h.payload_len;
+		while (len - off >= sizeof(h)) {
+			memcpy(&h, msg + off, sizeof(h));
+			if (h.payload_len > len - off - sizeof(h))
+				break;
+			*map += h.type == RMAD_AM_JOB_MAP;
+			*table += h.type == RMAD_AM_WIN_READY;
+			off += sizeof(h) + h.payload_len;
+		}
+		return;
+	}
+	*map += h.type == RMAD_AM_JOB_MAP;
+	*table += h.type == RMAD_AM_WIN_READY;
+}
+
+/* -w: the job's rank claim on node claim, the window's forged joins. */
+static int member_job(const fi_addr_t *to, int n, uint32_t claim,
+		      const char *jobfile, double secs)
+{
+	static uint64_t buf[8192];
+	static struct {
+		struct rmad_am_hdr h;
+		union {
+			struct {
+				struct rmad_am_job jp;
+				struct rmad_am_rank_run run;
+			} job;
+			struct {
+				struct rmad_am_win hw;
+				struct rmad_am_win_member m[3];
+			} win;
+		} u;
+	} out[256];
+	static struct fi_context2 sctx[256];
+	/* the first window of RMAD_GROUP_ALL (client/win.c, next_key) */
+	const uint64_t wkey = (0x616c6cull * 1099511628211ull) ^ 1;
+	struct fi_context2 rctx;
+	double t0 = now(), next = 0;
+	int posted = 0, nout = 0, joins = 0, map = 0, table = 0, size = 0;
+	uint64_t key = 0;
+	char ns[256] = "";
+
+	while (now() < t0 + secs) {
+		struct rmad_am_hdr h;
+		char done[4096];
+
+		if (!key && now() > next) {
+			FILE *f = fopen(jobfile, "r");
+
+			next = now() + 0.01;
+			if (f) {
+				if (fscanf(f, "%255s %d", ns, &size) == 2 &&
+				    size > (int)claim) {
+					key = job_key(ns);
+					/* our rank, to the collector */
+					out[nout % 256].h = (struct rmad_am_hdr){
+						.version = RMAD_WIRE_VERSION,
+						.type = RMAD_AM_JOB_JOIN,
+						.src_node = claim, .job = key,
+						.count = 1, .payload_len =
+						sizeof(out[0].u.job) };
+					memset(&out[nout % 256].u, 0,
+					       sizeof(out[0].u));
+					out[nout % 256].u.job.jp.size = size;
+					out[nout % 256].u.job.jp.total_runs = 1;
+					snprintf(out[nout % 256].u.job.jp.nspace,
+						 256, "%s", ns);
+					out[nout % 256].u.job.run =
+						(struct rmad_am_rank_run){
+						.first = (int32_t)claim,
+						.count = 1,
+						.node = (int32_t)claim };
+					if (!fi_send(ep, &out[nout % 256],
+						     sizeof(out[0].h) +
+						     sizeof(out[0].u.job), NULL,
+						     to[0], &sctx[nout % 256]))
+						nout++;
+				}
+				fclose(f);
+			}
+		}
+		snprintf(done, sizeof(done), "%s.done", jobfile);
+		if (key && map && now() > next) {
+			if (!access(done, F_OK))
+				break;
+			next = now() + 0.02;
+			for (int i = 0; i < 34; i++) {
+				struct rmad_am_hdr *o = &out[nout % 256].h;
+				size_t len = sizeof(*o);
+
+				*o = (struct rmad_am_hdr){
+					.version = RMAD_WIRE_VERSION,
+					.type = RMAD_AM_BARRIER_ARRIVE,
+					.src_node = claim, .job = key,
+					.count = (uint64_t)i };
+				if (i == 32) {
+					/* forged entries first, then ours */
+					struct rmad_am_win_member *m =
+						out[nout % 256].u.win.m;
+
+					o->type = RMAD_AM_WIN_JOIN;
+					o->seq = wkey;
+					o->count = 3;
+					o->payload_len =
+						sizeof(out[0].u.win);
+					out[nout % 256].u.win.hw =
+						(struct rmad_am_win){
+						.gsize = size };
+					for (int g = 0; g < 2; g++)
+						m[g] = (struct
+							rmad_am_win_member){
+							.grank = g,
+							.disp_unit = 1,
+							.size = 8,
+							.mr_key = 0x726f677565,
+							.has_mr = 1 };
+					m[2] = (struct rmad_am_win_member){
+						.grank = (int32_t)claim,
+						.disp_unit = 8,
+						.size = 4096 };
+					len += o->payload_len;
+					joins++;
+				} else if (i == 33) {
+					if (!table)
+						continue;
+					o->type = RMAD_AM_WIN_FREE_ARRIVE;
+					o->seq = wkey;
+					o->count = 0;
+				}
+				if (!fi_send(ep, o, len, NULL, to[0],
+					     &sctx[nout % 256]))
+					nout++;
+			}
+		}
+		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
+			continue;
+		saw((const uint8_t *)buf, sizeof(buf), &map, &table);
+		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n)
+			nout += echo_heartbeat(&h, claim, h.disp,
+					       to[h.src_node], &out[nout % 256].h,
+					       &sctx[nout % 256]);
+	}
+	printf("rogue: window %llx of job %s: %d joins, table %d, map %d\n",
+	       (unsigned long long)wkey, *ns ? ns : "(none)", joins, table,
+	       map);
 	return 0;
 }
 
@@ -408,6 +576,7 @@ int main(int argc, char **argv)
 	int i = 1, rc = 0, claims_only = 0;
 	const char *jobfile = NULL;
 	double secs = 10;
+	int member = 0;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (!strcmp(argv[i], "-c")) {
@@ -426,6 +595,10 @@ int main(int argc, char **argv)
 			claim = (uint32_t)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "-j"))
 			jobfile = argv[i + 1];
+		else if (!strcmp(argv[i], "-w")) {
+			jobfile = argv[i + 1];
+			member = 1;
+		}
 		else if (!strcmp(argv[i], "-t"))
 			secs = atof(argv[i + 1]);
 	}
@@ -452,7 +625,8 @@ int main(int argc, char **argv)
 			if (n && fi_av_insert(av, &sin, 1, &to[n], 0, NULL) != 1)
 				return 2;
 		}
-		rc = attack_job(to, n, claim, jobfile, secs);
+		rc = member ? member_job(to, n, claim, jobfile, secs) :
+			      attack_job(to, n, claim, jobfile, secs);
 		fflush(stdout);
 		return rc;
 	}
