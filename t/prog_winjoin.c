@@ -10,8 +10,8 @@
  * rank's window, under an exclusive lock, reads it back, and checks,
  * after a barrier, what the others wrote into its own memory: with a
  * forged entry in the table (8 bytes, unit 1) the writes beyond its
- * first 8 bytes would fail or land elsewhere.  The last rank is never
- * a target.  Each real rank prints "rank R: ok" or its failures.
+ * first 8 bytes would fail or land elsewhere.  The window then stays
+ * 200 ms before it is freed.  The last rank is never a target.  Each real rank prints "rank R: ok" or its failures.
  *
  * usage: prog_winjoin [-d MS]
  */
@@ -79,6 +79,9 @@ int main(int argc, char **argv)
 				      base[(size_t)f * WORDS + i]);
 				break;
 			}
+	/* the window ready for 200 ms: the rogue's joins in that time must
+	 * find its table made */
+	usleep(200000);
 	OK(rmad_barrier());
 	OK(rmad_win_free(&w));
 	return t_finish(rank, fails, " (%d ranks wrote and read %d words "

@@ -13,11 +13,12 @@
 # before it makes the window) and again every 20 ms after.  The
 # forged entries must all be dropped, node 1's own entry kept (it may
 # come after the forged one), and the ranks' writes and reads land in
-# each other's real windows.  (Before, the root took the forged entries
+# each other's real windows; the rogue's joins once the table is made
+# are dropped too.  (Before, the root took the forged entries
 # that came before its group, lost node 1's as a repeat, and crashed on
 # the hole in its table.)
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 5
+plan 6
 sess=roguewin
 rogue_mesh "$sess" 17000 -w
 jobf=$T_TMP/job
@@ -57,5 +58,9 @@ e=$(grep -c "node 2 joined with more entries than it serves ranks (1)" \
 [ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] && [ "$e" -gt 0 ] &&
 	! grep -q "bad or repeated member [01]$" "$T_TMP/agent0.log"
 ok $? "the root dropped the forged entries ($d0, $d1; $e joins before its group, held to one entry) and no real one"
+a=$(grep -c "dropped a join from node 2 (its root is 0, and the table is made)" \
+	"$T_TMP/agent0.log")
+[ "$a" -gt 0 ]
+ok $? "the joins that came once the table was made dropped ($a)"
 rogue_mesh_end "$sess"
 done_testing
