@@ -1055,13 +1055,16 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 
 		if (!w || w->root != a->node)
 			return;
-		/* once from each member node: an extra one would free the
-		 * window under the members still in it */
+		/* once from each member node, and only once the table is
+		 * made (its nodes have their window then): an extra or an
+		 * early one would free the window under the members still
+		 * in it, or answer the ones making it */
 		while (k < w->nnodes && w->nodes[k] != (int)h->src_node)
 			k++;
 		if (k < w->nnodes && !w->free_from)
 			w->free_from = calloc((size_t)w->nnodes, 1);
-		if (k == w->nnodes || !w->free_from || w->free_from[k]) {
+		if (k == w->nnodes || !w->ready || !w->free_from ||
+		    w->free_from[k]) {
 			a->st.pkts_dropped++;
 			rmad_warn("window %llx: dropped a free from node %u",
 				  (unsigned long long)w->key, h->src_node);

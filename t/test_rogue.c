@@ -39,8 +39,9 @@
  * of every rank at node 0, its root, at once and then every 20 ms, with
  * its own member and forged entries (8 bytes, unit 1, a registration
  * of its own) for members 0 and 1 (WIN_JOIN); it arrives at every
- * barrier of epochs 0 to 31, and once the window's table came it frees
- * the window, until FILE.done exists.  It prints
+ * barrier of epochs 0 to 31, and frees the window (from the start: a
+ * free before the table is made must be dropped), until FILE.done
+ * exists.  It prints
  *
  *   rogue: window WKEY of job NSPACE: JOINS joins, table T, map M
  *
@@ -543,8 +544,6 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 					len += o->payload_len;
 					joins++;
 				} else if (i == 33) {
-					if (!table)
-						continue;
 					o->type = RMAD_AM_WIN_FREE_ARRIVE;
 					o->seq = wkey;
 					o->count = 0;
