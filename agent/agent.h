@@ -491,7 +491,7 @@ struct agent_win {
 	 * READY and its post travel on different channels): kept, and
 	 * taken when it is */
 	struct rmad_am_hdr *early;
-	int32_t nearly;
+	int32_t nearly, capearly;
 	/* rma.c: origin state of each local client that used it */
 	struct rma_origin *origins;
 	int meta_fd;			/* memfd with the sorted table, or -1 */

@@ -126,29 +126,67 @@ static int member_on(struct agent_win *w, int32_t rank, uint32_t node)
 	       agent_rank_node(w->job, rank) == (int)node;
 }
 
+/* Is rank a member of w's group (known once a local member came)? */
+static int in_group(const struct agent_win *w, int32_t rank)
+{
+	if (w->all)
+		return rank >= 0 && rank < w->gsize;
+	for (int32_t g = 0; w->granks && g < w->gsize; g++)
+		if (w->granks[g] == rank)
+			return 1;
+	return 0;
+}
+
 /*
  * A post or complete notice for a window that is not ready here yet:
  * the peer's READY and its notice come on different channels, so the
- * notice may come first.  Kept (at most two per member of the window)
- * until the window is ready (early_take), never dropped in silence.
+ * notice may come first.  Kept until the window is ready (early_take).
+ * Its sender's window is ready, so all our members made ours: what it
+ * says is checked now as far as the group tells (our member, the peer a
+ * member on the sending node), and once per kind, member and peer, so
+ * at most two for each pair of our members and others: no node can
+ * crowd out another's.  Dropped ones are said, never silent.
  */
-static void early_keep(struct agent_win *w, const struct rmad_am_hdr *h)
+static void early_keep(struct agent *a, struct agent_win *w,
+		       const struct rmad_am_hdr *h)
 {
-	struct rmad_am_hdr *p;
+	int post = h->type == RMAD_AM_WIN_POST;
+	int32_t ours = post ? h->origin : h->target;
+	int32_t peer = post ? h->target : h->origin;
+	const char *why = NULL;
 
-	if (w->nearly >= 2 * w->gsize + 16) {
-		rmad_warn("window %llx: too many notices before it is ready; "
-			  "dropped one from node %u",
-			  (unsigned long long)w->key, h->src_node);
+	if (!w->local || w->nhere < w->nlocal)
+		why = "before its members made it here";
+	else if (h->src_node == (uint32_t)a->node ||
+		 !agent_win_local(w, ours) || !in_group(w, peer) ||
+		 agent_rank_node(w->job, peer) != (int)h->src_node)
+		why = "naming members that are not its and ours";
+	for (int32_t k = 0; !why && k < w->nearly; k++)
+		if (w->early[k].type == h->type &&
+		    w->early[k].origin == h->origin &&
+		    w->early[k].target == h->target)
+			why = "a second time";
+	if (!why && w->nearly == w->capearly) {
+		int32_t cap = w->capearly ? 2 * w->capearly : 8;
+		struct rmad_am_hdr *p = realloc(w->early,
+						sizeof(*p) * (size_t)cap);
+
+		if (!p)
+			why = "without memory to keep it";
+		else {
+			w->early = p;
+			w->capearly = cap;
+		}
+	}
+	if (why) {
+		a->st.pkts_dropped++;
+		rmad_warn("window %llx: dropped a %s notice from node %u "
+			  "(origin %d, target %d) before it is ready, %s",
+			  (unsigned long long)w->key,
+			  post ? "post" : "complete", h->src_node, h->origin,
+			  h->target, why);
 		return;
 	}
-	p = realloc(w->early, sizeof(*p) * (size_t)(w->nearly + 1));
-	if (!p) {
-		rmad_warn("window %llx: no memory for an early notice",
-			  (unsigned long long)w->key);
-		return;
-	}
-	w->early = p;
 	w->early[w->nearly++] = *h;
 }
 
@@ -169,6 +207,7 @@ static void early_take(struct agent *a, struct agent_win *w)
 	free(w->early);
 	w->early = NULL;
 	w->nearly = 0;
+	w->capearly = 0;
 }
 
 /* Target h->target on node src posted to our member h->origin. */
@@ -283,7 +322,7 @@ static void on_sync(struct agent *a, const struct rmad_am_hdr *h,
 	case RMAD_AM_WIN_POST:
 	case RMAD_AM_WIN_COMPLETE:
 		if (w && !w->ready && !w->failed)
-			early_keep(w, h);
+			early_keep(a, w, h);
 		else if (w && w->ready && h->type == RMAD_AM_WIN_POST)
 			post_recv(a, w, h);
 		else if (w && w->ready)

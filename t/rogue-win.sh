@@ -14,7 +14,8 @@
 # forged entries must all be dropped, node 1's own entry kept (it may
 # come after the forged one), and the ranks' writes and reads land in
 # each other's real windows; the rogue's joins once the table is made
-# are dropped too.  (Before, the root took the forged entries
+# are dropped too, and so are its post notices before the window is
+# ready that name another node's rank, or come a second time.  (Before, the root took the forged entries
 # that came before its group, lost node 1's as a repeat, and crashed on
 # the hole in its table.)
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
@@ -60,7 +61,11 @@ e=$(grep -c "node 2 joined with more entries than it serves ranks (1)" \
 ok $? "the root dropped the forged entries ($d0, $d1; $e joins before its group, held to one entry) and no real one"
 a=$(grep -c "dropped a join from node 2 (its root is 0, and the table is made)" \
 	"$T_TMP/agent0.log")
-[ "$a" -gt 0 ]
-ok $? "the joins that came once the table was made dropped ($a)"
+p1=$(grep -c "dropped a post notice from node 2 (origin 0, target 1) before it is ready, naming members" \
+	"$T_TMP/agent0.log")
+p2=$(grep -c "dropped a post notice from node 2 (origin 0, target 2) before it is ready, a second time" \
+	"$T_TMP/agent0.log")
+[ "$a" -gt 0 ] && [ "$p1" -gt 0 ] && [ "$p2" -gt 0 ]
+ok $? "dropped: the joins that came once the table was made ($a), and before it, the forged post notices ($p1) and the repeated ones ($p2)"
 rogue_mesh_end "$sess"
 done_testing

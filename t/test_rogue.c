@@ -37,11 +37,13 @@
  * once FILE holds "NSPACE SIZE" it joins the job at node 0 with that
  * rank (JOB_JOIN); once the map comes, it joins the job's first window
  * of every rank at node 0, its root, at once and then every 20 ms, with
- * its own member and forged entries (8 bytes, unit 1, a registration
- * of its own) for members 0 and 1 (WIN_JOIN); it arrives at every
- * barrier of epochs 0 to 31, and frees the window (from the start: a
- * free before the table is made must be dropped), until FILE.done
- * exists.  It prints
+ * forged entries (8 bytes, unit 1, a registration of its own) for
+ * members 0 and 1, and from 1.2 s on its own member too, so that the
+ * window waits for it till then (WIN_JOIN); it arrives at every
+ * barrier of epochs 0 to 31, frees the window (from the start: a free
+ * before the table is made must be dropped), and sends rank 0 post
+ * notices of the window from rank 1 (forged) and from its own rank,
+ * until FILE.done exists.  It prints
  *
  *   rogue: window WKEY of job NSPACE: JOINS joins, table T, map M
  *
@@ -458,7 +460,7 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 	/* the first window of RMAD_GROUP_ALL (client/win.c, next_key) */
 	const uint64_t wkey = (0x616c6cull * 1099511628211ull) ^ 1;
 	struct fi_context2 rctx;
-	double t0 = now(), next = 0;
+	double t0 = now(), next = 0, tmap = 0;
 	int posted = 0, nout = 0, joins = 0, map = 0, table = 0, size = 0;
 	uint64_t key = 0;
 	char ns[256] = "";
@@ -507,7 +509,7 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 			if (!access(done, F_OK))
 				break;
 			next = now() + 0.02;
-			for (int i = 0; i < 34; i++) {
+			for (int i = 0; i < 36; i++) {
 				struct rmad_am_hdr *o = &out[nout % 256].h;
 				size_t len = sizeof(*o);
 
@@ -521,11 +523,16 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 					struct rmad_am_win_member *m =
 						out[nout % 256].u.win.m;
 
+					/* our own entry from 1.2 s on: till
+					 * then the window waits for it */
+					int own = now() > tmap + 1.2;
+
 					o->type = RMAD_AM_WIN_JOIN;
 					o->seq = wkey;
-					o->count = 3;
-					o->payload_len =
-						sizeof(out[0].u.win);
+					o->count = own ? 3 : 2;
+					o->payload_len = (uint32_t)(
+						sizeof(out[0].u.win.hw) +
+						o->count * sizeof(*m));
 					out[nout % 256].u.win.hw =
 						(struct rmad_am_win){
 						.gsize = size };
@@ -547,6 +554,15 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 					o->type = RMAD_AM_WIN_FREE_ARRIVE;
 					o->seq = wkey;
 					o->count = 0;
+				} else if (i >= 34) {
+					/* posts to rank 0: of rank 1, on
+					 * node 1 (forged), and of ours */
+					o->type = RMAD_AM_WIN_POST;
+					o->seq = wkey;
+					o->count = 0;
+					o->origin = 0;
+					o->target = i == 34 ? 1 :
+						    (int32_t)claim;
 				}
 				if (!fi_send(ep, o, len, NULL, to[0],
 					     &sctx[nout % 256]))
@@ -556,6 +572,8 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
 			continue;
 		saw((const uint8_t *)buf, sizeof(buf), &map, &table);
+		if (map && !tmap)
+			tmap = now();
 		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n)
 			nout += echo_heartbeat(&h, claim, h.disp,
 					       to[h.src_node], &out[nout % 256].h,
