@@ -194,9 +194,12 @@ t_cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	# libfabric shm regions (/dev/shm/PID:...) of agents killed above:
-	# made since this test began, by a process that is gone
+	# made since this test began, by a process of ours that is gone (not
+	# another user's: t/rmad-run.sh checks that agents leave those, and
+	# another test may be at it)
 	for f in /dev/shm/[0-9]*:*; do
-		[ -e "$f" ] && [ "$f" -nt "$T_RUNDIR/.start" ] || continue
+		[ -e "$f" ] && [ -O "$f" ] && [ "$f" -nt "$T_RUNDIR/.start" ] ||
+			continue
 		p=${f#/dev/shm/}
 		p=${p%%:*}
 		kill -0 "$p" 2>/dev/null || rm -f "$f"
