@@ -627,14 +627,34 @@ static int node_joined(struct agent_win *w, int node)
 	return 0;
 }
 
-/* Windows of job j that only other nodes' joins made here. */
-static int remote_wins(struct agent *a, struct agent_job *j)
+/*
+ * May node's join make window key of job j here, before a member here
+ * did?  A node's ranks each wait in one window's creation at a time, so
+ * it is ahead of us in at most as many windows as it serves ranks (and
+ * at most max_windows); all nodes together in at most 4 x max_windows.
+ * So no node's joins crowd out another's.
+ */
+static int remote_win_ok(struct agent *a, struct agent_job *j, int node)
 {
-	int n = 0;
+	int all = 0, mine = 0, cap = agent_job_node_ranks(j, node);
 
-	for (struct agent_win *w = a->wn.wins; w; w = w->next)
-		n += w->job == j && !w->local;
-	return n;
+	if (cap > a->p.max_windows)
+		cap = (int)a->p.max_windows;
+	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
+		if (w->job != j || w->local)
+			continue;
+		all++;
+		for (int32_t k = 0; k < w->njoined; k++)
+			mine += w->joined[k].node == node;
+	}
+	if (all < 4 * a->p.max_windows && mine < cap)
+		return 1;
+	a->st.pkts_dropped++;
+	rmad_warn("job %s: dropped node %d's join of a window none of our "
+		  "members made yet: %d such windows from it (it serves %d "
+		  "ranks), %d in all (4 x max_windows)", j->nspace, node, mine,
+		  agent_job_node_ranks(j, node), all);
+	return 0;
 }
 
 /* The group is known now: the entries that came before it, checked
@@ -996,15 +1016,8 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 			}
 			return;
 		}
-		if (!w && remote_wins(a, j) >= a->p.max_windows) {
-			a->st.pkts_dropped++;
-			rmad_warn("job %s: dropped node %u's join of window "
-				  "%llx: %d windows wait for their members here "
-				  "(max_windows)", j->nspace, h->src_node,
-				  (unsigned long long)h->seq,
-				  (int)a->p.max_windows);
+		if (!w && !remote_win_ok(a, j, (int)h->src_node))
 			return;
-		}
 		if (!w) {
 			w = win_new(a, j, h->seq, hw->gsize);
 			if (!w)

@@ -36,16 +36,17 @@
  * insider that holds a rank), to the agents listed, for -t seconds:
  * once FILE holds "NSPACE SIZE" it joins the job at node 0 with that
  * rank (JOB_JOIN); once the map comes, it joins the job's first window
- * of every rank at node 0, its root, at once and then every 20 ms, with
+ * of every rank at node 0, its root, at once and then every 50 ms, with
  * forged entries (8 bytes, unit 1, a registration of its own) for
  * members 0 and 1, and from 1.2 s on its own member too, so that the
- * window waits for it till then (WIN_JOIN); it arrives at every
- * barrier of epochs 0 to 31, frees the window (from the start: a free
+ * window waits for it till then (WIN_JOIN); it arrives once at every
+ * barrier up to the one after the last released, frees the window (from the start: a free
  * before the table is made must be dropped), and sends rank 0 post
  * notices of the window from rank 1 (forged) and from its own rank,
- * until FILE.done exists.  It prints
+ * and joins a second window that no rank makes (its one rank cannot
+ * wait in two), until FILE.done exists.  It prints
  *
- *   rogue: window WKEY of job NSPACE: JOINS joins, table T, map M
+ *   rogue: window WKEY of job NSPACE: JOINS joins, table T, map M, B barriers
  *
  * Usage: test_rogue [-p provider] [-k maxkey] [-n node] [-b port] [-c]
  *                   [-s] [-j file | -w file [-t secs]] ADDR:PORT...
@@ -413,29 +414,41 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 	return 0;
 }
 
-/* Every packet in the one received (the inner ones of an aggregate),
- * by type: map and table count the JOB_MAPs and WIN_READYs. */
-static void saw(const uint8_t *msg, size_t len, int *map, int *table)
+/* What the agents sent us: maps, tables, and the next barrier epoch
+ * (one past the last release). */
+struct seen {
+	int map, table;
+	uint64_t epoch;
+};
+
+static void saw_one(const struct rmad_am_hdr *h, struct seen *sn)
+{
+	sn->map += h->type == RMAD_AM_JOB_MAP;
+	sn->table += h->type == RMAD_AM_WIN_READY;
+	if (h->type == RMAD_AM_BARRIER_RELEASE && h->count + 1 > sn->epoch)
+		sn->epoch = h->count + 1;
+}
+
+/* Every packet in the one received (the inner ones of an aggregate). */
+static void saw(const uint8_t *msg, struct seen *sn)
 {
 	struct rmad_am_hdr h;
-	size_t off = 0;
+	size_t off = 0, len;
 
 	memcpy(&h, msg, sizeof(h));
-	if (h.type == RMAD_AM_BATCH) {
-		msg += sizeof(h);
-		len = h.payload_len;
-		while (len - off >= sizeof(h)) {
-			memcpy(&h, msg + off, sizeof(h));
-			if (h.payload_len > len - off - sizeof(h))
-				break;
-			*map += h.type == RMAD_AM_JOB_MAP;
-			*table += h.type == RMAD_AM_WIN_READY;
-			off += sizeof(h) + h.payload_len;
-		}
+	if (h.type != RMAD_AM_BATCH) {
+		saw_one(&h, sn);
 		return;
 	}
-	*map += h.type == RMAD_AM_JOB_MAP;
-	*table += h.type == RMAD_AM_WIN_READY;
+	msg += sizeof(h);
+	len = h.payload_len;
+	while (len - off >= sizeof(h)) {
+		memcpy(&h, msg + off, sizeof(h));
+		if (h.payload_len > len - off - sizeof(h))
+			break;
+		saw_one(&h, sn);
+		off += sizeof(h) + h.payload_len;
+	}
 }
 
 /* -w: the job's rank claim on node claim, the window's forged joins. */
@@ -461,7 +474,9 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 	const uint64_t wkey = (0x616c6cull * 1099511628211ull) ^ 1;
 	struct fi_context2 rctx;
 	double t0 = now(), next = 0, tmap = 0;
-	int posted = 0, nout = 0, joins = 0, map = 0, table = 0, size = 0;
+	int posted = 0, nout = 0, joins = 0, size = 0;
+	struct seen sn = { 0 };
+	uint64_t arrived = 0;		/* epochs [0, arrived) arrived at */
 	uint64_t key = 0;
 	char ns[256] = "";
 
@@ -505,11 +520,13 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 			}
 		}
 		snprintf(done, sizeof(done), "%s.done", jobfile);
-		if (key && map && now() > next) {
+		if (key && sn.map && now() > next) {
 			if (!access(done, F_OK))
 				break;
-			next = now() + 0.02;
-			for (int i = 0; i < 36; i++) {
+			/* every 50 ms: what the agents log of it stays
+			 * under their 200 lines a second */
+			next = now() + 0.05;
+			for (int i = 31; i < 37; i++) {
 				struct rmad_am_hdr *o = &out[nout % 256].h;
 				size_t len = sizeof(*o);
 
@@ -517,8 +534,15 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 					.version = RMAD_WIRE_VERSION,
 					.type = RMAD_AM_BARRIER_ARRIVE,
 					.src_node = claim, .job = key,
-					.count = (uint64_t)i };
-				if (i == 32) {
+					.count = arrived };
+				if (i == 31) {
+					/* at each barrier once, up to the
+					 * one after the last released */
+					if (arrived > sn.epoch + 1)
+						continue;
+					arrived++;
+					i--;
+				} else if (i == 32) {
 					/* forged entries first, then ours */
 					struct rmad_am_win_member *m =
 						out[nout % 256].u.win.m;
@@ -554,6 +578,27 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 					o->type = RMAD_AM_WIN_FREE_ARRIVE;
 					o->seq = wkey;
 					o->count = 0;
+				} else if (i == 36) {
+					/* a window no rank makes: one
+					 * more than our one rank may be
+					 * waiting in */
+					struct rmad_am_win_member *m =
+						out[nout % 256].u.win.m;
+
+					o->type = RMAD_AM_WIN_JOIN;
+					o->seq = wkey ^ 6;
+					o->count = 1;
+					o->payload_len = (uint32_t)(
+						sizeof(out[0].u.win.hw) +
+						sizeof(*m));
+					out[nout % 256].u.win.hw =
+						(struct rmad_am_win){
+						.gsize = size };
+					m[0] = (struct rmad_am_win_member){
+						.grank = (int32_t)claim,
+						.disp_unit = 8,
+						.size = 4096 };
+					len += o->payload_len;
 				} else if (i >= 34) {
 					/* posts to rank 0: of rank 1, on
 					 * node 1 (forged), and of ours */
@@ -571,17 +616,17 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 		}
 		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
 			continue;
-		saw((const uint8_t *)buf, sizeof(buf), &map, &table);
-		if (map && !tmap)
+		saw((const uint8_t *)buf, &sn);
+		if (sn.map && !tmap)
 			tmap = now();
 		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n)
 			nout += echo_heartbeat(&h, claim, h.disp,
 					       to[h.src_node], &out[nout % 256].h,
 					       &sctx[nout % 256]);
 	}
-	printf("rogue: window %llx of job %s: %d joins, table %d, map %d\n",
-	       (unsigned long long)wkey, *ns ? ns : "(none)", joins, table,
-	       map);
+	printf("rogue: window %llx of job %s: %d joins, table %d, map %d, "
+	       "%llu barriers\n", (unsigned long long)wkey, *ns ? ns : "(none)",
+	       joins, sn.table, sn.map, (unsigned long long)arrived);
 	return 0;
 }
 
