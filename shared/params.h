@@ -226,9 +226,10 @@
 	  "retried by the origin's agent after 200 microseconds.")	\
 	X(max_windows, INT, "64", 0, 1, 65536,				\
 	  "Window blocks in the shared segment, that is the most "	\
-	  "windows that exist at once on the node; also the most "	\
-	  "windows of a job that other nodes joined here before a "	\
-	  "member on this node made them.")				\
+	  "windows that exist at once on the node.  Other nodes may "	\
+	  "join four times as many windows of a job here before a "	\
+	  "member on this node made them, each node at most one per "	\
+	  "rank it serves (and max_windows).")				\
 	X(staging_size, SIZE, "1m", 0, 4096, 1073741824,		\
 	  "Bytes of each client's data staging area in the shared "	\
 	  "segment.")							\
