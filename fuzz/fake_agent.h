@@ -137,8 +137,10 @@ static void fake_client(struct agent *a, int c, int rank, int size)
 	m.pid = getpid();
 	m.rank = rank;
 	m.size = size;
+	/* the fake clients are this node's ranks; the others, if any,
+	 * another node's, which joins them (and so the map can be made) */
 	m.local_rank = rank;
-	m.local_size = size;
+	m.local_size = size < FAKE_CLIENTS ? size : FAKE_CLIENTS;
 	snprintf(m.nspace, sizeof(m.nspace), "fuzzjob");
 	agent_client_msg(a, (uint32_t)c, &m, sizeof(m), -1);
 	fake_drain(c);

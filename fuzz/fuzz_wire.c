@@ -3,7 +3,9 @@
  * fuzz_wire.c - the agent's decoder of packets from other agents
  * (am_recv and every handler in the table: jobs, barriers, windows,
  * RMA).  The agent believes it is node 0 of 4 and has two registered
- * clients; the input is a sequence of packets, each 2 bytes of length
+ * clients, ranks 0 and 1 of a job of 3 whose rank 2 another node may
+ * join (fuzz/regress/fuzz_wire/map-and-joins: node 1 does, then joins
+ * windows and posts before any member here made them); the input is a sequence of packets, each 2 bytes of length
  * then the bytes, with the header's version and source node fixed up
  * when the length's top bit is set, and taken as outside any session
  * (with tags, only heartbeats are) when bit 14 is.

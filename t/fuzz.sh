@@ -8,7 +8,8 @@
 # did it is kept in $top_builddir/fuzz-bin/crashes.  FUZZ_SECONDS (default
 # 15) is the time per harness; `make fuzz` runs them for 300 s each.
 # First each harness replays the inputs of fuzz/regress/HARNESS/: past
-# findings, kept so that they stay fixed.
+# findings, kept so that they stay fixed, and inputs that reach far
+# (map-and-early-joins); they then seed its corpus.
 # Skipped when clang has no libFuzzer runtime.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 secs=${FUZZ_SECONDS:-15}
@@ -32,6 +33,9 @@ for h in "${harnesses[@]}"; do
 		rc=$?
 		ok $rc "$h: the ${#reg[@]} past findings stay fixed"
 		[ $rc -eq 0 ] || diag "$(echo "$out" | tail -n 40)"
+		# and they seed the run: some reach far (a job's map made,
+		# then windows) where an empty corpus would take long
+		cp -n "${reg[@]}" "$corpus"/ 2>/dev/null
 	else
 		ok 0 "$h: no past findings to replay"
 	fi
