@@ -52,23 +52,18 @@ rout=$(cat "$T_TMP/rogue.out")
 diag "$rout"
 echo "$rout" | grep -q "rogue: window [0-9a-f]* of job $ns: [1-9][0-9]* joins, table [1-9]"
 ok $? "the rogue joined the job and the window, and got the table"
-d0=$(grep -c "dropped node 2's entry for member 0, which is on node 0" \
-	"$T_TMP/agent0.log")
-d1=$(grep -c "dropped node 2's entry for member 1, which is on node 1" \
-	"$T_TMP/agent0.log")
-e=$(grep -c "node 2 joined with more entries than it serves ranks (1)" \
-	"$T_TMP/agent0.log")
+# said TEXT: how many lines of agent 0's (the root's) log have it
+said() { grep -c -- "$1" "$T_TMP/agent0.log"; }
+d0=$(said "dropped node 2's entry for member 0, which is on node 0")
+d1=$(said "dropped node 2's entry for member 1, which is on node 1")
+e=$(said "node 2 joined with more entries than it serves ranks (1)")
 [ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] && [ "$e" -gt 0 ] &&
-	! grep -q "bad or repeated member [01]$" "$T_TMP/agent0.log"
+	[ "$(said "bad or repeated member [01]$")" = 0 ]
 ok $? "the root dropped the forged entries ($d0, $d1; $e joins before its group, held to one entry) and no real one"
-a=$(grep -c "dropped a join from node 2 (its root is 0, and the table is made)" \
-	"$T_TMP/agent0.log")
-p1=$(grep -c "dropped a post notice from node 2 (origin 0, target 1) before it is ready, naming members" \
-	"$T_TMP/agent0.log")
-p2=$(grep -c "dropped a post notice from node 2 (origin 0, target 2) before it is ready, a second time" \
-	"$T_TMP/agent0.log")
-w2=$(grep -c "dropped node 2's join of a window none of our members made yet: 1 such windows from it (it serves 1 ranks)" \
-	"$T_TMP/agent0.log")
+a=$(said "dropped a join from node 2 (its root is 0, and the table is made)")
+p1=$(said "dropped a post notice from node 2 (origin 0, target 1) before it is ready, naming members")
+p2=$(said "dropped a post notice from node 2 (origin 0, target 2) before it is ready, a second time")
+w2=$(said "dropped node 2's join of a window none of our members made yet: 1 such windows from it (it serves 1 ranks)")
 [ "$a" -gt 0 ] && [ "$p1" -gt 0 ] && [ "$p2" -gt 0 ] && [ "$w2" -gt 0 ]
 ok $? "dropped: the joins that came once the table was made ($a), and before it, the forged post notices ($p1) and the repeated ones ($p2); the joins of a second window its one rank cannot wait in ($w2)"
 rogue_mesh_end "$sess"
