@@ -474,7 +474,7 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 	const uint64_t wkey = (0x616c6cull * 1099511628211ull) ^ 1;
 	struct fi_context2 rctx;
 	double t0 = now(), next = 0, tmap = 0;
-	int posted = 0, nout = 0, joins = 0, size = 0;
+	int posted = 0, nout = 0, joins = 0, size = 0, jsent = 0;
 	struct seen sn = { 0 };
 	uint64_t arrived = 0;		/* epochs [0, arrived) arrived at */
 	uint64_t key = 0;
@@ -490,33 +490,31 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 			next = now() + 0.01;
 			if (f) {
 				if (fscanf(f, "%255s %d", ns, &size) == 2 &&
-				    size > (int)claim) {
+				    size > (int)claim)
 					key = job_key(ns);
-					/* our rank, to the collector */
-					out[nout % 256].h = (struct rmad_am_hdr){
-						.version = RMAD_WIRE_VERSION,
-						.type = RMAD_AM_JOB_JOIN,
-						.src_node = claim, .job = key,
-						.count = 1, .payload_len =
-						sizeof(out[0].u.job) };
-					memset(&out[nout % 256].u, 0,
-					       sizeof(out[0].u));
-					out[nout % 256].u.job.jp.size = size;
-					out[nout % 256].u.job.jp.total_runs = 1;
-					snprintf(out[nout % 256].u.job.jp.nspace,
-						 256, "%s", ns);
-					out[nout % 256].u.job.run =
-						(struct rmad_am_rank_run){
-						.first = (int32_t)claim,
-						.count = 1,
-						.node = (int32_t)claim };
-					if (!fi_send(ep, &out[nout % 256],
-						     sizeof(out[0].h) +
-						     sizeof(out[0].u.job), NULL,
-						     to[0], &sctx[nout % 256]))
-						nout++;
-				}
 				fclose(f);
+			}
+		}
+		if (key && !jsent) {
+			/* our rank, to the collector, until it left */
+			out[nout % 256].h = (struct rmad_am_hdr){
+				.version = RMAD_WIRE_VERSION,
+				.type = RMAD_AM_JOB_JOIN,
+				.src_node = claim, .job = key, .count = 1,
+				.payload_len = sizeof(out[0].u.job) };
+			memset(&out[nout % 256].u, 0, sizeof(out[0].u));
+			out[nout % 256].u.job.jp.size = size;
+			out[nout % 256].u.job.jp.total_runs = 1;
+			snprintf(out[nout % 256].u.job.jp.nspace, 256, "%s",
+				 ns);
+			out[nout % 256].u.job.run = (struct rmad_am_rank_run){
+				.first = (int32_t)claim, .count = 1,
+				.node = (int32_t)claim };
+			if (!fi_send(ep, &out[nout % 256], sizeof(out[0].h) +
+				     sizeof(out[0].u.job), NULL, to[0],
+				     &sctx[nout % 256])) {
+				nout++;
+				jsent = 1;
 			}
 		}
 		snprintf(done, sizeof(done), "%s.done", jobfile);
@@ -526,23 +524,30 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 			/* every 50 ms: what the agents log of it stays
 			 * under their 200 lines a second */
 			next = now() + 0.05;
-			for (int i = 31; i < 37; i++) {
+			/* at each barrier once, up to the one after the
+			 * last released */
+			while (arrived <= sn.epoch + 1) {
 				struct rmad_am_hdr *o = &out[nout % 256].h;
-				size_t len = sizeof(*o);
 
 				*o = (struct rmad_am_hdr){
 					.version = RMAD_WIRE_VERSION,
 					.type = RMAD_AM_BARRIER_ARRIVE,
 					.src_node = claim, .job = key,
 					.count = arrived };
-				if (i == 31) {
-					/* at each barrier once, up to the
-					 * one after the last released */
-					if (arrived > sn.epoch + 1)
-						continue;
-					arrived++;
-					i--;
-				} else if (i == 32) {
+				if (fi_send(ep, o, sizeof(*o), NULL, to[0],
+					    &sctx[nout % 256]))
+					break;	/* again next round */
+				nout++;
+				arrived++;
+			}
+			for (int i = 32; i < 37; i++) {
+				struct rmad_am_hdr *o = &out[nout % 256].h;
+				size_t len = sizeof(*o);
+
+				*o = (struct rmad_am_hdr){
+					.version = RMAD_WIRE_VERSION,
+					.src_node = claim, .job = key };
+				if (i == 32) {
 					/* forged entries first, then ours */
 					struct rmad_am_win_member *m =
 						out[nout % 256].u.win.m;
