@@ -451,30 +451,82 @@ static void saw(const uint8_t *msg, struct seen *sn)
 	}
 }
 
+/* -w's packets, each kept in its slot until the provider is done */
+static struct mpkt {
+	struct rmad_am_hdr h;
+	union {
+		struct {
+			struct rmad_am_job jp;
+			struct rmad_am_rank_run run;
+		} job;
+		struct {
+			struct rmad_am_win hw;
+			struct rmad_am_win_member m[3];
+		} win;
+	} u;
+} mout[256];
+static struct fi_context2 mctx[256];
+static unsigned int mnout;
+
+/* The next slot, a packet of type from node claim about job and seq. */
+static struct mpkt *mnext(uint32_t claim, uint64_t job, uint8_t type,
+			  uint64_t seq)
+{
+	struct mpkt *p = &mout[mnout % 256];
+
+	memset(p, 0, sizeof(*p));
+	p->h = (struct rmad_am_hdr){ .version = RMAD_WIRE_VERSION,
+				     .type = type, .src_node = claim,
+				     .job = job, .seq = seq };
+	return p;
+}
+
+/* Send slot p's packet (its header and payload_len bytes): 1 if the
+ * provider took it. */
+static int msend(struct mpkt *p, fi_addr_t to)
+{
+	if (fi_send(ep, p, sizeof(p->h) + p->h.payload_len, NULL, to,
+		    &mctx[mnout % 256]))
+		return 0;
+	mnout++;
+	return 1;
+}
+
+/* A join of window wkey (gsize members): forged entries for members 0
+ * and 1 (8 bytes, unit 1, a registration of ours) if forged, then our
+ * own member if own. */
+static void win_join(fi_addr_t to, uint32_t claim, uint64_t job,
+		     uint64_t wkey, int gsize, int forged, int own)
+{
+	struct mpkt *p = mnext(claim, job, RMAD_AM_WIN_JOIN, wkey);
+	struct rmad_am_win_member *m = p->u.win.m;
+	int n = 0;
+
+	p->u.win.hw = (struct rmad_am_win){ .gsize = gsize };
+	for (int g = 0; forged && g < 2; g++)
+		m[n++] = (struct rmad_am_win_member){
+			.grank = g, .disp_unit = 1, .size = 8,
+			.mr_key = 0x726f677565, .has_mr = 1 };
+	if (own)
+		m[n++] = (struct rmad_am_win_member){
+			.grank = (int32_t)claim, .disp_unit = 8,
+			.size = 4096 };
+	p->h.count = (uint64_t)n;
+	p->h.payload_len = (uint32_t)(sizeof(p->u.win.hw) +
+				      (size_t)n * sizeof(*m));
+	msend(p, to);
+}
+
 /* -w: the job's rank claim on node claim, the window's forged joins. */
 static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 		      const char *jobfile, double secs)
 {
 	static uint64_t buf[8192];
-	static struct {
-		struct rmad_am_hdr h;
-		union {
-			struct {
-				struct rmad_am_job jp;
-				struct rmad_am_rank_run run;
-			} job;
-			struct {
-				struct rmad_am_win hw;
-				struct rmad_am_win_member m[3];
-			} win;
-		} u;
-	} out[256];
-	static struct fi_context2 sctx[256];
 	/* the first window of RMAD_GROUP_ALL (client/win.c, next_key) */
 	const uint64_t wkey = (0x616c6cull * 1099511628211ull) ^ 1;
 	struct fi_context2 rctx;
 	double t0 = now(), next = 0, tmap = 0;
-	int posted = 0, nout = 0, joins = 0, size = 0, jsent = 0;
+	int posted = 0, joins = 0, size = 0, jsent = 0;
 	struct seen sn = { 0 };
 	uint64_t arrived = 0;		/* epochs [0, arrived) arrived at */
 	uint64_t key = 0;
@@ -497,28 +549,22 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 		}
 		if (key && !jsent) {
 			/* our rank, to the collector, until it left */
-			out[nout % 256].h = (struct rmad_am_hdr){
-				.version = RMAD_WIRE_VERSION,
-				.type = RMAD_AM_JOB_JOIN,
-				.src_node = claim, .job = key, .count = 1,
-				.payload_len = sizeof(out[0].u.job) };
-			memset(&out[nout % 256].u, 0, sizeof(out[0].u));
-			out[nout % 256].u.job.jp.size = size;
-			out[nout % 256].u.job.jp.total_runs = 1;
-			snprintf(out[nout % 256].u.job.jp.nspace, 256, "%s",
-				 ns);
-			out[nout % 256].u.job.run = (struct rmad_am_rank_run){
+			struct mpkt *p = mnext(claim, key, RMAD_AM_JOB_JOIN, 0);
+
+			p->h.count = 1;
+			p->h.payload_len = sizeof(p->u.job);
+			p->u.job.jp.size = size;
+			p->u.job.jp.total_runs = 1;
+			snprintf(p->u.job.jp.nspace, 256, "%s", ns);
+			p->u.job.run = (struct rmad_am_rank_run){
 				.first = (int32_t)claim, .count = 1,
 				.node = (int32_t)claim };
-			if (!fi_send(ep, &out[nout % 256], sizeof(out[0].h) +
-				     sizeof(out[0].u.job), NULL, to[0],
-				     &sctx[nout % 256])) {
-				nout++;
-				jsent = 1;
-			}
+			jsent = msend(p, to[0]);
 		}
 		snprintf(done, sizeof(done), "%s.done", jobfile);
 		if (key && sn.map && now() > next) {
+			struct mpkt *p;
+
 			if (!access(done, F_OK))
 				break;
 			/* every 50 ms: what the agents log of it stays
@@ -527,97 +573,30 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 			/* at each barrier once, up to the one after the
 			 * last released */
 			while (arrived <= sn.epoch + 1) {
-				struct rmad_am_hdr *o = &out[nout % 256].h;
-
-				*o = (struct rmad_am_hdr){
-					.version = RMAD_WIRE_VERSION,
-					.type = RMAD_AM_BARRIER_ARRIVE,
-					.src_node = claim, .job = key,
-					.count = arrived };
-				if (fi_send(ep, o, sizeof(*o), NULL, to[0],
-					    &sctx[nout % 256]))
+				p = mnext(claim, key, RMAD_AM_BARRIER_ARRIVE, 0);
+				p->h.count = arrived;
+				if (!msend(p, to[0]))
 					break;	/* again next round */
-				nout++;
 				arrived++;
 			}
-			for (int i = 32; i < 37; i++) {
-				struct rmad_am_hdr *o = &out[nout % 256].h;
-				size_t len = sizeof(*o);
-
-				*o = (struct rmad_am_hdr){
-					.version = RMAD_WIRE_VERSION,
-					.src_node = claim, .job = key };
-				if (i == 32) {
-					/* forged entries first, then ours */
-					struct rmad_am_win_member *m =
-						out[nout % 256].u.win.m;
-
-					/* our own entry from 1.2 s on: till
-					 * then the window waits for it */
-					int own = now() > tmap + 1.2;
-
-					o->type = RMAD_AM_WIN_JOIN;
-					o->seq = wkey;
-					o->count = own ? 3 : 2;
-					o->payload_len = (uint32_t)(
-						sizeof(out[0].u.win.hw) +
-						o->count * sizeof(*m));
-					out[nout % 256].u.win.hw =
-						(struct rmad_am_win){
-						.gsize = size };
-					for (int g = 0; g < 2; g++)
-						m[g] = (struct
-							rmad_am_win_member){
-							.grank = g,
-							.disp_unit = 1,
-							.size = 8,
-							.mr_key = 0x726f677565,
-							.has_mr = 1 };
-					m[2] = (struct rmad_am_win_member){
-						.grank = (int32_t)claim,
-						.disp_unit = 8,
-						.size = 4096 };
-					len += o->payload_len;
-					joins++;
-				} else if (i == 33) {
-					o->type = RMAD_AM_WIN_FREE_ARRIVE;
-					o->seq = wkey;
-					o->count = 0;
-				} else if (i == 36) {
-					/* a window no rank makes: one
-					 * more than our one rank may be
-					 * waiting in */
-					struct rmad_am_win_member *m =
-						out[nout % 256].u.win.m;
-
-					o->type = RMAD_AM_WIN_JOIN;
-					o->seq = wkey ^ 6;
-					o->count = 1;
-					o->payload_len = (uint32_t)(
-						sizeof(out[0].u.win.hw) +
-						sizeof(*m));
-					out[nout % 256].u.win.hw =
-						(struct rmad_am_win){
-						.gsize = size };
-					m[0] = (struct rmad_am_win_member){
-						.grank = (int32_t)claim,
-						.disp_unit = 8,
-						.size = 4096 };
-					len += o->payload_len;
-				} else if (i >= 34) {
-					/* posts to rank 0: of rank 1, on
-					 * node 1 (forged), and of ours */
-					o->type = RMAD_AM_WIN_POST;
-					o->seq = wkey;
-					o->count = 0;
-					o->origin = 0;
-					o->target = i == 34 ? 1 :
-						    (int32_t)claim;
-				}
-				if (!fi_send(ep, o, len, NULL, to[0],
-					     &sctx[nout % 256]))
-					nout++;
+			/* the forged entries, and from 1.2 s on our own:
+			 * till then the window waits for it */
+			win_join(to[0], claim, key, wkey, size, 1,
+				 now() > tmap + 1.2);
+			joins++;
+			msend(mnext(claim, key, RMAD_AM_WIN_FREE_ARRIVE, wkey),
+			      to[0]);
+			/* posts to rank 0: of rank 1, on node 1 (forged),
+			 * and of ours */
+			for (int k = 0; k < 2; k++) {
+				p = mnext(claim, key, RMAD_AM_WIN_POST, wkey);
+				p->h.origin = 0;
+				p->h.target = k ? (int32_t)claim : 1;
+				msend(p, to[0]);
 			}
+			/* a window no rank makes: one more than our one
+			 * rank may be waiting in */
+			win_join(to[0], claim, key, wkey ^ 6, size, 0, 1);
 		}
 		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
 			continue;
@@ -625,9 +604,9 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 		if (sn.map && !tmap)
 			tmap = now();
 		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n)
-			nout += echo_heartbeat(&h, claim, h.disp,
-					       to[h.src_node], &out[nout % 256].h,
-					       &sctx[nout % 256]);
+			mnout += (unsigned int)echo_heartbeat(&h, claim, h.disp,
+					to[h.src_node], &mout[mnout % 256].h,
+					&mctx[mnout % 256]);
 	}
 	printf("rogue: window %llx of job %s: %d joins, table %d, map %d, "
 	       "%llu barriers\n", (unsigned long long)wkey, *ns ? ns : "(none)",
