@@ -97,6 +97,8 @@ struct agent_job {
 	/* root only: collecting joins */
 	struct rmad_am_rank_run *jruns;
 	int32_t jnruns, jcap, jranks;
+	int32_t made_by;		/* the node whose JOIN made this entry
+					 * (job_evict), + 1; 0: made here */
 	/* barrier */
 	uint64_t bar_epoch;		/* epoch now being collected */
 	int32_t bar_local;		/* local arrivals for bar_epoch */
@@ -123,6 +125,7 @@ struct agent_stats {
 	uint64_t clients_attached;
 	uint64_t clients_died;
 	uint64_t nodes_dead;		/* declared dead (heartbeats) */
+	uint64_t jobs_evicted;		/* failed to make room (jobs.c) */
 	uint64_t acc_bulk;		/* accumulates applied in bulk */
 	uint64_t aggr_msgs;		/* fabric messages of 2+ packets */
 	uint64_t aggr_pkts;		/* the packets they carried */

@@ -81,10 +81,68 @@ static struct agent_job *job_find(struct agent *a, uint64_t key)
 }
 
 static void job_free(struct agent *a, struct agent_job *j);
+static void job_fail_all(struct agent *a, struct agent_job *j);
+
+/* An entry a node's JOIN made at this root, still waiting for its map
+ * and holding no rank here: all that one node can make us keep. */
+static int remote_pending(const struct agent_job *j)
+{
+	return j->in_use && j->made_by > 0 && j->local_size == 0 &&
+	       j->nlocal == 0 && !j->failed && j->jranks >= 0;
+}
+
+/*
+ * No slot is free: make room for a job of node for_node (-1: of a rank
+ * here) by failing the oldest entry of the node whose JOINs made the
+ * most waiting entries (remote_pending), if that node then still holds
+ * more than for_node would.  So a node sending JOINs of made-up jobs
+ * takes at most a fair share of max_jobs from the others, and is
+ * refused the rest itself.  The failure is sent to every node, as any
+ * (job_fail_all): the nodes of a real job so evicted fail its ranks.
+ */
+static struct agent_job *job_evict(struct agent *a, int for_node)
+{
+	int32_t *count = calloc((size_t)a->nnodes, sizeof(*count));
+	struct agent_job *old = NULL;
+	int most = -1;
+
+	if (!count)
+		return NULL;
+	for (int k = 0; k < a->p.max_jobs; k++)
+		if (remote_pending(&a->jobs[k]) &&
+		    a->jobs[k].made_by <= a->nnodes)
+			count[a->jobs[k].made_by - 1]++;
+	for (int node = 0; node < a->nnodes; node++)
+		if (most < 0 || count[node] > count[most])
+			most = node;
+	if (most >= 0 && count[most] >
+	    (for_node >= 0 && for_node < a->nnodes ? count[for_node] : 0) + 1)
+		for (int k = 0; k < a->p.max_jobs; k++) {
+			struct agent_job *j = &a->jobs[k];
+
+			if (remote_pending(j) && j->made_by == most + 1 &&
+			    (!old || j->born_ns < old->born_ns))
+				old = j;
+		}
+	if (old) {
+		a->st.jobs_evicted++;
+		rmad_warn("job %s: fails, to make room (max_jobs) for a job "
+			  "of %s%d: node %d's JOINs made %d of the jobs that "
+			  "wait here for their map", old->nspace,
+			  for_node >= 0 ? "node " : "this node, ",
+			  for_node >= 0 ? for_node : a->node, most,
+			  count[most]);
+		job_fail_all(a, old);
+		job_free(a, old);
+	}
+	free(count);
+	return old;
+}
 
 /* A free slot, else that of the oldest job kept only because it failed
- * before its map (agent_job_put), else NULL. */
-static struct agent_job *job_slot(struct agent *a)
+ * before its map (agent_job_put), else one job_evict makes for a job of
+ * node for_node (-1: of a rank here), else NULL. */
+static struct agent_job *job_slot(struct agent *a, int for_node)
 {
 	struct agent_job *old = NULL;
 
@@ -97,19 +155,21 @@ static struct agent_job *job_slot(struct agent *a)
 		    (!old || j->born_ns < old->born_ns))
 			old = j;
 	}
-	if (old)
-		job_free(a, old);
+	if (!old)
+		return job_evict(a, for_node);
+	job_free(a, old);
 	return old;
 }
 
 static struct agent_job *job_new(struct agent *a, const char *ns,
-				 int32_t size, int32_t local_size)
+				 int32_t size, int32_t local_size,
+				 int for_node)
 {
 	struct agent_job *j;
 
 	if (ensure_bar_tables(a))
 		return NULL;
-	j = job_slot(a);
+	j = job_slot(a, for_node);
 	if (j) {
 		int k = (int)(j - a->jobs);
 
@@ -213,7 +273,7 @@ struct agent_job *agent_job_get(struct agent *a, const char *nspace,
 			return NULL;
 		}
 	} else {
-		j = job_new(a, nspace, size, local_size);
+		j = job_new(a, nspace, size, local_size, -1);
 		if (!j) {
 			*err = RMAD_ERR_NOMEM;
 			return NULL;
@@ -406,12 +466,14 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 	struct rmad_am_rank_run *merged;
 
 	if (!j) {
-		j = job_new(a, jp->nspace, jp->size, 0);
+		j = job_new(a, jp->nspace, jp->size, 0, (int)h->src_node);
 		if (!j) {
-			rmad_err("job %s: no job slot (max_jobs)", jp->nspace);
+			rmad_err("job %s: no job slot (max_jobs) for node %u's "
+				 "JOIN", jp->nspace, h->src_node);
 			return;
 		}
 		j->key = h->job;
+		j->made_by = (int32_t)h->src_node + 1;
 		j->root = a->node;
 		am_watch(a, j->watched_root, 0);	/* no map to wait for */
 		j->watched_root = -1;

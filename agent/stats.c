@@ -80,6 +80,8 @@ static const struct stat_desc {
 	S(pkts_held, "packets held (a busy accumulate lock)", "pkts_held",
 	  ""),
 	S(nodes_dead, "nodes declared dead", "nodes_dead", ""),
+	S(jobs_evicted, "jobs failed to make room (max_jobs)", "jobs_evicted",
+	  ""),
 	S(acc_bulk, "accumulates in bulk", "acc_bulk", ""),
 	S(aggr_msgs, "aggregated messages", "aggr_msgs", ""),
 	S(aggr_pkts, "packets in them", "aggr_pkts", ""),

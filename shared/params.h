@@ -234,7 +234,11 @@
 	  "Bytes of each client's data staging area in the shared "	\
 	  "segment.")							\
 	X(max_jobs, INT, "16", 0, 1, 4096,				\
-	  "Jobs one agent serves at once.")				\
+	  "Jobs one agent serves at once.  Where the agent collects "	\
+	  "jobs' maps, the jobs other nodes joined count too; when "	\
+	  "none is free, the node whose joins hold the most jobs "	\
+	  "that wait for their map loses its oldest one (that job "	\
+	  "fails), so one node cannot take them all.")			\
 	X(idle_exit_ms, INT, "2000", RMAD_P_RELOAD, 0, 86400000,	\
 	  "An agent started by a client (embedded mode) exits after "	\
 	  "this many milliseconds without clients; 0 means never.")	\

@@ -96,14 +96,16 @@ ranks_ok() {
 	[ "$n" -eq "$np" ] || diag "$out"
 }
 
-# rogue_mesh SESSION PORTSEED MODE: agents 0 and 1 of a keyless static
-# mesh of three over tcp;ofi_rxm (node 2's agent is not started; pids in
+# rogue_mesh SESSION PORTSEED MODE [AGENT-ARG...]: agents 0 and 1 of a
+# keyless static mesh of three over tcp;ofi_rxm, with the AGENT-ARGs
+# (node 2's agent is not started; pids in
 # MESH_PIDS), and t/test_rogue MODE $T_TMP/job -t 50, plain libfabric
 # bound to node 2's address, playing node 2 to both (ROGUE_PID, output
 # in $T_TMP/rogue.out); then one point: both up, the rogue taken for
 # node 2.  rogue_mesh_end stops them and checks that nothing is left.
 rogue_mesh() {
 	local sess=$1 seed=$2 mode=$3 base k mesh
+	shift 3
 	base=$((20000 + ($$ + seed) % 20000))
 	mesh="127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))"
 	MESH_PIDS=()
@@ -112,7 +114,7 @@ rogue_mesh() {
 			--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
 			--set "mesh_self=$k" --set log_level=info \
 			--set heartbeat_ms=100 --set heartbeat_timeout_ms=1500 \
-			--set heartbeat_idle_ms=0
+			--set heartbeat_idle_ms=0 "$@"
 		MESH_PIDS[$k]=$AGENT_PID
 	done
 	"$top_builddir/t/test_rogue" "$mode" "$T_TMP/job" -t 50 -n 2 \

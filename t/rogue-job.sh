@@ -4,7 +4,11 @@
 # in (rmad(7), SECURITY).  Three agents of a keyless static mesh over
 # tcp;ofi_rxm; node 2's agent is not started, and t/test_rogue, plain
 # libfabric bound to node 2's address, plays node 2 to the others (an
-# insider: a node turned hostile).  A job of 2 ranks runs on nodes 0
+# insider: a node turned hostile).  The agents serve at most 4 jobs,
+# and before the job starts the rogue sends node 0, the collector of
+# every job's map, JOINs of 16 made-up jobs: the first 4 take its slots,
+# so node 0 must fail one of them for the real job (jobs.c, job_evict),
+# and refuse the rogue the others.  A job of 2 ranks runs on nodes 0
 # and 1 (t/prog_barrier: eight barriers in which one rank sleeps
 # 300 ms first, so the other must wait in them, then 50 more).  Once
 # node 0 has sent the job's map, the rogue sends both agents, every
@@ -13,11 +17,12 @@
 # counted would end a barrier early, and the failure would fail the
 # job; all must be dropped and the job pass.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 5
+plan 6
 sess=roguejob
-rogue_mesh "$sess" 13000 -j
+rogue_mesh "$sess" 13000 -j --set max_jobs=4
 jobf=$T_TMP/job
 rpid=$ROGUE_PID
+wait_for "[ \$(grep -c \"no job slot (max_jobs) for node 2's JOIN\" '$T_TMP/agent0.log') -ge 12 ]" 20
 
 RMAD_SESSION=$sess RMAD_VNODES=2 run_bounded 60 mpirun -np 2 \
 	-x RMAD_SESSION -x RMAD_VNODES -x RMAD_RUNDIR -x RMAD_AGENT_PATH \
@@ -48,5 +53,13 @@ f1=$(grep -c "a failure from node 2, which holds no rank of it: dropped" \
 [ "$n0" -gt 0 ] && [ "$n1" -gt 0 ] && [ "$f0" -gt 0 ] && [ "$f1" -gt 0 ] &&
 	! grep -q "failed, says node 2" "$T_TMP/agent0.log" "$T_TMP/agent1.log"
 ok $? "both agents dropped them: arrivals at the root ($n0), releases at node 1 ($n1), failures ($f0, $f1)"
+ev=$(grep -c "fails, to make room (max_jobs) for a job of .*: node 2's JOINs made" "$T_TMP/agent0.log")
+no=$(grep -c "no job slot (max_jobs) for node 2's JOIN" "$T_TMP/agent0.log")
+echo "$rout" | grep -q ", 16 made-up jobs joined" && [ "$ev" -ge 1 ] &&
+	[ "$no" -ge 12 ] && ! grep -q "no job slot (max_jobs) for node 1" \
+	"$T_TMP/agent0.log"
+st=$?
+[ $st = 0 ] || diag "$(grep -e made-up -e max_jobs "$T_TMP/agent0.log" | head -5)"
+ok $st "node 0 failed a made-up job for the real one ($ev) and refused the rogue $no others"
 rogue_mesh_end "$sess"
 done_testing

@@ -338,10 +338,77 @@ static uint64_t job_key(const char *ns)
 	return h;
 }
 
+/* -w's and -j's packets, each kept in its slot until the provider is done */
+static struct mpkt {
+	struct rmad_am_hdr h;
+	union {
+		struct {
+			struct rmad_am_job jp;
+			struct rmad_am_rank_run run;
+		} job;
+		struct {
+			struct rmad_am_win hw;
+			struct rmad_am_win_member m[3];
+		} win;
+	} u;
+} mout[256];
+static struct fi_context2 mctx[256];
+static unsigned int mnout;
+
+/* The next slot, a packet of type from node claim about job and seq. */
+static struct mpkt *mnext(uint32_t claim, uint64_t job, uint8_t type,
+			  uint64_t seq)
+{
+	struct mpkt *p = &mout[mnout % 256];
+
+	memset(p, 0, sizeof(*p));
+	p->h = (struct rmad_am_hdr){ .version = RMAD_WIRE_VERSION,
+				     .type = type, .src_node = claim,
+				     .job = job, .seq = seq };
+	return p;
+}
+
+/* Send slot p's packet (its header and payload_len bytes): 1 if the
+ * provider took it. */
+static int msend(struct mpkt *p, fi_addr_t to)
+{
+	if (fi_send(ep, p, sizeof(p->h) + p->h.payload_len, NULL, to,
+		    &mctx[mnout % 256]))
+		return 0;
+	mnout++;
+	return 1;
+}
+
+/* -j: JOINs of made-up jobs (4 ranks, ours rank 2) to the collector at
+ * to, each once the provider takes it: they fill its job slots, if it
+ * lets one node take them all. */
+#define MADE_UP_JOBS 16
+static int made_up_joins(fi_addr_t to, uint32_t claim, int sent)
+{
+	for (; sent < MADE_UP_JOBS; sent++) {
+		char ns[64];
+		struct mpkt *p;
+
+		snprintf(ns, sizeof(ns), "rogue-made-up-%d", sent);
+		p = mnext(claim, job_key(ns), RMAD_AM_JOB_JOIN, 0);
+		p->h.count = 1;
+		p->h.payload_len = sizeof(p->u.job);
+		p->u.job.jp.size = 4;
+		p->u.job.jp.total_runs = 1;
+		snprintf(p->u.job.jp.nspace, 256, "%s", ns);
+		p->u.job.run = (struct rmad_am_rank_run){
+			.first = 2, .count = 1, .node = (int32_t)claim };
+		if (!msend(p, to))
+			break;
+	}
+	return sent;
+}
+
 /*
  * -j: be node claim to the n agents at to[] (node k at to[k]) for secs,
- * answering their heartbeats; once jobfile names a job, send forged
- * barrier and failure packets of it every 20 ms.
+ * answering their heartbeats; first send the collector (to[0]) JOINs
+ * of made-up jobs, then, once jobfile names a job, send forged barrier
+ * and failure packets of it every 20 ms.
  */
 static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 		      const char *jobfile, double secs)
@@ -351,7 +418,7 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 	static struct fi_context2 sctx[256];
 	struct fi_context2 rctx;
 	double t0 = now(), next = 0;
-	int posted = 0, nout = 0, rounds = 0;
+	int posted = 0, nout = 0, rounds = 0, made = 0, up = 0;
 	long pkts = 0;
 	uint64_t key = 0;
 	char ns[256] = "";
@@ -363,6 +430,8 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 			FILE *f = fopen(jobfile, "r");
 
 			next = now() + 0.01;
+			if (up)	/* the collector took us for node claim */
+				made = made_up_joins(to[0], claim, made);
 			if (f) {
 				if (fgets(ns, sizeof(ns), f)) {
 					ns[strcspn(ns, "\n")] = 0;
@@ -404,13 +473,16 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 		}
 		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
 			continue;
-		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n)
+		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n) {
+			up |= h.src_node == 0;
 			nout += echo_heartbeat(&h, claim, h.disp,
 					       to[h.src_node], &out[nout % 256],
 					       &sctx[nout % 256]);
+		}
 	}
-	printf("rogue: job %s: %d rounds, %ld packets as node %u\n",
-	       *ns ? ns : "(none)", rounds, pkts, claim);
+	printf("rogue: job %s: %d rounds, %ld packets as node %u, %d "
+	       "made-up jobs joined\n", *ns ? ns : "(none)", rounds, pkts,
+	       claim, made);
 	return 0;
 }
 
@@ -449,47 +521,6 @@ static void saw(const uint8_t *msg, struct seen *sn)
 		saw_one(&h, sn);
 		off += sizeof(h) + h.payload_len;
 	}
-}
-
-/* -w's packets, each kept in its slot until the provider is done */
-static struct mpkt {
-	struct rmad_am_hdr h;
-	union {
-		struct {
-			struct rmad_am_job jp;
-			struct rmad_am_rank_run run;
-		} job;
-		struct {
-			struct rmad_am_win hw;
-			struct rmad_am_win_member m[3];
-		} win;
-	} u;
-} mout[256];
-static struct fi_context2 mctx[256];
-static unsigned int mnout;
-
-/* The next slot, a packet of type from node claim about job and seq. */
-static struct mpkt *mnext(uint32_t claim, uint64_t job, uint8_t type,
-			  uint64_t seq)
-{
-	struct mpkt *p = &mout[mnout % 256];
-
-	memset(p, 0, sizeof(*p));
-	p->h = (struct rmad_am_hdr){ .version = RMAD_WIRE_VERSION,
-				     .type = type, .src_node = claim,
-				     .job = job, .seq = seq };
-	return p;
-}
-
-/* Send slot p's packet (its header and payload_len bytes): 1 if the
- * provider took it. */
-static int msend(struct mpkt *p, fi_addr_t to)
-{
-	if (fi_send(ep, p, sizeof(p->h) + p->h.payload_len, NULL, to,
-		    &mctx[mnout % 256]))
-		return 0;
-	mnout++;
-	return 1;
 }
 
 /* A join of window wkey (gsize members): forged entries for members 0
