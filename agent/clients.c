@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "trace.h"
 #include "am.h"
 #include "completion.h"
 #include "pin.h"
@@ -201,6 +202,7 @@ int agent_poll_rings(struct agent *a)
 				break;
 			rmad_ring_release(sc->ring, mask, h->ring_entries,
 					  from, ac->head);
+			RMAD_TR(RMAD_TR_RING, k);
 			for (uint32_t j = 0; j < k; j++)
 				handle_op(a, c, got[j]);
 			n += (int)k;

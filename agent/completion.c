@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "trace.h"
 #include "am.h"
 #include "atomics.h"
 #include "completion.h"
@@ -328,6 +329,8 @@ static void cnt_add(struct agent *a, uint32_t c, int which, uint32_t n)
 {
 	a->cl[c].gb_cnt[which] += n;
 	a->cl[c].moved = 1;
+	if (!a->any_moved)
+		RMAD_TR(RMAD_TR_COUNT, which);	/* the pass's first */
 	a->any_moved = 1;
 }
 
@@ -596,7 +599,10 @@ void agent_flush_wakeups(struct agent *a)
 			ac->gb_cnt[k] = 0;
 			moved |= 1u << k;
 		}
-		a->woke |= rmad_counter_wake(sc, moved);
+		if (rmad_counter_wake(sc, moved)) {
+			RMAD_TR(RMAD_TR_WAKE, moved);
+			a->woke = 1;
+		}
 	}
 }
 

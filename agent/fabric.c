@@ -42,6 +42,7 @@
 #include "log.h"
 #include "fabric.h"
 #include "fabric_impl.h"
+#include "trace.h"
 
 static bool fab_is_shm(const char *prov)
 {
@@ -241,8 +242,10 @@ static ssize_t fab_post_send(struct rmad_fabric *f, int node,
 	op->node = node;
 	if (fab_tagged(f))
 		len = fab_tags_seal(&f->tags, node, op->buf, len);
+	RMAD_TR(RMAD_TR_SEND, len);
 	ret = fi_send(f->ep, op->buf, len, f->desc, f->peers[node].fi_addr,
 		      &op->ctx);
+	RMAD_TR(RMAD_TR_SENT, ret);
 	if (!ret) {
 		f->st.sent++;
 		f->st.send_bytes += len;
@@ -485,6 +488,7 @@ static void fab_complete(struct rmad_fabric *f,
 		f->free_send = op;
 		return;
 	}
+	RMAD_TR(RMAD_TR_RECV, e->len);
 	op->done = true;
 	op->len = e->len;
 	op->src = src;

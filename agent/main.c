@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "trace.h"
 #include "am.h"
 #include "bell.h"
 #include "clients.h"
@@ -530,6 +531,7 @@ static int agent_sleep(struct agent *a)
 		return 0;
 	}
 	a->st.sleeps++;
+	RMAD_TR(RMAD_TR_SLEEP, 0);
 	sched_restore(a);
 	if (a->fab) {
 		/*
@@ -573,6 +575,7 @@ static int agent_sleep(struct agent *a)
 	}
 	uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 	a->awake_since = rmad_now_ns();
+	RMAD_TR(RMAD_TR_AWAKE, 0);
 	return 1;
 }
 

@@ -37,6 +37,7 @@
 #include "internal.h"
 #include "log.h"
 #include "pool.h"
+#include "trace.h"
 #include "ring.h"
 #include "util.h"
 
@@ -670,6 +671,7 @@ static int sync_wait(struct rmad_client *c, rmad_win_t w,
 	e->owner_gen = c->reg.gen;
 	e->status = RMAD_ERR_INTERNAL;
 	want = ++c->sync_issued;
+	RMAD_TR(RMAD_TR_SYNC, t->opcode);
 	err = rmad_op_submit(c, idx);
 	if (err) {
 		/* never reached the ring: it is still ours to free */
@@ -679,6 +681,7 @@ static int sync_wait(struct rmad_client *c, rmad_win_t w,
 	}
 	err = rmad_counter_wait(c->me, RMAD_CNT_SYNC, want,
 				rmad_spin_us(c), rmad_agent_gone, c);
+	RMAD_TR(RMAD_TR_SYNC_DONE, err);
 	if (err)
 		goto out;
 	st = load_relaxed(&e->status);

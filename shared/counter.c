@@ -13,6 +13,7 @@
 
 #include "atomics.h"
 #include "counter.h"
+#include "trace.h"
 #include "util.h"
 
 int rmad_futex_wait(uint32_t *addr, uint32_t val, long timeout_ns)
@@ -90,7 +91,9 @@ int rmad_counter_wait(struct rmad_shm_client *c, int which, uint64_t target,
 			uatomic_dec(&c->waiters[which]);
 			return 0;
 		}
+		RMAD_TR(RMAD_TR_FUTEX, which);
 		rmad_futex_wait(&c->futex, seen, 50 * 1000000L);
+		RMAD_TR(RMAD_TR_FUTEX_WOKEN, which);
 		uatomic_dec(&c->waiters[which]);
 		if (rmad_counter_read(c, which) >= target)
 			return 0;
