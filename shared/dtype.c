@@ -590,21 +590,28 @@ void rmad_acc_apply(void *dst, const void *src, void *result, uint32_t dtype,
 /*
  * The complexes of float and double: a SUM is the SUM of the parts, and
  * REPLACE and NO_OP move bytes, so the parts' loops do them on 2n
- * elements; PROD element by element (C's complex product, with its
- * rules for infinities and NaNs).
+ * elements; PROD is a loop of C's complex product (the compiler's
+ * inline product, with its rules for infinities and NaNs behind a
+ * check), the same expression as the element code's, so the same bits.
  */
-#define DEFINE_CBULK(NAME, PART)					\
+#define DEFINE_CBULK(NAME, PART, T)					\
 static void NAME##_bulk(void *dst, const void *src, void *res,	\
 			uint32_t op, uint64_t n)			\
 {									\
-	if (op == RMAD_PROD)						\
-		NAME##_apply(dst, src, res, op, n);			\
-	else								\
-		PART##_bulk(dst, src, res, op, 2 * n);			\
+	if (op == RMAD_PROD) {						\
+		const unsigned char *s = src;				\
+		T *d = dst;						\
+									\
+		if (res)						\
+			memcpy(res, dst, n * sizeof(T));		\
+		BULK_LOOP(T, a * b)					\
+		return;							\
+	}								\
+	PART##_bulk(dst, src, res, op, 2 * n);				\
 }
 
-DEFINE_CBULK(cflt, flt)
-DEFINE_CBULK(cdbl, dbl)
+DEFINE_CBULK(cflt, flt, float _Complex)
+DEFINE_CBULK(cdbl, dbl, double _Complex)
 
 /*
  * long double (x87's 80 bits in 16 bytes on x86-64): no vector unit
@@ -651,14 +658,7 @@ static void ldbl_bulk(void *dst, const void *src, void *res, uint32_t op,
 #pragma GCC pop_options
 #endif
 
-static void cldbl_bulk(void *dst, const void *src, void *res, uint32_t op,
-		       uint64_t n)
-{
-	if (op == RMAD_PROD)
-		cldbl_apply(dst, src, res, op, n);
-	else
-		ldbl_bulk(dst, src, res, op, 2 * n);
-}
+DEFINE_CBULK(cldbl, ldbl, long double _Complex)
 
 static apply_fn *const bulks[RMAD_DTYPE_MAX + 1] = {
 	[RMAD_BYTE] = u8_bulk, [RMAD_CHAR] = u8_bulk, [RMAD_INT] = int_bulk,
