@@ -164,7 +164,7 @@ static void check_equivalence(void)
  * give the element code's bits. */
 static void check_cprod_special(void)
 {
-	static const double v[] = { 0.0, -0.0, 1.0, -2.5, 1e308,
+	static const double v[] = { 0.0, -0.0, 1.0, -2.5, 1e30,
 				    __builtin_inf(), -__builtin_inf(),
 				    __builtin_nan("") };
 	enum { NV = sizeof(v) / sizeof(v[0]), N = NV * NV * NV * NV };
