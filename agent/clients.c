@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "trace.h"
 #include "am.h"
 #include "completion.h"
 #include "pin.h"
@@ -41,6 +40,7 @@
 #include "pool.h"
 #include "ring.h"
 #include "rmad_abi.h"
+#include "trace.h"
 #include "util.h"
 
 #define RING_BATCH	256

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "trace.h"
 #include "am.h"
 #include "atomics.h"
 #include "completion.h"
@@ -27,6 +26,7 @@
 #include "log.h"
 #include "pool.h"
 #include "rmad_abi.h"
+#include "trace.h"
 #include "util.h"
 
 #ifndef F_SEAL_FUTURE_WRITE

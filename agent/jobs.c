@@ -126,11 +126,15 @@ static struct agent_job *job_evict(struct agent *a, int for_node)
 		}
 	if (old) {
 		a->st.jobs_evicted++;
+		char whose[32];
+
+		if (for_node >= 0)
+			snprintf(whose, sizeof(whose), "node %d", for_node);
+		else
+			snprintf(whose, sizeof(whose), "a rank here");
 		rmad_warn("job %s: fails, to make room (max_jobs) for a job "
-			  "of %s%d: node %d's JOINs made %d of the jobs that "
-			  "wait here for their map", old->nspace,
-			  for_node >= 0 ? "node " : "this node, ",
-			  for_node >= 0 ? for_node : a->node, most,
+			  "of %s: node %d's JOINs made %d of the jobs that "
+			  "wait here for their map", old->nspace, whose, most,
 			  count[most]);
 		job_fail_all(a, old);
 		job_free(a, old);

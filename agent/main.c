@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "trace.h"
 #include "am.h"
 #include "bell.h"
 #include "clients.h"
@@ -51,6 +50,7 @@
 #include "atomics.h"
 #include "log.h"
 #include "rmad_abi.h"
+#include "trace.h"
 #include "util.h"
 
 #ifndef RMAD_SYSCONFDIR

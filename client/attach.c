@@ -37,8 +37,8 @@
 #include "internal.h"
 #include "log.h"
 #include "pool.h"
-#include "trace.h"
 #include "ring.h"
+#include "trace.h"
 #include "util.h"
 
 #ifndef RMAD_BINDIR

@@ -588,9 +588,9 @@ void rmad_acc_apply(void *dst, const void *src, void *result, uint32_t dtype,
 }
 
 /*
- * The complexes of float and double: a SUM is the SUM of the parts, and
- * REPLACE and NO_OP move bytes, so the parts' loops do them on 2n
- * elements; PROD is a loop of C's complex product (the compiler's
+ * The complexes (of float and double here, of long double below): a SUM
+ * is the SUM of the parts, and REPLACE and NO_OP move bytes, so the
+ * parts' loops do them on 2n elements; PROD is a loop of C's complex product (the compiler's
  * inline product, with its rules for infinities and NaNs behind a
  * check), the same expression as the element code's, so the same bits.
  */
@@ -617,10 +617,9 @@ DEFINE_CBULK(cdbl, dbl, double _Complex)
  * long double (x87's 80 bits in 16 bytes on x86-64): no vector unit
  * takes it, but a plain loop still saves the per-element copies and
  * switch of its wide apply (7 ns an element; bench/acc_rate).  Its
- * complex's SUM, REPLACE and NO_OP are the parts' loops on 2n, as
- * above.  Every caller excludes the other accumulators already (wide
- * types are always under the accumulate lock), so rmad_acc_apply runs
- * these too.
+ * complex's loops are DEFINE_CBULK's, as above.  Every caller excludes
+ * the other accumulators already (wide types are always under the
+ * accumulate lock), so rmad_acc_apply runs these too.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
