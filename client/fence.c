@@ -11,7 +11,8 @@
  *    operations were done in place, so a memory barrier and a barrier in
  *    shared memory (the control page of the lowest-ranked member) are
  *    the whole fence.  A waiter spins for client_spin_us (giving the
- *    core away each turn while clients may share cores: rmad_peer_spin),
+ *    core away every 16 pauses while clients may share cores:
+ *    rmad_peer_spin),
  *    then sleeps on the barrier's generation word; the agent wakes it
  *    with bar_failed set when a member dies.
  *

@@ -188,8 +188,8 @@
 	  "the agent is event-driven (progress), waiting clients sleep " \
 	  "at once.  A wait for other clients of the node alone (a "	\
 	  "same-node fence, a post or complete of PSCW) spins this long " \
-	  "in either mode, giving the core away on each turn while the " \
-	  "agent is event-driven.")					\
+	  "in either mode, giving the core away every 16 pauses " \
+	  "while the agent is event-driven.")				\
 	X(log_level, LEVEL, "warn", RMAD_P_RELOAD, 0, 0,		\
 	  "Log verbosity of the agent and of librmad: error, warn, "	\
 	  "info or debug.")						\
