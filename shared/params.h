@@ -256,7 +256,7 @@
 	  "unlock is held by the origin's agent and sent at the unlock " \
 	  "as one packet that locks, operates and unlocks; 0 turns "	\
 	  "this off.")							\
-	X(acc_bulk_threshold, SIZE, "2k", RMAD_P_RELOAD, 0, 1073741824, \
+	X(acc_bulk_threshold, SIZE, "64", RMAD_P_RELOAD, 0, 1073741824, \
 	  "An accumulate of at least this many bytes on an allocated "	\
 	  "or shared window is combined with plain, vectorized loads "	\
 	  "and stores under the target's accumulate lock once every "	\

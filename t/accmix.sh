@@ -8,12 +8,13 @@
 # accumulates").  On one node the same-node clients apply everything;
 # across vnodes the target's agent
 # applies the remote ranks' accumulates against rank 0's own.  The bulk
-# threshold is the default (2k), or 64 bytes so that nearly every
-# accumulate goes in bulk against the 1..4-element ones, or 0 (all on
-# atomics, the reference); with rdma_threshold = 1k, so that the larger
-# remote ones are read by the target's agent and combined there in bulk
-# (rma_pull.c); and on created windows, where every accumulate is made
-# under the accumulate lock.
+# threshold is the default (64 bytes, so that nearly every accumulate
+# goes in bulk against the 1..4-element ones), or 2k (mixed sizes on
+# both sides of it), or 0 (all on atomics, the reference); with
+# rdma_threshold = 1k, so that the larger remote ones are read by the
+# target's agent and combined there in bulk (rma_pull.c); and on
+# created windows, where every accumulate is made under the accumulate
+# lock.
 #
 # RMAD_TEST_SCALE=N (make check-long: 10) runs N times the rounds.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
@@ -30,12 +31,13 @@ run() {
 	ok $? "$what (rc $rc)"
 	[ "$rc" -eq 0 ] || diag "$(echo "$out" | tail -20)"
 }
-run "1 node, 4 ranks, default threshold" 4
-RMAD_ACC_BULK_THRESHOLD=64 run "1 node, 4 ranks, threshold 64 B" 4
+RMAD_ACC_BULK_THRESHOLD=2k run "1 node, 4 ranks, threshold 2 KiB" 4
+run "1 node, 4 ranks, default threshold (64 B)" 4
 RMAD_ACC_BULK_THRESHOLD=0 run "1 node, 3 ranks, no bulk (atomics only)" 3
 RMAD_ACC_BULK_THRESHOLD=64 run "shm, 2 vnodes, 4 ranks, threshold 64 B" 4 \
 	--vnodes 2 --provider shm
-run "tcp;ofi_rxm, 2 vnodes, 3 ranks" 3 --vnodes 2 --provider 'tcp;ofi_rxm'
+RMAD_ACC_BULK_THRESHOLD=2k run "tcp;ofi_rxm, 2 vnodes, 3 ranks, threshold 2 KiB" 3 \
+	--vnodes 2 --provider 'tcp;ofi_rxm'
 RMAD_RDMA_THRESHOLD=1k RMAD_ACC_BULK_THRESHOLD=64 run \
 	"shm, 2 vnodes, 4 ranks, accumulates from 1 KiB read by the target" 4 \
 	--vnodes 2 --provider shm
