@@ -221,7 +221,8 @@ void sched_spin_once(struct agent *a, uint64_t now)
  * while we had it) and raises us to SCHED_FIFO; we see its flag
  * (ws_lost in the shm watch, sched_idle_check after a pass) and stop
  * polling for a while (WS_GUARD_OFF_MIN_NS, doubled up to WS_OFF_MAX_NS
- * while losses come within WS_OFF_MAX_NS of each other), and our
+ * while each loss comes within WS_GUARD_RELAPSE_NS of the end of the
+ * last pause: sched_idle_lost), and our
  * wakeups preempt such a process again.  Without a guard (no thread
  * could start) we find out ourselves, later: a turn that comes more
  * than WS_LOST_NS after the last, or more than WS_LATE_NS after it with
@@ -238,6 +239,7 @@ void sched_spin_once(struct agent *a, uint64_t now)
 #define WS_OFF_MIN_NS 100000000ull
 #define WS_GUARD_OFF_MIN_NS 1000000ull
 #define WS_OFF_MAX_NS 1600000000ull
+#define WS_GUARD_RELAPSE_NS 10000000ull
 
 /* sched_idle_poll may run: then it, not answer_spin_us, waits for answers */
 int sched_idle_ok(const struct agent *a, uint64_t now)
@@ -279,14 +281,29 @@ static int doorbell_rung(struct agent *a, uint64_t now)
 	return 1;
 }
 
-/* Polling off for a while: a process computes on our core. */
+/*
+ * Polling off for a while: a process computes on our core.  A loss
+ * soon after the last off period ended (the process computes on) makes
+ * a longer one.  With the guard, soon is WS_GUARD_RELAPSE_NS: a process
+ * that computes on starves us again within two guard turns of the
+ * polling's return, while an isolated loss (another process of the
+ * host running for a moment on our core: an MPI daemon, a timer) is
+ * followed by none for much longer.  Counting those as relapses too
+ * (within WS_OFF_MAX_NS, as before) took an agent of a 2-vnode job on 2
+ * cores to 1.6 s without polling after about ten of them in a few
+ * seconds, and every packet for it then paid a wakeup across CPUs
+ * (45-55 us on the test VM): a vnode put+flush took 95-115 us instead
+ * of 16.  Without the guard a loss is only seen when the process that
+ * took the core gives it back, which can be long after: there the old
+ * window stays.
+ */
 static void sched_idle_lost(struct agent *a, uint64_t now)
 {
 	/* with the guard, a loss cost a packet two guard turns at most */
 	uint64_t off = a->guard ? WS_GUARD_OFF_MIN_NS : WS_OFF_MIN_NS;
+	uint64_t relapse = a->guard ? WS_GUARD_RELAPSE_NS : WS_OFF_MAX_NS;
 
-	/* a loss soon after the last off period: a longer one */
-	if (a->ws_off_until && now - a->ws_off_until < WS_OFF_MAX_NS)
+	if (a->ws_off_until && now - a->ws_off_until < relapse)
 		off = a->ws_off_ns * 2 < WS_OFF_MAX_NS ? a->ws_off_ns * 2 :
 							 WS_OFF_MAX_NS;
 	a->ws_off_ns = off;
