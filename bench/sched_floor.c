@@ -118,6 +118,17 @@ static struct page *page_new(void)
 	return p;
 }
 
+static pid_t fork_or_die(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		perror("sched_floor: fork");
+		exit(2);
+	}
+	return pid;
+}
+
 static void page_free(struct page *p)
 {
 	munmap(p, sizeof(struct page) + (size_t)rounds * sizeof(double));
@@ -156,7 +167,7 @@ static void switch_proc(void)
 {
 	struct page *p = page_new();
 	double *v = malloc((size_t)rounds * sizeof(*v));
-	pid_t kid = fork();
+	pid_t kid = fork_or_die();
 
 	if (kid == 0) {
 		pin(cpu[0]);
@@ -208,7 +219,7 @@ static void wake(int busy)
 	pid_t hog = 0, kid;
 
 	if (busy) {
-		hog = fork();
+		hog = fork_or_die();
 		if (hog == 0) {
 			volatile unsigned long x = 0;
 
@@ -217,7 +228,7 @@ static void wake(int busy)
 				x++;
 		}
 	}
-	kid = fork();
+	kid = fork_or_die();
 	if (kid == 0) {
 		pin(cpu[1]);
 		for (int i = 0; i < rounds; i++) {
