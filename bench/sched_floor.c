@@ -105,10 +105,14 @@ struct page {
 	double t[];
 };
 
+static size_t page_len(void)
+{
+	return sizeof(struct page) + (size_t)rounds * sizeof(double);
+}
+
 static struct page *page_new(void)
 {
-	size_t len = sizeof(struct page) + (size_t)rounds * sizeof(double);
-	struct page *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	struct page *p = mmap(NULL, page_len(), PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED) {
@@ -131,7 +135,7 @@ static pid_t fork_or_die(void)
 
 static void page_free(struct page *p)
 {
-	munmap(p, sizeof(struct page) + (size_t)rounds * sizeof(double));
+	munmap(p, page_len());
 }
 
 /* One side of a ping-pong on p->word: odd values are ours to answer. */
@@ -163,25 +167,6 @@ static void ping(struct page *p, int shared, double *out)
 	}
 }
 
-static void switch_proc(void)
-{
-	struct page *p = page_new();
-	double *v = malloc((size_t)rounds * sizeof(*v));
-	pid_t kid = fork_or_die();
-
-	if (kid == 0) {
-		pin(cpu[0]);
-		pong(p, 1);
-		_exit(0);
-	}
-	pin(cpu[0]);
-	ping(p, 1, v);
-	waitpid(kid, NULL, 0);
-	report("switch_proc", v, rounds);
-	free(v);
-	page_free(p);
-}
-
 static void *pong_thread(void *arg)
 {
 	pin(cpu[0]);
@@ -189,21 +174,32 @@ static void *pong_thread(void *arg)
 	return NULL;
 }
 
-static void switch_thread(void)
+/*
+ * Rounds of a ping-pong on cpu[0] with a process (thread 0) or a thread
+ * of ours (thread 1): the samples go into the page after the word.
+ */
+static void switch_round(int thread)
 {
 	struct page *p = page_new();
-	double *v = malloc((size_t)rounds * sizeof(*v));
 	pthread_t t;
+	pid_t kid = 0;
 
 	pin(cpu[0]);
-	if (pthread_create(&t, NULL, pong_thread, p)) {
-		fprintf(stderr, "sched_floor: no thread\n");
-		exit(2);
+	if (thread) {
+		if (pthread_create(&t, NULL, pong_thread, p)) {
+			fprintf(stderr, "sched_floor: no thread\n");
+			exit(2);
+		}
+	} else if ((kid = fork_or_die()) == 0) {
+		pong(p, 1);
+		_exit(0);
 	}
-	ping(p, 0, v);
-	pthread_join(t, NULL);
-	report("switch_thread", v, rounds);
-	free(v);
+	ping(p, !thread, p->t);
+	if (thread)
+		pthread_join(t, NULL);
+	else
+		waitpid(kid, NULL, 0);
+	report(thread ? "switch_thread" : "switch_proc", p->t, rounds);
 	page_free(p);
 }
 
@@ -299,8 +295,8 @@ int main(int argc, char **argv)
 	if (!csv)
 		printf("floor,what,p50_us,p90_us\n");
 	syscall_cost();
-	switch_proc();
-	switch_thread();
+	switch_round(0);
+	switch_round(1);
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
 		wake(0);
 		wake(1);
