@@ -330,7 +330,10 @@ int rmad_peer_cas(struct win_peer *p, uint64_t off, const void *origin,
 	uint8_t cur[16];
 	int err;
 
-	if (!p->created)
+	if (es > sizeof(cur))
+		return RMAD_ERR_TYPE;
+	/* a wide type has no CPU atomic: under acc_lock, as below */
+	if (!p->created && !rmad_dtype_wide(dt))
 		return mapped_acc(p, (char *)p->base + off, origin, compare,
 				  result, dt, 0, 1, 1);
 	err = acc_lock(p);

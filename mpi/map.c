@@ -429,6 +429,30 @@ int rmpi_op(MPI_Op op, rmad_op_t *out)
 	return RMAD_ERR_OP;		/* user-defined ops are not for RMA */
 }
 
+/*
+ * op on the predefined type t, where the MPI refuses a pair that rmad's
+ * type for t would take (rmad's types are the wider C ones): Fortran's
+ * LOGICAL takes only the logical ops, its INTEGER (and INTEGER4) no
+ * logical op, and PACKED and WCHAR only REPLACE and NO_OP, as Open
+ * MPI's op tables have them (t/typeop.sh holds the two to each other).
+ */
+int rmpi_op_on(MPI_Op op, MPI_Datatype t, rmad_op_t *out)
+{
+	int err = rmpi_op(op, out);
+
+	if (err || *out == RMAD_REPLACE || *out == RMAD_NO_OP)
+		return err;
+	if (t == MPI_PACKED || t == MPI_WCHAR)
+		return RMAD_ERR_OP;
+	if (t == MPI_LOGICAL)
+		return *out == RMAD_LAND || *out == RMAD_LOR ||
+		       *out == RMAD_LXOR ? 0 : RMAD_ERR_OP;
+	if (t == MPI_INTEGER || t == MPI_INTEGER4)
+		return *out == RMAD_LAND || *out == RMAD_LOR ||
+		       *out == RMAD_LXOR ? RMAD_ERR_OP : 0;
+	return 0;
+}
+
 /* ------------------------------------------------ asserts, locks */
 
 int rmpi_assert(int a)

@@ -80,7 +80,7 @@ acc(struct mwin *m, const void *origin, int ocount,
 		return RMPI_ERR_COUNT;
 	err = types2(otype, &ot, ttype, &tt);
 	if (!err)
-		err = rmpi_op(op, &rop);
+		err = rmpi_op_on(op, ttype, &rop);
 	if (!err && tdisp < 0)
 		err = RMAD_ERR_DISP;
 	if (err)
@@ -103,7 +103,7 @@ static int gacc(struct mwin *m, const void *origin, int ocount,
 	COUNT_OP(m);
 	if (rcount < 0 || tcount < 0)
 		return RMPI_ERR_COUNT;
-	err = rmpi_op(op, &rop);
+	err = rmpi_op_on(op, ttype, &rop);
 	/* with NO_OP the origin arguments are ignored (MPI-3.1 11.3.4) */
 	if (!err && rop != RMAD_NO_OP)
 		err = rmpi_type(otype, &ot);
@@ -204,7 +204,7 @@ int MPI_Fetch_and_op(const void *origin, void *result, MPI_Datatype type,
 	COUNT_OP(m);
 	err = rmpi_type(type, &t);
 	if (!err)
-		err = rmpi_op(op, &rop);
+		err = rmpi_op_on(op, type, &rop);
 	if (!err && tdisp < 0)
 		err = RMAD_ERR_DISP;
 	if (!err)

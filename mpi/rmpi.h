@@ -77,6 +77,7 @@ int rmpi_type_slow(MPI_Datatype t, rmad_datatype_t *out);
 int rmpi_darray(const int *iv, int ni, rmad_datatype_t old,
 		rmad_datatype_t *out);
 int rmpi_op(MPI_Op op, rmad_op_t *out);
+int rmpi_op_on(MPI_Op op, MPI_Datatype t, rmad_op_t *out);
 int rmpi_assert(int mpi_assert);
 int rmpi_lock_type(int mpi_lock, int *out);
 int rmpi_errclass(int rmad_err);

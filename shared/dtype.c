@@ -18,6 +18,7 @@
  * not atomic (documented in dtype.h).
  */
 #include <float.h>
+#include <limits.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -481,14 +482,25 @@ ATOMIC_TYPES(DEFINE_BULK)
 typedef void apply_fn(void *dst, const void *src, void *res, uint32_t op,
 		      uint64_t n);
 
+/* C's char: signed on x86-64, unsigned on aarch64 and POWER */
+#if CHAR_MIN < 0
+#define CHAR_APPLY	i8_apply
+#define CHAR_BULK	i8_bulk
+#else
+#define CHAR_APPLY	u8_apply
+#define CHAR_BULK	u8_bulk
+#endif
+
 static const struct dtype {
 	size_t size;		/* 0: no such type */
 	uint32_t ops;		/* OP(op) for every op allowed */
-	int cas;		/* compare_and_swap allowed */
+	int cas;		/* compare_and_swap allowed: every type
+				 * whose two operands fit an op element's
+				 * inline area (bitwise, as Open MPI's) */
 	apply_fn *apply;
 } dtypes[RMAD_DTYPE_MAX + 1] = {
-	[RMAD_BYTE]   = { 1, OPS_BIT | OPS_ANY, 1, u8_apply },
-	[RMAD_CHAR]   = { sizeof(char), OPS_ANY, 0, u8_apply },
+	[RMAD_BYTE]   = { 1, OPS_INT, 1, u8_apply },
+	[RMAD_CHAR]   = { sizeof(char), OPS_INT, 1, CHAR_APPLY },
 	[RMAD_INT]    = { sizeof(int), OPS_INT, 1, int_apply },
 	[RMAD_LONG]   = { sizeof(long), OPS_INT, 1, long_apply },
 	[RMAD_INT8]   = { 1, OPS_INT, 1, i8_apply },
@@ -499,8 +511,8 @@ static const struct dtype {
 	[RMAD_UINT16] = { 2, OPS_INT, 1, u16_apply },
 	[RMAD_UINT32] = { 4, OPS_INT, 1, u32_apply },
 	[RMAD_UINT64] = { 8, OPS_INT, 1, u64_apply },
-	[RMAD_FLOAT]  = { sizeof(float), OPS_FLOAT, 0, flt_apply },
-	[RMAD_DOUBLE] = { sizeof(double), OPS_FLOAT, 0, dbl_apply },
+	[RMAD_FLOAT]  = { sizeof(float), OPS_FLOAT, 1, flt_apply },
+	[RMAD_DOUBLE] = { sizeof(double), OPS_FLOAT, 1, dbl_apply },
 	[RMAD_SHORT]  = { sizeof(short), OPS_INT, 1, i16_apply },
 	[RMAD_LONG_LONG] = { sizeof(long long), OPS_INT, 1, i64_apply },
 	[RMAD_SIGNED_CHAR] = { 1, OPS_INT, 1, i8_apply },
@@ -512,27 +524,27 @@ static const struct dtype {
 				 u64_apply },
 	[RMAD_UNSIGNED_LONG_LONG] = { sizeof(unsigned long long), OPS_INT, 1,
 				      u64_apply },
-	[RMAD_WCHAR]  = { sizeof(int32_t), OPS_ANY, 0, u32_apply },
+	[RMAD_WCHAR]  = { sizeof(int32_t), OPS_ANY, 1, u32_apply },
 	[RMAD_C_BOOL] = { sizeof(_Bool), OPS_LOGIC | OPS_ANY, 1, u8_apply },
 	/* wider than any lock-free atomic: under the accumulate lock */
-	[RMAD_LONG_DOUBLE] = { sizeof(long double), OPS_FLOAT, 0,
+	[RMAD_LONG_DOUBLE] = { sizeof(long double), OPS_FLOAT, 1,
 			       ldbl_apply },
-	[RMAD_C_FLOAT_COMPLEX] = { sizeof(float _Complex), OPS_COMPLEX, 0,
+	[RMAD_C_FLOAT_COMPLEX] = { sizeof(float _Complex), OPS_COMPLEX, 1,
 				   cflt_apply },
-	[RMAD_C_DOUBLE_COMPLEX] = { sizeof(double _Complex), OPS_COMPLEX, 0,
+	[RMAD_C_DOUBLE_COMPLEX] = { sizeof(double _Complex), OPS_COMPLEX, 1,
 				    cdbl_apply },
 	[RMAD_C_LONG_DOUBLE_COMPLEX] = { sizeof(long double _Complex),
 					 OPS_COMPLEX, 0, cldbl_apply },
-	[RMAD_FLOAT_INT] = { 8, OPS_PAIR, 0, fltint_apply },
-	[RMAD_DOUBLE_INT] = { 16, OPS_PAIR, 0, dblint_apply },
-	[RMAD_LONG_INT] = { 16, OPS_PAIR, 0, longint_apply },
-	[RMAD_2INT]   = { 8, OPS_PAIR, 0, twoint_apply },
-	[RMAD_SHORT_INT] = { 8, OPS_PAIR, 0, shortint_apply },
+	[RMAD_FLOAT_INT] = { 8, OPS_PAIR, 1, fltint_apply },
+	[RMAD_DOUBLE_INT] = { 16, OPS_PAIR, 1, dblint_apply },
+	[RMAD_LONG_INT] = { 16, OPS_PAIR, 1, longint_apply },
+	[RMAD_2INT]   = { 8, OPS_PAIR, 1, twoint_apply },
+	[RMAD_SHORT_INT] = { 8, OPS_PAIR, 1, shortint_apply },
 	[RMAD_LONG_DOUBLE_INT] = { 32, OPS_PAIR, 0, ldblint_apply },
-	[RMAD_2FLOAT] = { 8, OPS_PAIR, 0, twoflt_apply },
-	[RMAD_2DOUBLE] = { 16, OPS_PAIR, 0, twodbl_apply },
+	[RMAD_2FLOAT] = { 8, OPS_PAIR, 1, twoflt_apply },
+	[RMAD_2DOUBLE] = { 16, OPS_PAIR, 1, twodbl_apply },
 #ifdef HAVE_F128
-	[RMAD_FLOAT128] = { 16, OPS_FLOAT, 0, f128_apply },
+	[RMAD_FLOAT128] = { 16, OPS_FLOAT, 1, f128_apply },
 	[RMAD_C_FLOAT128_COMPLEX] = { 32, OPS_COMPLEX, 0, c128_apply },
 #endif
 };
@@ -660,7 +672,7 @@ static void ldbl_bulk(void *dst, const void *src, void *res, uint32_t op,
 DEFINE_CBULK(cldbl, ldbl, long double _Complex)
 
 static apply_fn *const bulks[RMAD_DTYPE_MAX + 1] = {
-	[RMAD_BYTE] = u8_bulk, [RMAD_CHAR] = u8_bulk, [RMAD_INT] = int_bulk,
+	[RMAD_BYTE] = u8_bulk, [RMAD_CHAR] = CHAR_BULK, [RMAD_INT] = int_bulk,
 	[RMAD_LONG] = long_bulk, [RMAD_INT8] = i8_bulk,
 	[RMAD_INT16] = i16_bulk, [RMAD_INT32] = i32_bulk,
 	[RMAD_INT64] = i64_bulk, [RMAD_UINT8] = u8_bulk,
@@ -740,5 +752,16 @@ void rmad_cas_apply(void *dst, const void *src, const void *cmp, void *result,
 	case 8:
 		cas_uint64_t(dst, src, cmp, result);
 		break;
+	default: {	/* wide: the caller holds the accumulate lock */
+		uint8_t old[16];
+		size_t n = dtypes[dtype].size;
+
+		memcpy(old, dst, n);
+		if (!memcmp(old, cmp, n))
+			memcpy(dst, src, n);
+		if (result)
+			memcpy(result, old, n);
+		break;
+	}
 	}
 }

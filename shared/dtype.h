@@ -8,13 +8,15 @@
  *
  *   SUM PROD MIN MAX       C integer types, FLOAT, DOUBLE
  *   LAND LOR LXOR          C integer types
- *   BAND BOR BXOR          C integer types, BYTE
+ *   BAND BOR BXOR          C integer types
  *   REPLACE NO_OP          every predefined type
- *   compare_and_swap       C integer types, BYTE
+ *   compare_and_swap       every type of at most 16 bytes (bitwise)
  *
  * The C integer types are INT, LONG, SHORT, LONG_LONG, SIGNED_CHAR, the
- * UNSIGNED_* types, INT8..INT64 and UINT8..UINT64; CHAR and WCHAR are
- * not among them (only REPLACE and NO_OP apply).  C_BOOL (logical)
+ * UNSIGNED_* types, INT8..INT64 and UINT8..UINT64, and, as Open MPI and
+ * MPICH take them, CHAR (C's char, signed or not as the ABI says) and
+ * BYTE (an unsigned byte).  WCHAR takes only REPLACE and NO_OP (and
+ * compare_and_swap).  C_BOOL (logical)
  * takes LAND, LOR, LXOR and compare_and_swap; C_FLOAT_COMPLEX SUM and
  * PROD; the pair types FLOAT_INT, 2INT, SHORT_INT and 2FLOAT MINLOC and
  * MAXLOC.
