@@ -193,6 +193,15 @@ static int covered(struct rmad_win_s *w, int rank, struct win_peer *p)
 	return p ? p->locked != 0 : rlock_find(w, rank) >= 0;
 }
 
+/* Two predefined types' signatures differ: n elements of a against m of
+ * b.  Empty ones match whatever their types (MPI-3.1 11.3: zero-count
+ * operations with any types are no-ops). */
+static inline int sig_differs(int n, rmad_datatype_t a, int m,
+			      rmad_datatype_t b)
+{
+	return (n || m) && (n != m || a != b);
+}
+
 /* Everything the target side will check, checked here first. */
 static int check(rmad_win_t w, int target, size_t tdisp, int count,
 		 rmad_datatype_t type, struct tref *r)
@@ -567,7 +576,7 @@ int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
 	err = check_req(win, target, tdisp, tcount, ttype, rq, &r);
 	if (err)
 		return err;
-	if (ocount != tcount || otype != ttype)
+	if (sig_differs(ocount, otype, tcount, ttype))
 		return RMAD_ERR_TYPE;
 	if (!tcount)
 		return counted(win, NULL);
@@ -597,7 +606,7 @@ int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
 	err = check_req(win, target, tdisp, tcount, ttype, rq, &r);
 	if (err)
 		return err;
-	if (ocount != tcount || otype != ttype)
+	if (sig_differs(ocount, otype, tcount, ttype))
 		return RMAD_ERR_TYPE;
 	if (!tcount)
 		return counted(win, NULL);
@@ -629,7 +638,7 @@ int rmad_accumulate_req(const void *origin, int ocount,
 	err = check_req(win, target, tdisp, tcount, ttype, rq, &r);
 	if (err)
 		return err;
-	if (ocount != tcount || otype != ttype)
+	if (sig_differs(ocount, otype, tcount, ttype))
 		return RMAD_ERR_TYPE;
 	if (op == RMAD_NO_OP || op < 0)
 		return RMAD_ERR_OP;
@@ -670,8 +679,8 @@ int rmad_get_accumulate_req(const void *origin, int ocount,
 	err = check_req(win, target, tdisp, tcount, ttype, rq, &r);
 	if (err)
 		return err;
-	if (rcount != tcount || rtype != ttype ||
-	    (op != RMAD_NO_OP && (ocount != tcount || otype != ttype)))
+	if (sig_differs(rcount, rtype, tcount, ttype) ||
+	    (op != RMAD_NO_OP && sig_differs(ocount, otype, tcount, ttype)))
 		return RMAD_ERR_TYPE;
 	if (op < 0)
 		return RMAD_ERR_OP;

@@ -277,6 +277,36 @@ static int lay_pack(const struct lay *l, const void *buf, uint8_t **out,
 	return 0;
 }
 
+/* Whether an op of opc moves origin data to the target, and results
+ * back (an origin or result buffer may be NULL: MPI's MPI_BOTTOM). */
+static int data_in(uint16_t opc, uint32_t op)
+{
+	return opc == RMAD_OPC_PUT || opc == RMAD_OPC_ACC ||
+	       (opc == RMAD_OPC_GACC && op != RMAD_NO_OP);
+}
+
+static int data_out(uint16_t opc)
+{
+	return opc == RMAD_OPC_GET || opc == RMAD_OPC_GACC;
+}
+
+/*
+ * A NULL buffer (MPI_BOTTOM) with count elements of type: the type's
+ * displacements are then absolute addresses (rmad_get_address), as
+ * MPI-3.1 4.1.12 defines; one whose data would start in the first page
+ * is refused (RMAD_ERR_ARG), not dereferenced.
+ */
+static int absolute(rmad_datatype_t type, int count)
+{
+	ptrdiff_t lb = 0, ext = 0;
+
+	if (!count)
+		return 1;
+	if (rmad_type_get_true_extent(type, &lb, &ext))
+		return 0;
+	return !ext || lb >= 4096;
+}
+
 /*
  * The typed path (see the head of this file): 0 or RMAD_ERR_* once it
  * took the op, NOT_TYPED when the pieces must do it.
@@ -294,7 +324,7 @@ static int typed(rmad_win_t w, uint16_t opc, const void *origin, int ocount,
 	const uint8_t *blob;
 	size_t blen;
 	int64_t flo, fhi;
-	int in = origin != NULL, outb = result != NULL, err;
+	int in = data_in(opc, op), outb = data_out(opc), err;
 
 	if (c->staged || !c->hdr->type_blob_max || opc == RMAD_OPC_CAS)
 		return NOT_TYPED;
@@ -414,8 +444,8 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 	uint64_t size, nbytes, base, tb;
 	int64_t lo, hi, olo, ohi;
 	int du, err, nc = 0;
-	int in = origin != NULL;	/* data goes to the target */
-	int outb = result != NULL;	/* data comes back */
+	int in = data_in(opc, op);	/* data goes to the target */
+	int outb = data_out(opc);	/* data comes back */
 
 	if (!rmad_win_ok(w) || tcount < 0 || ocount < 0 || rcount < 0)
 		return RMAD_ERR_ARG;
@@ -433,13 +463,16 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 	if (rmad_type_check(ttype) || (in && rmad_type_check(otype)) ||
 	    (outb && rmad_type_check(rtype)))
 		return RMAD_ERR_TYPE;
+	if ((in && !origin && !absolute(otype, ocount)) ||
+	    (outb && !result && !absolute(rtype, rcount)))
+		return RMAD_ERR_ARG;
 	if (!p && c->dead)
 		return RMAD_ERR_AGENT;
 	if (tdisp > (w->flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_DYN_SPAN :
 		     1ull << 40) / (uint64_t)du)
 		return RMAD_ERR_DISP;
 	base = (uint64_t)tdisp * (uint64_t)du;
-	if (!p && (!in || origin) && (!outb || result)) {
+	if (!p) {
 		/* to another node: one op when the types allow */
 		err = typed(w, opc, origin, ocount, otype, result, rcount,
 			    rtype, target, tdisp, tcount, ttype, op, base,
@@ -484,10 +517,6 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 	}
 	if (!np) {
 		err = rmad_counted(w, -1);	/* nothing moves */
-		goto out;
-	}
-	if ((in && !origin) || (outb && !result)) {
-		err = RMAD_ERR_ARG;
 		goto out;
 	}
 	/* every check passed: now the pieces; a created or dynamic

@@ -450,14 +450,30 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size,
 	if (!m || !m->rw)
 		return PMPI_Win_shared_query(win, rank, size, disp_unit,
 					     baseptr);
-	if (m->flavor != MPI_WIN_FLAVOR_SHARED) {
-		PMPI_Win_call_errhandler(win, MPI_ERR_RMA_FLAVOR);
-		return MPI_ERR_RMA_FLAVOR;
-	}
 	t = rmpi_target(m, rank);
-	err = rmad_win_shared_query(m->rw, t, &sz, disp_unit, baseptr);
-	if (!err)
+	if (m->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+		err = t < 0 ? RMAD_ERR_RANK : 1;	/* no base to show */
+	} else {
+		err = rmad_win_shared_query(m->rw, t, &sz, disp_unit,
+					    baseptr);
+		/* MPI-4.0 12.2.3: on the other flavors, memory not reachable
+		 * by load/store (another node's, or a created window's
+		 * that rmad reaches through the kernel) is size 0 and base
+		 * NULL, not an error */
+		if (err == RMAD_ERR_NOT_LOCAL &&
+		    m->flavor != MPI_WIN_FLAVOR_SHARED)
+			err = 1;
+	}
+	if (err == 0) {
 		*size = (MPI_Aint)sz;
+		return MPI_SUCCESS;
+	}
+	if (err == 1) {
+		*size = 0;
+		*disp_unit = 1;
+		*(void **)baseptr = NULL;
+		return MPI_SUCCESS;
+	}
 	return rmpi_win_err(m, err);
 }
 

@@ -75,10 +75,10 @@ static int add_block(struct dtree *t, const struct dtree *c, int64_t off,
 		hi = (__int128)off + c->ub + (ext > 0 ? sp : 0);
 		tlo = (__int128)off + c->tlb + (ext < 0 ? sp : 0);
 		thi = (__int128)off + c->tub + (ext > 0 ? sp : 0);
-		if (lo < -(__int128)DTREE_MAX_SIZE * 4 ||
-		    hi > (__int128)DTREE_MAX_SIZE * 4 ||
-		    tlo < -(__int128)DTREE_MAX_SIZE * 4 ||
-		    thi > (__int128)DTREE_MAX_SIZE * 4)
+		if (lo < -(__int128)DTREE_MAX_BOUND ||
+		    hi > (__int128)DTREE_MAX_BOUND ||
+		    tlo < -(__int128)DTREE_MAX_BOUND ||
+		    thi > (__int128)DTREE_MAX_BOUND)
 			return -1;
 		if (t->empty) {
 			t->lb = (int64_t)lo;
@@ -100,8 +100,8 @@ static int add_block(struct dtree *t, const struct dtree *c, int64_t off,
 	add = (uint64_t)n * c->size;
 	lo = (__int128)off + c->dlo + (ext < 0 ? sp : 0);
 	hi = (__int128)off + c->dhi + (ext > 0 ? sp : 0);
-	if (lo < -(__int128)DTREE_MAX_SIZE * 4 ||
-	    hi > (__int128)DTREE_MAX_SIZE * 4)
+	if (lo < -(__int128)DTREE_MAX_BOUND ||
+	    hi > (__int128)DTREE_MAX_BOUND)
 		return -1;
 	if (!t->size) {
 		t->dlo = (int64_t)lo;

@@ -51,6 +51,11 @@ enum {
 #define DTREE_MAX_COUNT		(1ll << 31)	/* blocks, block lengths */
 #define DTREE_MAX_DISP		(1ll << 48)	/* |displacement|, |stride| */
 #define DTREE_MAX_SIZE		(1ull << 40)	/* bytes of data */
+/* |lb|, |ub| and their true kin: past any user address of a 64-bit
+ * process (2^47 on x86-64, 2^48 with LA57 ... 2^52 on aarch64 at most),
+ * so that a type of absolute addresses (MPI_BOTTOM, rmad_get_address)
+ * is a type; far from int64 overflow in the sums of bounds */
+#define DTREE_MAX_BOUND		(1ll << 53)
 
 struct dtree {
 	uint8_t kind;
