@@ -6,7 +6,8 @@
  * control message to its own agent (WIN_ATTACH, WIN_DETACH); no other
  * node hears of it.  The agent keeps the member's regions, sorted by
  * address, in private memory, and checks every operation that reaches
- * it against them (dyn_check), so an access outside every region, or on
+ * it against them (dyn_check: one region, or regions attached end to
+ * end), so an access outside every region, or on
  * a region detached while the op travelled, fails with RMAD_ERR_DISP
  * and touches nothing.  It writes a copy of the table after the
  * member's control page, under a sequence lock, for same-node peers,
@@ -41,17 +42,27 @@ static uint32_t lower(const struct win_local *l, uint64_t addr)
 	return lo;
 }
 
+/*
+ * [addr, addr + len) lies in attached memory: in one region, or across
+ * regions attached end to end (MPI-3.1 11.2.4 lets an access span
+ * them: they are one piece of the member's memory).
+ */
 int dyn_check(const struct win_local *l, uint64_t addr, uint64_t len)
 {
+	uint64_t end = addr + len, at;
 	uint32_t i;
 
-	if (!l->nreg || addr + len < addr)
+	if (!l->nreg || end < addr)
 		return RMAD_ERR_DISP;
 	i = lower(l, addr);
-	if (i < l->nreg && addr >= l->reg[i].addr &&
-	    addr + len <= l->reg[i].addr + l->reg[i].size)
-		return 0;
-	return RMAD_ERR_DISP;
+	if (i >= l->nreg || addr < l->reg[i].addr)
+		return RMAD_ERR_DISP;
+	for (at = l->reg[i].addr + l->reg[i].size; at < end; i++) {
+		if (i + 1 >= l->nreg || l->reg[i + 1].addr != at)
+			return RMAD_ERR_DISP;	/* a gap */
+		at += l->reg[i + 1].size;
+	}
+	return 0;
 }
 
 /* The peers' copy: rewritten whole under the sequence lock. */

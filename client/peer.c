@@ -123,6 +123,19 @@ static int dyn_enter(struct win_peer *p, uint64_t addr, uint64_t len)
 		if (n <= RMAD_DYN_MAX && lo < n) {
 			ra = __atomic_load_n(&d->r[lo].addr, __ATOMIC_RELAXED);
 			rs = __atomic_load_n(&d->r[lo].size, __ATOMIC_RELAXED);
+			/* and the regions attached end to end after it
+			 * (an access may span them, as the agent's
+			 * dyn_check lets it) */
+			for (uint32_t k = lo + 1; k < n && addr + len > ra + rs;
+			     k++) {
+				uint64_t ka = __atomic_load_n(&d->r[k].addr,
+							      __ATOMIC_RELAXED);
+
+				if (ka != ra + rs)
+					break;
+				rs += __atomic_load_n(&d->r[k].size,
+						      __ATOMIC_RELAXED);
+			}
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&d->seq, __ATOMIC_RELAXED) != s)
