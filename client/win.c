@@ -742,7 +742,9 @@ int rmad_win_shared_query(rmad_win_t handle, int rank, size_t *size,
 			return RMAD_ERR_NOT_LOCAL;	/* created: unmapped */
 		*size = p->rank == c->b.rank ? win->size : p->size;
 		*disp_unit = p->disp_unit;
-		*(void **)base_out = p->base;
+		/* a member with no memory has no base (as MPICH and Open
+		 * MPI answer) */
+		*(void **)base_out = *size ? p->base : NULL;
 		return 0;
 	}
 	return RMAD_ERR_NOT_LOCAL;

@@ -45,6 +45,9 @@ struct mwin {
 	uint64_t ops;			/* ops this process posted on it */
 	int serial;			/* the report's window number */
 	void *dummy;			/* the handle's (empty) memory */
+	MPI_Group grp;			/* the communicator's group (the
+					 * handle's own is MPI_COMM_SELF's) */
+	int has_grp;
 };
 
 struct rmpi {

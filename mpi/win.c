@@ -157,6 +157,8 @@ static void mwin_free(struct mwin *m)
 		rmad_group_free(&m->prg);
 	if (m->srg)
 		rmad_group_free(&m->srg);
+	if (m->has_grp)
+		PMPI_Group_free(&m->grp);
 	free(m->pranks);
 	free(m->sranks);
 	free(m->world);
@@ -234,9 +236,21 @@ static int finish(struct mwin *m, MPI_Comm comm, int err, MPI_Win *win)
 		mwin_free(m);
 		return err;
 	}
-	/* the handle: a window of no memory.  Allocated, because Open MPI
-	 * 4.1 cannot create or create_dynamic on a one-rank communicator */
-	rc = PMPI_Win_allocate(0, 1, MPI_INFO_NULL, comm, &m->dummy, win);
+	/*
+	 * The handle: a window of no memory on MPI_COMM_SELF, its group
+	 * kept for MPI_Win_get_group.  On comm itself, Open MPI 4.1.4's
+	 * osc sm (and rdma) would name its segment by the communicator's
+	 * context id, which disjoint communicators on one host share (an
+	 * MPI_Comm_split, or MPI_COMM_TYPE_SHARED across virtual nodes): a
+	 * second window of the same name failed with "A system call failed
+	 * during shared memory initialization" (open: ENOENT).  Allocated,
+	 * because Open MPI 4.1 cannot create or create_dynamic on a
+	 * one-rank communicator; local, so no collective either.
+	 */
+	if (PMPI_Comm_group(comm, &m->grp) == MPI_SUCCESS)
+		m->has_grp = 1;
+	rc = PMPI_Win_allocate(0, 1, MPI_INFO_NULL, MPI_COMM_SELF, &m->dummy,
+			       win);
 	if (rc != MPI_SUCCESS) {
 		fprintf(stderr, "rmad-mpi: rank %d: MPI cannot make the "
 			"window's handle; aborting\n", rmpi.rank);
@@ -418,6 +432,16 @@ int MPI_Win_free(MPI_Win *win)
 	win_remove(m);
 	mwin_free(m);
 	return PMPI_Win_free(win);
+}
+
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+	struct mwin *m = rmpi_win(win);
+
+	if (!m || !m->rw || !m->has_grp)
+		return PMPI_Win_get_group(win, group);
+	/* a new handle of the same group, which the caller frees */
+	return PMPI_Group_union(m->grp, MPI_GROUP_EMPTY, group);
 }
 
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
