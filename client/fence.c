@@ -166,8 +166,11 @@ static int win_fence(int assert, rmad_win_t w)
 		return RMAD_ERR_SYNC;	/* inside a lock or PSCW epoch */
 	/* our stores and in-place operations before everyone's arrival */
 	rmad_smp_mb();
+	/* open or close: decided alike on every member (a member that
+	 * took a lock epoch since the last fence is still in its
+	 * sequence, as the others are) */
 	if (w->remote_members && !(assert & RMAD_MODE_NOSUCCEED) &&
-	    ((assert & RMAD_MODE_NOPRECEDE) || w->epoch == EPOCH_NONE)) {
+	    ((assert & RMAD_MODE_NOPRECEDE) || !w->fence_seq)) {
 		/* nothing to close: open without waiting */
 		err = agent_fence_open(c, w, assert);
 	} else if (w->remote_members) {
@@ -182,6 +185,7 @@ static int win_fence(int assert, rmad_win_t w)
 	/* an error ends the fence sequence: no epoch stays open */
 	w->epoch = err || (assert & RMAD_MODE_NOSUCCEED) ? EPOCH_NONE :
 							 EPOCH_FENCE;
+	w->fence_seq = w->epoch == EPOCH_FENCE;
 	return err;
 }
 

@@ -165,6 +165,11 @@ struct rmad_win_s {
 	int32_t *acc;
 	int nacc, acc_remote;
 	int fence_moved;		/* an op since the last fence (atomic) */
+	int fence_seq;			/* in a sequence of fences: the last
+					 * opened an epoch (no NOSUCCEED, no
+					 * error); a lock epoch after it does
+					 * not end it, so that every member
+					 * closes at the next fence alike */
 	/* its op pool (attach.c), under rmad_cl.pool_lock */
 	uint32_t *stash;		/* free reserved elements */
 	uint32_t nstash;
