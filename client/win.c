@@ -373,6 +373,12 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 	return 0;
 }
 
+static int w_noncontig(rmad_win_t w)
+{
+	return w->flavor == RMAD_WIN_FLAVOR_SHARED &&
+	       w->hints.alloc_shared_noncontig;
+}
+
 /*
  * Make a window: allocated (user NULL: the memory follows the control
  * page in our memfd) or created over the user's memory (the memfd is
@@ -544,8 +550,9 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 	w->next = windows;
 	windows = w;
 	pthread_mutex_unlock(&ctl_lock);
-	if (base_out)
-		*base_out = w->base;
+	if (base_out)	/* (a noncontiguous window's empty member: NULL,
+			 * as shared_query says) */
+		*base_out = !size && w_noncontig(w) ? NULL : w->base;
 	*win = (rmad_win_t)h;
 	return 0;
 fail:
@@ -742,9 +749,11 @@ int rmad_win_shared_query(rmad_win_t handle, int rank, size_t *size,
 			return RMAD_ERR_NOT_LOCAL;	/* created: unmapped */
 		*size = p->rank == c->b.rank ? win->size : p->size;
 		*disp_unit = p->disp_unit;
-		/* a member with no memory has no base (as MPICH and Open
-		 * MPI answer) */
-		*(void **)base_out = *size ? p->base : NULL;
+		/* in a noncontiguous window a member with no memory has no
+		 * base (as MPICH and Open MPI answer); in a contiguous one
+		 * its base is where the next member's memory begins */
+		*(void **)base_out = *size || !w_noncontig(win) ? p->base :
+				     NULL;
 		return 0;
 	}
 	return RMAD_ERR_NOT_LOCAL;
