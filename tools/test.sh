@@ -4,8 +4,11 @@
 # dependencies, build in _build/ and run `make check`, then the
 # sanitizer stage (tools/sanitize.sh: ASan+UBSan over the multi-rank,
 # stress and kill tests, TSan over the multithreaded client test, each
-# in its own build).  Ends with a line "N passed, N failed" counting
-# every TAP test point of all of them.
+# in its own build), then the conformance stage (tools/suites.sh: MPICH's
+# RMA suite and OSU's one-sided benchmarks from ../shared/suites, on one
+# node and on 2 vnodes, judged against plain Open MPI's baselines).
+# Ends with a line "N passed, N failed" counting every TAP test point of
+# all of them.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 bash "$top/tools/deps.sh" || exit 1
@@ -14,10 +17,12 @@ cd "$top/_build"
 timeout --kill-after=30 1800 make -j1 check
 rc=$?
 bash "$top/tools/sanitize.sh" || rc=1
+bash "$top/tools/suites.sh" || rc=1
 pass=0
 fail=0
 skip=0
-for b in "$top/_build" "$top/_build-asan" "$top/_build-tsan"; do
+for b in "$top/_build" "$top/_build-asan" "$top/_build-tsan" \
+	"$top/_build-suites"; do
 	for trs in "$b"/t/*.trs; do
 		[ -e "$trs" ] || continue
 		p=$(grep -c '^:test-result: PASS' "$trs")

@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# tools/suites.sh - the conformance stage of tools/test.sh: MPICH's RMA
+# test suite (test/mpi/rma) and OSU's one-sided benchmarks, from
+# ../shared/suites beside the checkout (they are test inputs, never
+# copied here), under `rmad-run --mpi` in strict mode, on one node and
+# on 2 vnodes over tcp;ofi_rxm.  OSU's acc, fop and cas latency runs
+# validate their results (-c), the others have no validation.
+#
+# A run fails on every test that plain Open MPI passes (the suite's
+# baseline-ompi-default.tsv) and rmad does not; each run also prints its
+# counts and what it passes beyond Open MPI.  Results are TAP points in
+# _build-suites/t/suites.trs, counted with the rest by tools/test.sh.
+# Without ../shared/suites the stage is skipped, with a message.
+#
+# usage: tools/suites.sh [mpich|osu]... (default: both); needs _build
+# (tools/build.sh) and installs it into _build/_inst.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+suites=$(cd "$top/.." && pwd)/shared/suites
+out=$top/_build-suites
+which=("$@")
+[ ${#which[@]} -gt 0 ] || which=(mpich osu)
+mkdir -p "$out/t"
+trs=$out/t/suites.trs
+: >"$trs"
+log=$out/t/suites.log
+: >"$log"
+
+point() {	# point PASS|FAIL|SKIP TEXT
+	echo ":test-result: $1" >>"$trs"
+	echo "$1: suites: $2" | tee -a "$log"
+}
+
+if [ ! -d "$suites/mpich-rma" ] || [ ! -d "$suites/osu" ]; then
+	echo "suites: $suites not found: the conformance stage is skipped" >&2
+	point SKIP "no ../shared/suites beside the checkout"
+	exit 0
+fi
+make -C "$top/_build" install >/dev/null 2>&1 || {
+	point FAIL "make install into _build/_inst failed"
+	exit 1
+}
+run=$top/_build/_inst/bin/rmad-run
+export RMAD_MPI_STRICT=1
+# librmad-mpi is built for Open MPI: its compiler, whatever mpicc names
+export MPICC=${MPICC_SUITES:-mpicc.openmpi}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
+# the agents of a run may not be found by another's clients
+export RMAD_RUNDIR=$out/run
+mkdir -p "$RMAD_RUNDIR"
+chmod 700 "$RMAD_RUNDIR"
+rc=0
+
+# keys FILE: the PASS entries of a results file, one "name np args" a line
+keys() {
+	awk -F'\t' 'NR > 1 && $4 == "PASS" { print $1 " " $2 " " $3 }' "$1" |
+		sort -u
+}
+
+# judge SUITE PLACE DIR: points for one run against Open MPI's baseline
+judge() {
+	local suite=$1 place=$2 dir=$3 base lost extra n p
+	base=$suites/$suite/baseline-ompi-default.tsv
+	if [ ! -s "$dir/results.tsv" ]; then
+		point FAIL "$suite, $place: no results (see $dir)"
+		rc=1
+		return
+	fi
+	n=$(($(wc -l <"$dir/results.tsv") - 1))
+	p=$(keys "$dir/results.tsv" | wc -l)
+	lost=$(comm -23 <(keys "$base") <(keys "$dir/results.tsv"))
+	extra=$(comm -13 <(keys "$base") <(keys "$dir/results.tsv") | wc -l)
+	echo "suites: $suite, $place: $p of $n pass ($(keys "$base" | wc -l) under plain Open MPI; $extra beyond it)" |
+		tee -a "$log"
+	if [ -n "$lost" ]; then
+		point FAIL "$suite, $place: loses what Open MPI passes: $(echo "$lost" | tr '\n' ';')"
+		awk -F'\t' 'NR > 1 && $4 != "PASS" && $4 != "SKIP" { print "  " $1 " " $3 ": " $4 " " $6 }' \
+			"$dir/results.tsv" | head -30 | tee -a "$log"
+		rc=1
+	else
+		point PASS "$suite, $place: nothing lost against Open MPI ($p of $n pass)"
+	fi
+}
+
+for s in "${which[@]}"; do
+	for place in 1node 2vnodes; do
+		launch="$run -q --mpi -np"
+		[ "$place" = 2vnodes ] &&
+			launch="$run -q --mpi --vnodes 2 --provider tcp;ofi_rxm -np"
+		dir=$out/$s-$place
+		t0=$(date +%s)
+		case $s in
+		mpich)
+			# a hang is a failure at 60 s, as the harness has it
+			LAUNCH="$launch" OUTDIR="$dir" TIMEOUT_CAP=60 \
+				bash "$suites/mpich-rma/run.sh" >"$dir.log" 2>&1
+			judge mpich-rma "$place" "$dir"
+			;;
+		osu)
+			# -c (validation) where OSU has it: acc, fop, cas
+			LAUNCH="$launch" OUTDIR="$dir-a" \
+				ONLY='^osu_(put_latency|get_latency|get_acc_latency|put_bw|get_bw|put_bibw) ' \
+				bash "$suites/osu/run.sh" >"$dir.log" 2>&1
+			LAUNCH="$launch" OUTDIR="$dir-c" \
+				ONLY='^osu_(acc|fop|cas)_latency ' \
+				OSU_ARGS="-m 1:4096 -i 100 -x 10 -c" \
+				bash "$suites/osu/run.sh" >>"$dir.log" 2>&1
+			mkdir -p "$dir"
+			{ cat "$dir-a/results.tsv"
+			  tail -n +2 "$dir-c/results.tsv"; } >"$dir/results.tsv"
+			judge osu "$place" "$dir"
+			;;
+		*) echo "suites: unknown suite '$s'" >&2; exit 2 ;;
+		esac
+		echo "suites: $s, $place: $(($(date +%s) - t0)) s" | tee -a "$log"
+	done
+done
+rm -rf "$RMAD_RUNDIR"
+exit $rc
