@@ -112,6 +112,19 @@ for s in "${which[@]}"; do
 			{ cat "$dir-a/results.tsv"
 			  tail -n +2 "$dir-c/results.tsv"; } >"$dir/results.tsv"
 			judge osu "$place" "$dir"
+			# OSU's verdict is its exit status; a row whose
+			# validation failed is a failure here
+			bad=$(grep -l '^[0-9].*[[:space:]]failed' \
+				"$dir-c"/logs/osu_*.log 2>/dev/null |
+				sed 's|.*/||' | tr '\n' ' ')
+			nv=$(grep -l '^[0-9].*[[:space:]]passed' \
+				"$dir-c"/logs/osu_*.log 2>/dev/null | wc -l)
+			if [ -n "$bad" ] || [ "$nv" -eq 0 ]; then
+				point FAIL "osu, $place: validation failed in: ${bad:-(no run validated)}"
+				rc=1
+			else
+				point PASS "osu, $place: $nv runs validated (-c), none failed"
+			fi
 			;;
 		*) echo "suites: unknown suite '$s'" >&2; exit 2 ;;
 		esac
