@@ -101,6 +101,17 @@ int rmad_fabric_set_session(struct rmad_fabric *f, int node, uint64_t mine,
  * RMAD_ERR_FABRIC. */
 int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
 		     size_t hlen, const void *payload, size_t plen);
+/*
+ * The same for a message that nothing orders with the others to node (a
+ * heartbeat or its echo): it goes ahead of what waits in node's queue,
+ * behind the urgent ones only, and may take the last send buffers,
+ * which other sends leave to it.  So what delays it is what the
+ * provider already took (at most am_send_bufs messages, and transfers
+ * in flight), never our queue of bulk traffic.
+ */
+int rmad_fabric_send_urgent(struct rmad_fabric *f, int node,
+			    const void *hdr, size_t hlen, const void *payload,
+			    size_t plen);
 
 /* Poll the CQ (bounded batch), deliver received messages, re-post their
  * buffers, release completed sends, retry queued sends.  Returns the
