@@ -464,6 +464,10 @@ static int am_busy(struct agent *a, int node, uint64_t now, uint64_t hb,
  *    of a heartbeat sent after them within two heartbeats;
  *  - between virtual nodes of one host, its agent gone: its agent lock
  *    (sweep.c), which the kernel drops however the agent ends, is free;
+ *  - over tcp, its host refusing a connection to the address its
+ *    endpoint listens on (rmad_fabric_probe);
+ * (both looked for once a heartbeat while it is suspect, so a killed
+ * agent is found within a heartbeat of heartbeat_timeout_ms)
  * or after heartbeat_confirm_ms (conf) without an echo, which must
  * outlast any stall of a healthy node (rmad.conf(5)).  An echo ends the
  * suspicion.  Heartbeats and echoes go ahead of the bulk traffic queued
@@ -487,9 +491,10 @@ static int local_agent_gone(struct agent *a, int node)
 	return 1;
 }
 
-/* 1 if node was declared dead now */
-static int hb_judge(struct agent *a, int node, uint64_t now, uint64_t lim,
-		    uint64_t conf)
+/* 1 if node was declared dead now (hb: its heartbeat period, lim: when
+ * it is suspect, conf: when it is dead without evidence) */
+static int hb_judge(struct agent *a, int node, uint64_t now, uint64_t hb,
+		    uint64_t lim, uint64_t conf)
 {
 	struct am_ctx *m = &a->am;
 	uint64_t age = now > m->last_rx[node] ? now - m->last_rx[node] : 0;
@@ -508,6 +513,7 @@ static int hb_judge(struct agent *a, int node, uint64_t now, uint64_t lim,
 	if (age <= lim || now < m->grace_until[node]) {
 		if (m->suspect[node] && age <= lim) {
 			m->suspect[node] = 0;
+			rmad_fabric_probe_end(a->fab, node);
 			rmad_info("node %d: echoed again: no longer suspect",
 				  node);
 		}
@@ -515,22 +521,31 @@ static int hb_judge(struct agent *a, int node, uint64_t now, uint64_t lim,
 	}
 	if (!m->suspect[node]) {
 		m->suspect[node] = 1;
-		m->probe_next[node] = now;
 		a->st.nodes_suspect++;
 		rmad_info("node %d: suspect: no echo for %llu ms; dead on "
 			  "evidence, or after %llu ms without an echo", node,
 			  (unsigned long long)(age / 1000000),
 			  (unsigned long long)(conf / 1000000));
+		m->probe_next[node] = now;
 	}
+	/* suspect: look for evidence, once a heartbeat */
 	if (now >= m->probe_next[node]) {
-		m->probe_next[node] = now + (uint64_t)a->p.heartbeat_ms *
-					    1000000ull;
-		if (local_agent_gone(a, node)) {
-			snprintf(why, sizeof(why), "its agent is gone from "
-				 "this host (its lock is free), and no sign of "
-				 "life for heartbeat_timeout_ms (%llu ms "
-				 "counted)",
-				 (unsigned long long)(age / 1000000));
+		const char *gone = NULL;
+		int r = rmad_fabric_probe(a->fab, node);
+
+		m->probe_next[node] = now + hb;
+		if (r == 1)
+			gone = "its host refused a connection to its address "
+			       "(nothing listens there)";
+		else if (r == 0 && local_agent_gone(a, node))
+			gone = "its agent is gone from this host (its lock is "
+			       "free)";
+		if (gone) {
+			snprintf(why, sizeof(why), "%s, and no sign of life "
+				 "for %llu ms (suspect at heartbeat_timeout_ms, "
+				 "%llu ms)", gone,
+				 (unsigned long long)(age / 1000000),
+				 (unsigned long long)(lim / 1000000));
 			declare_dead(a, node, why);
 			return 1;
 		}
@@ -612,7 +627,8 @@ void am_tick(struct agent *a, uint64_t now)
 					  2 * a->p.heartbeat_ms);
 			}
 		}
-		if (hb_judge(a, node, now, lim, climit > lim ? climit : lim))
+		if (hb_judge(a, node, now, every, lim,
+			     climit > lim ? climit : lim))
 			continue;
 		if (now - m->last_tx[node] >= every) {
 			hb_send(a, node, 0);

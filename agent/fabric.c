@@ -836,6 +836,7 @@ int rmad_fabric_set_peers(struct rmad_fabric *f, int self, int n,
 			return RMAD_ERR_FABRIC;
 		}
 		peers[i].next_backlog = -1;
+		peers[i].probe_fd = -1;
 		if (rmad_log_get_level() >= RMAD_LOG_DEBUG) {
 			char str[128];
 			size_t sl = sizeof(str);
@@ -1105,6 +1106,9 @@ void rmad_fabric_close(struct rmad_fabric *f)
 	for (int i = 0; f->peers && i < f->n; i++) {
 		struct fab_qmsg *m = f->peers[i].qhead, *next;
 
+		if (f->peers[i].probe_fd >= 0)
+			close(f->peers[i].probe_fd);
+
 		for (; m; m = next) {
 			next = m->next;
 			free(m);
@@ -1138,4 +1142,8 @@ void rmad_fabric_drop_node(struct rmad_fabric *f, int node)
 	}
 	/* still in the backlog list: popped there with nothing to send */
 	p->qhead = p->qtail = NULL;
+	if (p->probe_fd >= 0)
+		close(p->probe_fd);	/* rmad_fabric_probe's */
+	p->probe_fd = -1;
+	p->probe_turns = 0;
 }

@@ -183,7 +183,19 @@ int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
 /* How many sends to node failed (provider errors), ever: a sign that it
  * may be gone, for the heartbeats to confirm. */
 uint32_t rmad_fabric_send_errors(const struct rmad_fabric *f, int node);
-/* Node is dead: free the sends queued for it (none go out any more). */
+/*
+ * 1 if node's endpoint is definitely gone: over tcp, a connection to
+ * the address it listens on was refused by its host.  Never blocks:
+ * each call looks at the connection the last one began, or begins one:
+ * -1 while that has no answer yet; 0 when it cannot tell (a stopped
+ * peer's kernel accepts; a cut network never answers), and for
+ * providers it knows nothing of.
+ */
+int rmad_fabric_probe(struct rmad_fabric *f, int node);
+/* The probe of node, if any, is of no more use (it answered). */
+void rmad_fabric_probe_end(struct rmad_fabric *f, int node);
+/* Node is dead: free the sends queued for it (none go out any more),
+ * and end a probe. */
 void rmad_fabric_drop_node(struct rmad_fabric *f, int node);
 
 /* 1 if messages to one node are delivered in the order they were sent

@@ -88,6 +88,9 @@ struct fab_peer {
 	bool down;		/* not up (rmad_fabric_set_down) */
 	bool knock;		/* ... but its queue may be tried once */
 	uint32_t xfers;		/* transfers to it not yet complete */
+	int probe_fd;		/* a connection tried to its listener
+				 * (rmad_fabric_probe), or -1 */
+	int probe_turns;	/* looks at it so far */
 };
 
 struct rmad_fabric {

@@ -178,11 +178,12 @@
 	  "a heartbeat to an up node it has no business with: none of "	\
 	  "its jobs has ranks there or waits for its map there, and it " \
 	  "sent the node nothing for heartbeat_timeout_ms. Such an idle " \
-	  "node is declared dead after heartbeat_timeout_ms times "	\
+	  "node is suspect after heartbeat_timeout_ms times "		\
 	  "heartbeat_idle_ms / heartbeat_ms without an echo (as many "	\
-	  "heartbeats as a busy node). A node that becomes busy (a job, " \
-	  "a packet for it, a send error) gets heartbeats every "	\
-	  "heartbeat_ms at once, and is declared dead unless it answers " \
+	  "heartbeats as a busy node), and dead as a busy one is, but "	\
+	  "not before that time either. A node that becomes busy (a "	\
+	  "job, a packet for it, a send error) gets heartbeats every "	\
+	  "heartbeat_ms at once, and is suspect unless it answers "	\
 	  "within two of them or heartbeat_timeout_ms after its last "	\
 	  "echo, whichever is later. Nodes not up are knocked at this "	\
 	  "rate too, once the agent has run for heartbeat_timeout_ms "	\

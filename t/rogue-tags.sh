@@ -34,6 +34,7 @@ agent() {
 		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
 		--set "mesh_self=$k" --set log_level=info \
 		--set heartbeat_ms=50 --set heartbeat_timeout_ms=400 \
+		--set heartbeat_confirm_ms=0 \
 		--set heartbeat_idle_ms=0 "$@"
 	pids[$k]=$AGENT_PID
 }
