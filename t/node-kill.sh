@@ -19,7 +19,7 @@ n=0
 # window, heartbeat_confirm_ms, finds it); over tcp;ofi_rxm it dies
 # (SIGKILL: a connection to its address is refused); over shm it dies
 # too (SIGKILL: its agent lock is free).  The evidence is looked for
-# once its echo is two heartbeats late.
+# once it is suspect (heartbeat_timeout_ms).
 for c in "shm STOP 45 heartbeat_confirm_ms" \
 	"tcp;ofi_rxm KILL 10 refused a connection" \
 	"shm KILL 10 its lock is free"; do
