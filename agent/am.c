@@ -459,9 +459,10 @@ static int am_busy(struct agent *a, int node, uint64_t now, uint64_t hb,
  * healthy node stalls that long under load (its agent starved of CPU,
  * in reclaim, stopped for a moment; its answers behind a backlog).  It
  * is declared dead on definite evidence only:
- *  - send errors from the provider (a refused or reset connection: over
- *    tcp;ofi_rxm the kernel closed a killed agent's sockets) and no echo
- *    of a heartbeat sent after them within two heartbeats;
+ *  - send errors from the provider (a refused or reset connection, where
+ *    it reports one: tcp;ofi_rxm was seen to report nothing of a killed
+ *    peer) and no echo of a heartbeat sent after them within two
+ *    heartbeats;
  *  - between virtual nodes of one host, its agent gone: its agent lock
  *    (sweep.c), which the kernel drops however the agent ends, is free;
  *  - over tcp, its host refusing a connection to the address its

@@ -157,10 +157,11 @@
 	  "An agent whose newest stamp that another echoed is older than " \
 	  "this many milliseconds holds that node suspect (what "	\
 	  "arrives late proves nothing new), and declares it dead on "	\
-	  "definite evidence: send errors on the fabric (a refused or "	\
-	  "reset connection) and no echo within two heartbeats after "	\
-	  "them, or, between virtual nodes of one host, its agent gone " \
-	  "(its agent lock free). Without evidence, only after "	\
+	  "definite evidence, looked for once a heartbeat while it is "	\
+	  "suspect: over tcp, its host refuses a connection to its "	\
+	  "address; between virtual nodes of one host, its agent lock "	\
+	  "is free; or sends to it failed and no echo came within two " \
+	  "heartbeats after. Without evidence, only after "		\
 	  "heartbeat_confirm_ms. Keep it several times heartbeat_ms.")	\
 	X(heartbeat_confirm_ms, INT, "20000", RMAD_P_RELOAD, 0, 3600000, \
 	  "An agent declares a node dead without evidence once its "	\
