@@ -125,6 +125,12 @@ struct agent_stats {
 	uint64_t clients_attached;
 	uint64_t clients_died;
 	uint64_t nodes_dead;		/* declared dead (heartbeats) */
+	uint64_t nodes_suspect;		/* held suspect: no echo for
+					 * heartbeat_timeout_ms (am.c) */
+	uint64_t hb_gap_max_us;		/* longest wait for a node's next
+					 * echo, of those that came */
+	uint64_t tick_gap_max_us;	/* longest time between two runs
+					 * of the agent's timer */
 	uint64_t jobs_evicted;		/* failed to make room (jobs.c) */
 	uint64_t acc_bulk;		/* accumulates applied in bulk */
 	uint64_t aggr_msgs;		/* fabric messages of 2+ packets */
@@ -170,6 +176,12 @@ struct am_ctx {
 	 * heartbeats echo */
 	uint64_t *last_rx, *last_tx, *echo;
 	uint32_t *errs_seen;		/* per node: fabric send errors */
+	/* per node (am.c, suspects): held suspect; until when an echo
+	 * must come after send errors, and the proof it must beat; when
+	 * to look for its agent on this host next; echoed once */
+	uint8_t *suspect, *proved;
+	uint64_t *err_until, *err_rx, *probe_next;
+	uint64_t last_tick;
 	/* a static mesh's idle nodes (am.c, am_busy): per node, the jobs
 	 * of ours that need it (am_watch), until when a packet sent to it
 	 * keeps it busy, until when a node that just became busy may take

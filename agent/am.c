@@ -12,6 +12,7 @@
  * handler that sends to its own node (which comes back here at once)
  * does not overwrite the packet it is still reading.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "rmad_abi.h"
 #include "util.h"
 #include "secret.h"
+#include "sweep.h"
 
 static void on_ping(struct agent *a, const struct rmad_am_hdr *h,
 		    const void *payload)
@@ -81,8 +83,15 @@ static void hb_proof(struct agent *a, int node, const struct rmad_am_hdr *h)
 	struct am_ctx *m = &a->am;
 	uint64_t now = rmad_now_ns();
 
-	if (h->wkey && h->wkey <= now && h->wkey > m->last_rx[node])
+	if (h->wkey && h->wkey <= now && h->wkey > m->last_rx[node]) {
+		/* the wait for it (rmadctl stats: hb_gap_max_us) */
+		uint64_t gap = (now - m->last_rx[node]) / 1000;
+
+		if (m->proved[node] && gap > a->st.hb_gap_max_us)
+			a->st.hb_gap_max_us = gap;
+		m->proved[node] = 1;
 		m->last_rx[node] = h->wkey;
+	}
 	if (h->disp)
 		m->echo[node] = h->disp;	/* an old one only ages its proof */
 	if (h->disp && !(h->flags & RMAD_AMF_ECHO))
@@ -151,7 +160,7 @@ static void hb_send(struct agent *a, int node, uint16_t flags)
 	};
 
 	if (!a->mesh || !m->dead[node]) {
-		am_send(a, node, &h, NULL, 0);
+		am_send(a, node, &h, NULL, 0);	/* urgent (am_send_st) */
 		return;
 	}
 	if (!a->fab)
@@ -211,6 +220,8 @@ static void mesh_heard(struct agent *a, int node, uint64_t mi, uint64_t t)
 	m->last_rx[node] = rmad_now_ns();
 	m->echo[node] = 0;		/* its stamps from here on */
 	m->errs_seen[node] = rmad_fabric_send_errors(a->fab, node);
+	m->suspect[node] = m->proved[node] = 0;
+	m->err_until[node] = 0;
 	rmad_fabric_set_down(a->fab, node, 0);
 	rmad_info("node %d: up", node);
 	hb_send(a, node, 0);	/* it may wait for our echo of its own */
@@ -260,9 +271,15 @@ int am_start(struct agent *a)
 	m->grace_until = calloc(n, sizeof(*m->grace_until));
 	m->busy = calloc(n, 1);
 	m->used = calloc(n, 1);
+	m->suspect = calloc(n, 1);
+	m->proved = calloc(n, 1);
+	m->err_until = calloc(n, sizeof(*m->err_until));
+	m->err_rx = calloc(n, sizeof(*m->err_rx));
+	m->probe_next = calloc(n, sizeof(*m->probe_next));
 	if (!m->last_rx || !m->last_tx || !m->dead || !m->errs_seen ||
 	    !m->echo || !m->watch_jobs || !m->watch_until ||
-	    !m->grace_until || !m->busy || !m->used)
+	    !m->grace_until || !m->busy || !m->used || !m->suspect ||
+	    !m->proved || !m->err_until || !m->err_rx || !m->probe_next)
 		return RMAD_ERR_NOMEM;
 	for (size_t i = 0; i < n; i++) {
 		m->last_rx[i] = m->last_tx[i] = now;
@@ -297,6 +314,13 @@ void am_fini(struct agent *a)
 	free(a->am.grace_until);
 	free(a->am.busy);
 	free(a->am.used);
+	free(a->am.suspect);
+	free(a->am.proved);
+	free(a->am.err_until);
+	free(a->am.err_rx);
+	free(a->am.probe_next);
+	a->am.suspect = a->am.proved = NULL;
+	a->am.err_until = a->am.err_rx = a->am.probe_next = NULL;
 	a->am.watch_jobs = NULL;
 	a->am.watch_until = a->am.grace_until = NULL;
 	a->am.busy = a->am.used = NULL;
@@ -327,6 +351,8 @@ static void declare_dead(struct agent *a, int node, const char *why)
 
 	m->dead[node] = 1;
 	m->ndead++;
+	m->suspect[node] = m->proved[node] = 0;
+	m->err_until[node] = 0;
 	held_drop_node(a, node);
 	a->st.nodes_dead++;
 	rmad_warn("node %d: declared dead, its ranks failed: %s", node, why);
@@ -427,6 +453,118 @@ static int am_busy(struct agent *a, int node, uint64_t now, uint64_t hb,
 	return busy;
 }
 
+/*
+ * Suspects.  A node whose newest echo is older than heartbeat_timeout_ms
+ * (lim; an idle node's: as many heartbeats) is suspect, not dead: a
+ * healthy node stalls that long under load (its agent starved of CPU,
+ * in reclaim, stopped for a moment; its answers behind a backlog).  It
+ * is declared dead on definite evidence only:
+ *  - send errors from the provider (a refused or reset connection, where
+ *    it reports one: tcp;ofi_rxm was seen to report nothing of a killed
+ *    peer) and no echo of a heartbeat sent after them within two
+ *    heartbeats;
+ *  - between virtual nodes of one host, its agent gone: its agent lock
+ *    (sweep.c), which the kernel drops however the agent ends, is free;
+ *  - over tcp, its host refusing a connection to the address its
+ *    endpoint listens on (rmad_fabric_probe);
+ * (both looked for once a heartbeat while it is suspect, so a killed
+ * agent is found within a heartbeat of heartbeat_timeout_ms)
+ * or after heartbeat_confirm_ms (conf) without an echo, which must
+ * outlast any stall of a healthy node (rmad.conf(5)).  An echo ends the
+ * suspicion.  Heartbeats and echoes go ahead of the bulk traffic queued
+ * for the node (rmad_fabric_send_urgent), so what delays them is the
+ * agents' loops and what the provider holds already: rmadctl stats has
+ * the longest wait seen for an echo (hb_gap_max_us) and between two
+ * runs of the agent's timer (tick_gap_max_us).
+ */
+static int local_agent_gone(struct agent *a, int node)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	/* only vnodes share our host and network namespace, where the
+	 * lock's abstract name lives */
+	if (a->vnode < 0 || !a->sdir[0] ||
+	    rmad_agent_sock_path(a->sdir, node, path, sizeof(path)) ||
+	    agent_lock_take(path, &fd) != 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/* 1 if node was declared dead now (hb: its heartbeat period, lim: when
+ * it is suspect, conf: when it is dead without evidence) */
+static int hb_judge(struct agent *a, int node, uint64_t now, uint64_t hb,
+		    uint64_t lim, uint64_t conf)
+{
+	struct am_ctx *m = &a->am;
+	uint64_t age = now > m->last_rx[node] ? now - m->last_rx[node] : 0;
+	char why[240];
+
+	if (m->err_until[node] && m->last_rx[node] > m->err_rx[node])
+		m->err_until[node] = 0;		/* it answered */
+	if (m->err_until[node] && now >= m->err_until[node]) {
+		snprintf(why, sizeof(why), "send errors on the fabric, and no "
+			 "echo within two heartbeats after them (no sign of "
+			 "life for %llu ms)",
+			 (unsigned long long)(age / 1000000));
+		declare_dead(a, node, why);
+		return 1;
+	}
+	if (age <= lim || now < m->grace_until[node]) {
+		if (m->suspect[node] && age <= lim) {
+			m->suspect[node] = 0;
+			rmad_fabric_probe_end(a->fab, node);
+			rmad_info("node %d: echoed again: no longer suspect",
+				  node);
+		}
+		return 0;
+	}
+	if (!m->suspect[node]) {
+		m->suspect[node] = 1;
+		a->st.nodes_suspect++;
+		rmad_info("node %d: suspect: no echo for %llu ms; dead on "
+			  "evidence, or after %llu ms without an echo", node,
+			  (unsigned long long)(age / 1000000),
+			  (unsigned long long)(conf / 1000000));
+		m->probe_next[node] = now;
+	}
+	/* suspect: look for evidence, once a heartbeat */
+	if (now >= m->probe_next[node]) {
+		const char *gone = NULL;
+		int r = rmad_fabric_probe(a->fab, node);
+
+		m->probe_next[node] = now + hb;
+		if (r == 1)
+			gone = "its host refused a connection to its address "
+			       "(nothing listens there)";
+		else if (r == 0 && local_agent_gone(a, node))
+			gone = "its agent is gone from this host (its lock is "
+			       "free)";
+		if (gone) {
+			snprintf(why, sizeof(why), "%s, and no sign of life "
+				 "for %llu ms (suspect at heartbeat_timeout_ms, "
+				 "%llu ms)", gone,
+				 (unsigned long long)(age / 1000000),
+				 (unsigned long long)(lim / 1000000));
+			declare_dead(a, node, why);
+			return 1;
+		}
+	}
+	if (age <= conf)
+		return 0;
+	snprintf(why, sizeof(why), "no sign of life for heartbeat_confirm_ms "
+		 "(%llu ms) without evidence, suspect since "
+		 "heartbeat_timeout_ms%s (%llu ms) (%llu ms counted)",
+		 (unsigned long long)(conf / 1000000),
+		 lim == (uint64_t)a->p.heartbeat_timeout_ms * 1000000ull ?
+		 "" : " (an idle node's)",
+		 (unsigned long long)(lim / 1000000),
+		 (unsigned long long)(age / 1000000));
+	declare_dead(a, node, why);
+	return 1;
+}
+
 void am_tick(struct agent *a, uint64_t now)
 {
 	struct am_ctx *m = &a->am;
@@ -437,9 +575,14 @@ void am_tick(struct agent *a, uint64_t now)
 	uint64_t ilimit = hb ? (uint64_t)a->p.heartbeat_timeout_ms *
 			       (uint64_t)a->p.heartbeat_idle_ms /
 			       (uint64_t)a->p.heartbeat_ms * 1000000ull : 0;
+	uint64_t climit = (uint64_t)a->p.heartbeat_confirm_ms * 1000000ull;
 	int idle_on = am_idle_on(a);
 	uint32_t errs;
 
+	if (m->last_tick && now > m->last_tick &&
+	    (now - m->last_tick) / 1000 > a->st.tick_gap_max_us)
+		a->st.tick_gap_max_us = (now - m->last_tick) / 1000;
+	m->last_tick = now;
 	if (!m->dead || a->nnodes < 2 || !hb)
 		return;
 	for (int node = 0; node < a->nnodes; node++) {
@@ -471,35 +614,23 @@ void am_tick(struct agent *a, uint64_t now)
 		if (errs != m->errs_seen[node]) {
 			/*
 			 * The provider failed to deliver to it (a refused or
-			 * reset connection): suspect it, and declare it dead
-			 * unless it speaks within two heartbeats.
+			 * reset connection): evidence, unless an echo of a
+			 * heartbeat sent from now on comes within two
+			 * heartbeats.
 			 */
-			uint64_t by = now - limit + 2 * hb;
-
 			m->errs_seen[node] = errs;
-			if (limit > 2 * hb && m->last_rx[node] > by) {
+			if (!m->err_until[node]) {
+				m->err_until[node] = now + 2 * hb;
+				m->err_rx[node] = now;
+				m->last_tx[node] = 0;	/* one now */
 				rmad_info("node %d: send errors; dead unless it "
 					  "answers within %ld ms", node,
 					  2 * a->p.heartbeat_ms);
-				m->last_rx[node] = by;
 			}
 		}
-		if (now > m->last_rx[node] && now - m->last_rx[node] > lim &&
-		    now >= m->grace_until[node]) {
-			char why[200];
-
-			snprintf(why, sizeof(why),
-				 "no sign of life for %s (%llu ms), or for two "
-				 "heartbeats after send errors or once busy "
-				 "(%llu ms counted)",
-				 lim == limit ? "heartbeat_timeout_ms" :
-				 "an idle node's timeout",
-				 (unsigned long long)(lim / 1000000),
-				 (unsigned long long)((now - m->last_rx[node]) /
-						      1000000));
-			declare_dead(a, node, why);
+		if (hb_judge(a, node, now, every, lim,
+			     climit > lim ? climit : lim))
 			continue;
-		}
 		if (now - m->last_tx[node] >= every) {
 			hb_send(a, node, 0);
 			m->last_tx[node] = now;
@@ -683,6 +814,16 @@ int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 		return 0;
 	}
 	rmad_dbg("send %u to node %d, %zu bytes", h->type, node, plen);
+	if (h->type == RMAD_AM_HEARTBEAT) {
+		/* ahead of the bulk traffic that waits for the node
+		 * (am.c, suspects): nothing orders it with the rest */
+		err = rmad_fabric_send_urgent(a->fab, node, h, sizeof(*h),
+					      payload, plen);
+		if (err)
+			rmad_warn("heartbeat to node %d failed: %d", node,
+				  err);
+		return err;
+	}
 	if (batch_add(a, node, h, payload, plen, st))
 		return 0;
 	/* in order behind what waits for that node */

@@ -232,6 +232,31 @@ static int fab_repost(struct rmad_fabric *f)
 	return ret;
 }
 
+/* A send buffer back on the free list. */
+static void fab_put_send(struct rmad_fabric *f, struct fab_op *op)
+{
+	op->next = f->free_send;
+	f->free_send = op;
+	f->nfree++;
+}
+
+/*
+ * A free send buffer, or NULL.  The last f->reserve of them are for
+ * urgent sends (heartbeats and their echoes): bulk traffic that fills
+ * every other buffer, and the queue behind them, never keeps a
+ * heartbeat from the provider.
+ */
+static struct fab_op *fab_get_send(struct rmad_fabric *f, bool urgent)
+{
+	struct fab_op *op = f->free_send;
+
+	if (!op || (!urgent && f->nfree <= f->reserve))
+		return NULL;
+	f->free_send = op->next;
+	f->nfree--;
+	return op;
+}
+
 /* Hand a filled send buffer to the provider; on failure the buffer goes
  * back to the free list and the caller keeps the message. */
 static ssize_t fab_post_send(struct rmad_fabric *f, int node,
@@ -253,8 +278,7 @@ static ssize_t fab_post_send(struct rmad_fabric *f, int node,
 			f->posted(f->posted_arg, node);
 		return 0;
 	}
-	op->next = f->free_send;
-	f->free_send = op;
+	fab_put_send(f, op);
 	if (ret != -FI_EAGAIN) {
 		rmad_err("fabric: fi_send to node %d: %s", node,
 			 fi_strerror((int)-ret));
@@ -292,7 +316,8 @@ static int fab_backlog_pop(struct rmad_fabric *f)
 }
 
 static int fab_enqueue(struct rmad_fabric *f, int node, const void *hdr,
-		       size_t hlen, const void *payload, size_t plen)
+		       size_t hlen, const void *payload, size_t plen,
+		       bool urgent)
 {
 	struct fab_peer *p = &f->peers[node];
 	struct fab_qmsg *m;
@@ -302,15 +327,29 @@ static int fab_enqueue(struct rmad_fabric *f, int node, const void *hdr,
 		return RMAD_ERR_NOMEM;
 	m->next = NULL;
 	m->len = hlen + plen;
+	m->urgent = urgent;
 	if (hlen)
 		memcpy(m->data, hdr, hlen);
 	if (plen)
 		memcpy(m->data + hlen, payload, plen);
-	if (p->qtail)
-		p->qtail->next = m;
-	else
-		p->qhead = m;
-	p->qtail = m;
+	if (urgent) {
+		/* behind the urgent ones queued before it, ahead of the rest:
+		 * nothing orders a heartbeat with the data */
+		struct fab_qmsg **pp = &p->qhead;
+
+		while (*pp && (*pp)->urgent)
+			pp = &(*pp)->next;
+		m->next = *pp;
+		*pp = m;
+		if (!m->next)
+			p->qtail = m;
+	} else {
+		if (p->qtail)
+			p->qtail->next = m;
+		else
+			p->qhead = m;
+		p->qtail = m;
+	}
 	fab_backlog_add(f, node);
 	f->pending++;
 	f->st.queued++;
@@ -342,12 +381,13 @@ static void fab_flush(struct rmad_fabric *f)
 		}
 		p->knock = false;
 
-		while (p->qhead && f->free_send) {
+		while (p->qhead) {
 			struct fab_qmsg *m = p->qhead;
-			struct fab_op *op = f->free_send;
+			struct fab_op *op = fab_get_send(f, m->urgent);
 			ssize_t ret;
 
-			f->free_send = op->next;
+			if (!op)
+				break;
 			memcpy(op->buf, m->data, m->len);
 			ret = fab_post_send(f, node, op, m->len);
 			if (ret == -FI_EAGAIN) {
@@ -484,8 +524,7 @@ static void fab_complete(struct rmad_fabric *f,
 		return;
 	}
 	if (!op->recv) {
-		op->next = f->free_send;
-		f->free_send = op;
+		fab_put_send(f, op);
 		return;
 	}
 	RMAD_TR(RMAD_TR_RECV, e->len);
@@ -545,8 +584,7 @@ static void fab_cq_error(struct rmad_fabric *f)
 		op->done = op->failed = true;
 		fab_deliver(f);
 	} else {
-		op->next = f->free_send;
-		f->free_send = op;
+		fab_put_send(f, op);
 	}
 }
 
@@ -576,6 +614,8 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 	f->slot = cfg->am_buf_size + FAB_TAG_LEN;
 	f->nrecv = cfg->am_recv_bufs;
 	f->nsend = cfg->am_send_bufs;
+	f->reserve = f->nsend / 8 < 1 ? 1 : f->nsend / 8 > 8 ? 8 :
+		     f->nsend / 8;
 
 	ret = fab_select(f, cfg);
 	if (ret)
@@ -708,8 +748,7 @@ int rmad_fabric_open(const struct rmad_fabric_cfg *cfg, rmad_fabric_recv_cb cb,
 			if (ret)
 				goto fail;
 		} else {
-			op->next = f->free_send;
-			f->free_send = op;
+			fab_put_send(f, op);
 		}
 	}
 
@@ -797,6 +836,7 @@ int rmad_fabric_set_peers(struct rmad_fabric *f, int self, int n,
 			return RMAD_ERR_FABRIC;
 		}
 		peers[i].next_backlog = -1;
+		peers[i].probe_fd = -1;
 		if (rmad_log_get_level() >= RMAD_LOG_DEBUG) {
 			char str[128];
 			size_t sl = sizeof(str);
@@ -836,8 +876,8 @@ int rmad_fabric_set_session(struct rmad_fabric *f, int node, uint64_t mine,
 	return 0;
 }
 
-int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
-		     size_t hlen, const void *payload, size_t plen)
+static int fab_send(struct rmad_fabric *f, int node, const void *hdr,
+		    size_t hlen, const void *payload, size_t plen, bool urgent)
 {
 	struct fab_op *op;
 	ssize_t ret;
@@ -850,10 +890,14 @@ int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
 	    (hlen && !hdr) || (plen && !payload))
 		return RMAD_ERR_ARG;
 
-	/* Anything queued for this node goes first. */
-	op = f->free_send;
-	if (!f->peers[node].qhead && op) {
-		f->free_send = op->next;
+	/* Anything queued for this node goes first (urgent sends: only
+	 * the urgent ones). */
+	if (urgent ? (!f->peers[node].qhead || !f->peers[node].qhead->urgent)
+		   : !f->peers[node].qhead)
+		op = fab_get_send(f, urgent);
+	else
+		op = NULL;
+	if (op) {
 		if (hlen)
 			memcpy(op->buf, hdr, hlen);
 		if (plen)
@@ -864,7 +908,20 @@ int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
 		if (ret != -FI_EAGAIN)
 			return RMAD_ERR_FABRIC;
 	}
-	return fab_enqueue(f, node, hdr, hlen, payload, plen);
+	return fab_enqueue(f, node, hdr, hlen, payload, plen, urgent);
+}
+
+int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
+		     size_t hlen, const void *payload, size_t plen)
+{
+	return fab_send(f, node, hdr, hlen, payload, plen, false);
+}
+
+int rmad_fabric_send_urgent(struct rmad_fabric *f, int node,
+			    const void *hdr, size_t hlen, const void *payload,
+			    size_t plen)
+{
+	return fab_send(f, node, hdr, hlen, payload, plen, true);
 }
 
 int rmad_fabric_progress(struct rmad_fabric *f)
@@ -1049,6 +1106,9 @@ void rmad_fabric_close(struct rmad_fabric *f)
 	for (int i = 0; f->peers && i < f->n; i++) {
 		struct fab_qmsg *m = f->peers[i].qhead, *next;
 
+		if (f->peers[i].probe_fd >= 0)
+			close(f->peers[i].probe_fd);
+
 		for (; m; m = next) {
 			next = m->next;
 			free(m);
@@ -1082,4 +1142,8 @@ void rmad_fabric_drop_node(struct rmad_fabric *f, int node)
 	}
 	/* still in the backlog list: popped there with nothing to send */
 	p->qhead = p->qtail = NULL;
+	if (p->probe_fd >= 0)
+		close(p->probe_fd);	/* rmad_fabric_probe's */
+	p->probe_fd = -1;
+	p->probe_turns = 0;
 }

@@ -101,6 +101,17 @@ int rmad_fabric_set_session(struct rmad_fabric *f, int node, uint64_t mine,
  * RMAD_ERR_FABRIC. */
 int rmad_fabric_send(struct rmad_fabric *f, int node, const void *hdr,
 		     size_t hlen, const void *payload, size_t plen);
+/*
+ * The same for a message that nothing orders with the others to node (a
+ * heartbeat or its echo): it goes ahead of what waits in node's queue,
+ * behind the urgent ones only, and may take the last send buffers,
+ * which other sends leave to it.  So what delays it is what the
+ * provider already took (at most am_send_bufs messages, and transfers
+ * in flight), never our queue of bulk traffic.
+ */
+int rmad_fabric_send_urgent(struct rmad_fabric *f, int node,
+			    const void *hdr, size_t hlen, const void *payload,
+			    size_t plen);
 
 /* Poll the CQ (bounded batch), deliver received messages, re-post their
  * buffers, release completed sends, retry queued sends.  Returns the
@@ -172,7 +183,19 @@ int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
 /* How many sends to node failed (provider errors), ever: a sign that it
  * may be gone, for the heartbeats to confirm. */
 uint32_t rmad_fabric_send_errors(const struct rmad_fabric *f, int node);
-/* Node is dead: free the sends queued for it (none go out any more). */
+/*
+ * 1 if node's endpoint is definitely gone: over tcp, a connection to
+ * the address it listens on was refused by its host.  Never blocks:
+ * each call looks at the connection the last one began, or begins one:
+ * -1 while that has no answer yet; 0 when it cannot tell (a stopped
+ * peer's kernel accepts; a cut network never answers), and for
+ * providers it knows nothing of.
+ */
+int rmad_fabric_probe(struct rmad_fabric *f, int node);
+/* The probe of node, if any, is of no more use (it answered). */
+void rmad_fabric_probe_end(struct rmad_fabric *f, int node);
+/* Node is dead: free the sends queued for it (none go out any more),
+ * and end a probe. */
 void rmad_fabric_drop_node(struct rmad_fabric *f, int node);
 
 /* 1 if messages to one node are delivered in the order they were sent

@@ -73,6 +73,8 @@ struct rmad_fabric_mr {
 struct fab_qmsg {
 	struct fab_qmsg *next;
 	size_t len;
+	bool urgent;		/* rmad_fabric_send_urgent: first in line,
+				 * and may take the reserved buffers */
 	char data[];
 };
 
@@ -86,6 +88,9 @@ struct fab_peer {
 	bool down;		/* not up (rmad_fabric_set_down) */
 	bool knock;		/* ... but its queue may be tried once */
 	uint32_t xfers;		/* transfers to it not yet complete */
+	int probe_fd;		/* a connection tried to its listener
+				 * (rmad_fabric_probe), or -1 */
+	int probe_turns;	/* looks at it so far */
 };
 
 struct rmad_fabric {
@@ -124,6 +129,9 @@ struct rmad_fabric {
 	char *bufs;		/* nrecv receive then nsend send buffers */
 	struct fab_op *ops;
 	struct fab_op *free_send;
+	int nfree;		/* buffers on free_send */
+	int reserve;		/* ... of which only urgent sends take the
+				 * last ones (rmad_fabric_send_urgent) */
 	struct fab_op *repost;	/* receives the provider refused to take */
 	struct fab_op *posted_head, *posted_tail;	/* in posting order */
 

@@ -155,20 +155,36 @@
 	  "detection off.")						\
 	X(heartbeat_timeout_ms, INT, "1500", RMAD_P_RELOAD, 100, 600000, \
 	  "An agent whose newest stamp that another echoed is older than " \
-	  "this many milliseconds declares that node dead (what "	\
-	  "arrives late proves nothing new): every call that waits "	\
-	  "on it returns RMAD_ERR_PROC_FAILED, and its ranks are failed " \
-	  "for their jobs. Keep it several times heartbeat_ms.")	\
+	  "this many milliseconds holds that node suspect (what "	\
+	  "arrives late proves nothing new), and declares it dead on "	\
+	  "definite evidence, looked for once a heartbeat while it is "	\
+	  "suspect: over tcp, its host refuses a connection to its "	\
+	  "address; between virtual nodes of one host, its agent lock "	\
+	  "is free; or sends to it failed and no echo came within two " \
+	  "heartbeats after. Without evidence, only after "		\
+	  "heartbeat_confirm_ms. Keep it several times heartbeat_ms.")	\
+	X(heartbeat_confirm_ms, INT, "20000", RMAD_P_RELOAD, 0, 3600000, \
+	  "An agent declares a node dead without evidence once its "	\
+	  "newest echo is this many milliseconds old: every call that " \
+	  "waits on it returns RMAD_ERR_PROC_FAILED, and its ranks are " \
+	  "failed for their jobs. Long, because a false death loses "	\
+	  "work that would have finished: it must outlast whatever "	\
+	  "stalls a healthy node (CPU starvation, reclaim and swapping, " \
+	  "a stopped and resumed agent); ULFM's detector waits 10 s. A " \
+	  "hung (SIGSTOP) agent or a cut network is found this late; a " \
+	  "killed agent sooner, by the evidence. 0, or a value not above " \
+	  "heartbeat_timeout_ms: dead at heartbeat_timeout_ms.")	\
 	X(heartbeat_idle_ms, INT, "2000", RMAD_P_RELOAD, 0, 600000,	\
 	  "In a static mesh, how often in milliseconds an agent sends "	\
 	  "a heartbeat to an up node it has no business with: none of "	\
 	  "its jobs has ranks there or waits for its map there, and it " \
 	  "sent the node nothing for heartbeat_timeout_ms. Such an idle " \
-	  "node is declared dead after heartbeat_timeout_ms times "	\
+	  "node is suspect after heartbeat_timeout_ms times "		\
 	  "heartbeat_idle_ms / heartbeat_ms without an echo (as many "	\
-	  "heartbeats as a busy node). A node that becomes busy (a job, " \
-	  "a packet for it, a send error) gets heartbeats every "	\
-	  "heartbeat_ms at once, and is declared dead unless it answers " \
+	  "heartbeats as a busy node), and dead as a busy one is, but "	\
+	  "not before that time either. A node that becomes busy (a "	\
+	  "job, a packet for it, a send error) gets heartbeats every "	\
+	  "heartbeat_ms at once, and is suspect unless it answers "	\
 	  "within two of them or heartbeat_timeout_ms after its last "	\
 	  "echo, whichever is later. Nodes not up are knocked at this "	\
 	  "rate too, once the agent has run for heartbeat_timeout_ms "	\

@@ -6,7 +6,9 @@
  * provider and they swap endpoint names over a pipe pair, as agents do
  * through PMIx.  Then: a timed ping-pong, a burst in both directions that
  * overflows the send buffers (exactly once, in order), a message to self,
- * the largest message and refused sends, and, where the provider has a
+ * an urgent send that overtakes a queue of them (a heartbeat: it must
+ * not wait behind bulk traffic), the largest message and refused
+ * sends, and, where the provider has a
  * wait fd, a check that sleeping on it wakes up when a message comes in
  * from the other process.  Only the parent prints TAP; the child reports
  * over the fabric and through its exit status.
@@ -64,6 +66,10 @@ enum pp_type {
 	PP_REPLAY_GO,
 	PP_REPLAY_MSG,
 	PP_REPLAY_END,
+	PP_UMSG,
+	PP_URGENT,
+	PP_UEND,
+	PP_UACK,
 };
 
 struct pp_hdr {
@@ -98,6 +104,10 @@ struct pp {
 
 	int replay_go, replay_got, replay_end;
 	uint32_t replay_sent, stale_sent;
+
+	uint32_t umsg_got, urgent_at;	/* child: PP_UMSG before PP_URGENT */
+	int uack;
+	uint32_t uack_got, uack_at;
 };
 
 static pid_t child_pid = -1;
@@ -259,6 +269,21 @@ static void pp_recv(void *arg, const void *msg, size_t len, int src,
 		pp->replay_sent = h.a;
 		pp->stale_sent = h.b;
 		break;
+	case PP_UMSG:
+		pp->umsg_got++;
+		break;
+	case PP_URGENT:
+		pp->urgent_at = pp->umsg_got;
+		break;
+	case PP_UEND:
+		pp_send(pp, (int)h.src, PP_UACK, 0, NULL, 0, pp->umsg_got,
+			pp->urgent_at, 0);
+		break;
+	case PP_UACK:
+		pp->uack = 1;
+		pp->uack_got = h.a;
+		pp->uack_at = h.b;
+		break;
 	default:
 		rmad_err("unknown message type %u", h.type);
 		pp->errors++;
@@ -344,6 +369,7 @@ static struct fab_op *take_free(struct rmad_fabric *f, struct fab_op *want)
 			struct fab_op *op = *l;
 
 			*l = op->next;
+			f->nfree--;
 			return op;
 		}
 	return NULL;
@@ -652,6 +678,35 @@ static void test_burst(struct pp *pp)
 	ok(rmad_fabric_pending(pp->f) == 0, "send queue drained");
 }
 
+/*
+ * An urgent send (a heartbeat) behind a backlog: PP_BURST messages
+ * queued beyond the send buffers, then one sent with
+ * rmad_fabric_send_urgent.  It must take a reserved buffer and reach
+ * the child ahead of the queue, behind at most what the provider holds
+ * (PP_SEND_BUFS), not behind all of it.
+ */
+static void test_urgent(struct pp *pp)
+{
+	struct pp_hdr h = { .type = PP_URGENT, .src = (uint32_t)pp->self };
+	int pending, err;
+
+	for (uint32_t i = 0; i < PP_BURST; i++)
+		pp_send(pp, pp->peer, PP_UMSG, i, scratch, 64, 0, 0, 0);
+	pending = rmad_fabric_pending(pp->f);
+	err = rmad_fabric_send_urgent(pp->f, pp->peer, &h, sizeof(h), NULL,
+				      0);
+	pp_send(pp, pp->peer, PP_UEND, 0, NULL, 0, 0, 0, 0);
+	if (spin_until(pp, &pp->uack))
+		rmad_err("urgent: progress failed");
+	while (rmad_fabric_pending(pp->f))
+		if (rmad_fabric_progress(pp->f) < 0)
+			break;
+	ok(!err && pending > PP_SEND_BUFS && pp->uack_got == PP_BURST &&
+	   pp->uack_at <= PP_SEND_BUFS,
+	   "urgent send behind %d queued: came after %u of %u (at most %d)",
+	   pending, pp->uack_at, pp->uack_got, PP_SEND_BUFS);
+}
+
 static void test_self(struct pp *pp)
 {
 	uint8_t payload[100];
@@ -954,6 +1009,7 @@ int main(int argc, char **argv)
 
 	test_pingpong(&pp, iters);
 	test_burst(&pp);
+	test_urgent(&pp);
 	test_self(&pp);
 	test_limits(&pp);
 	test_wait(&pp);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # join-fail.sh - a node dies while its job's rank map is being made.
 # Three agents of a static mesh (heartbeat_ms=100,
-# heartbeat_timeout_ms=600, attach_timeout_ms=60000) and a job of 3
+# heartbeat_timeout_ms=600 and dead then, heartbeat_confirm_ms=0,
+# attach_timeout_ms=60000) and a job of 3
 # ranks, rank r on node r (t/prog_wait late): ranks 1 and 2 attach and
 # their nodes send their ranks to node 0, which collects the map; rank 0
 # waits.  Node 1's agent is killed.  Node 0 knows that node 1 had ranks
@@ -30,7 +31,7 @@ agent() {
 		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
 		--set "mesh_self=$1" --set "log_level=${3:-info}" \
 		--set heartbeat_ms=100 --set heartbeat_timeout_ms=600 \
-		--set heartbeat_idle_ms=300 --set attach_timeout_ms=60000 \
+		--set heartbeat_confirm_ms=0 --set heartbeat_idle_ms=300 --set attach_timeout_ms=60000 \
 		--set max_jobs=1
 	pids[$1]=$AGENT_PID
 }

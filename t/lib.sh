@@ -114,7 +114,7 @@ rogue_mesh() {
 			--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
 			--set "mesh_self=$k" --set log_level=info \
 			--set heartbeat_ms=100 --set heartbeat_timeout_ms=1500 \
-			--set heartbeat_idle_ms=0 "$@"
+			--set heartbeat_confirm_ms=0 --set heartbeat_idle_ms=0 "$@"
 		MESH_PIDS[$k]=$AGENT_PID
 	done
 	"$top_builddir/t/test_rogue" "$mode" "$T_TMP/job" -t 50 -n 2 \

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # mesh-idle.sh - a static mesh's idle nodes (rmad.conf(5),
 # heartbeat_idle_ms): three agents with heartbeat_ms=100,
-# heartbeat_timeout_ms=600 and heartbeat_idle_ms=2000, so that a node
+# heartbeat_timeout_ms=600, heartbeat_confirm_ms=0 (dead, not only
+# suspect, at that timeout) and heartbeat_idle_ms=2000, so that a node
 # with no job in common is declared dead only after 12 s without an
 # echo, and a busy one after 0.6 s.  While no job runs, an agent sends
 # its peers a heartbeat every 2 s, not every 100 ms (its statistics
@@ -29,7 +30,7 @@ agent() {
 		--set "provider=tcp;ofi_rxm" --set "mesh=$mesh" \
 		--set "mesh_self=$1" --set log_level=info \
 		--set heartbeat_ms=100 --set heartbeat_timeout_ms=600 \
-		--set heartbeat_idle_ms=2000
+		--set heartbeat_confirm_ms=0 --set heartbeat_idle_ms=2000
 	pids[$1]=$AGENT_PID
 }
 # ups K LOGSUFFIX N: agent K's log says N times that a node is up

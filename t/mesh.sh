@@ -31,7 +31,8 @@ printf '# the test mesh\n127.0.0.1:%s\n  127.0.0.1:%s   # node 1\n\n127.0.0.1:%s
 	"${ports[@]}" >"$T_TMP/mesh.list"
 pids=()
 # agent K [LOGSUFFIX]: start node K of the mesh (idle nodes, those with
-# no job in common, declared dead after 3 s: t/mesh-idle.sh has them)
+# no job in common, declared dead after 3 s: t/mesh-idle.sh has them;
+# heartbeat_confirm_ms=0: dead, not only suspect, then)
 agent() {
 	local m=(--set "mesh=$mesh")
 
@@ -39,7 +40,7 @@ agent() {
 	start_agent "$sess" "$T_TMP/agent$1${2:-}.log" --vnodes 3 \
 		--set "provider=tcp;ofi_rxm" "${m[@]}" \
 		--set "mesh_self=$1" --set log_level=info \
-		--set heartbeat_idle_ms=500
+		--set heartbeat_idle_ms=500 --set heartbeat_confirm_ms=0
 	pids[$1]=$AGENT_PID
 }
 # ups K LOGSUFFIX N: agent K's log says N times that a node is up

@@ -1,29 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # node-kill.sh - a node's agent hangs (SIGSTOP, over shm) or dies
-# (SIGKILL, over tcp;ofi_rxm) in the middle of a job on 3 vnodes: the other
-# agents declare it dead within heartbeat_timeout_ms, every call that
-# waits on it returns RMAD_ERR_PROC_FAILED, an epoch among the live
+# (SIGKILL, over tcp;ofi_rxm and over shm) in the middle of a job on 3
+# vnodes: the other agents declare it dead, the killed one at once on
+# evidence (over tcp;ofi_rxm its address refuses connections, over shm
+# its agent lock is free: within 10 s), the stopped one, of which nothing
+# says it died, after heartbeat_confirm_ms (20 s: within 45), every call
+# that waits on it returns RMAD_ERR_PROC_FAILED, an epoch among the live
 # nodes works (a lock the dead node's rank held is released), a lock_all
 # epoch fails only where it covers the dead node, and
 # rmad-run exits, with status 4 because an agent died (t/prog_nodekill.c),
 # leaving no process, run directory or shm region behind.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 49
+plan 76
 prog="$top_builddir/t/prog_nodekill"
 n=0
-# over shm the agent hangs (SIGSTOP, no error anywhere: the heartbeat
-# timeout finds it); over tcp;ofi_rxm it dies (SIGKILL: the peers'
-# connections reset, and send errors make them suspect it sooner)
-for prov in shm 'tcp;ofi_rxm'; do
+# over shm the agent hangs (SIGSTOP, no error anywhere: the confirmation
+# window, heartbeat_confirm_ms, finds it); over tcp;ofi_rxm it dies
+# (SIGKILL: a connection to its address is refused); over shm it dies
+# too (SIGKILL: its agent lock is free).  The evidence is looked for
+# once it is suspect (heartbeat_timeout_ms).
+for c in "shm STOP 45 heartbeat_confirm_ms" \
+	"tcp;ofi_rxm KILL 10 refused a connection" \
+	"shm KILL 10 its lock is free"; do
+	read -r prov sig within reason <<<"$c"
 	n=$((n + 1))
-	sig=STOP
-	[ "$prov" = shm ] || sig=KILL
 	d=$T_TMP/nk$n
 	mkdir -p "$d"
-	run_bounded 120 "$RMAD_RUN" -q --vnodes 3 --provider "$prov" \
+	run_bounded 150 "$RMAD_RUN" -q --vnodes 3 --provider "$prov" \
 		--session "nk$n" --set target_pool=1 -np 3 "$prog" "$d" \
-		>"$d/out" 2>&1 &
+		"$within" >"$d/out" 2>&1 &
 	rpid=$!
 	apid=""
 	if wait_for "[ -e '$d/ready' ]" 60; then
@@ -32,7 +38,7 @@ for prov in shm 'tcp;ofi_rxm'; do
 		date +%s.%N >"$d/t_stop"
 		: >"$d/stopped"
 	fi
-	wait_for "[ -e '$d/done' ]" 90
+	wait_for "[ -e '$d/done' ]" 120
 	[ -n "$apid" ] && kill -KILL "$apid" 2>/dev/null
 	: >"$d/killed"
 	wait "$rpid"
@@ -65,11 +71,16 @@ for prov in shm 'tcp;ofi_rxm'; do
 	for w in "${want[@]}"; do
 		line=$(grep -F "$w" "$d/out" | head -n 1)
 		[ -n "$line" ]
-		ok $? "$prov: ${line:-$w: missing}"
+		ok $? "$prov, SIG$sig: ${line:-$w: missing}"
 	done
+	# why, for both others: a stopped agent only the window finds; a
+	# killed one, its evidence
+	why=$(grep "node 1: declared dead" "$d/out" | head -n 2 | tr '\n' ' ')
+	[ "$(grep "node 1: declared dead" "$d/out" | grep -c "$reason")" -eq 2 ]
+	ok $? "$prov, SIG$sig: both declare it dead, for '$reason': ${why:-none}"
 	grep -q "FAIL" "$d/out" && diag "$(cat "$d/out")"
 	[ "$rc" -eq 4 ]
-	ok $? "$prov: rmad-run exits with status 4: an agent died ($rc)"
+	ok $? "$prov, SIG$sig: rmad-run exits with status 4: an agent died ($rc)"
 	[ "$rc" -eq 4 ] || diag "$(cat "$d/out")"
 done
 left=$(leftovers)

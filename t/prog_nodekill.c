@@ -4,7 +4,11 @@
  * SIGKILL) in the middle of a job of 3 ranks on 3 vnodes (rank r on
  * node r).
  *
- * usage: prog_nodekill DIR
+ * usage: prog_nodekill DIR [SECS]
+ *
+ * SECS (20): how soon after the stop the flush that waits on node 1 must
+ * fail (t/node-kill.sh: longer for a stopped agent, which no evidence
+ * finds: heartbeat_confirm_ms).
  *
  * Rank 1 locks rank 2's window exclusively and keeps it.  After a
  * barrier rank 0 locks rank 1, writes DIR/ready and waits for
@@ -48,6 +52,7 @@
 
 static int rank, fails;
 static const char *dir;
+static double dead_within = 20;
 
 static void mark(const char *name)
 {
@@ -141,6 +146,8 @@ int main(int argc, char **argv)
 	if (argc < 2 || rmad_init(&argc, &argv))
 		return 1;
 	dir = argv[1];
+	if (argc > 2)
+		dead_within = atof(argv[2]);
 	rmad_rank(&rank);
 	rmad_size(&size);
 	alarm(90);
@@ -209,7 +216,7 @@ int main(int argc, char **argv)
 	check(!e, "lock_all, put to rank 2, while node 1 is silent", e, 0);
 	e = rmad_put(&v, 1, RMAD_INT64, 1, 0, 1, RMAD_INT64, w);
 	TIMED(e, e ? e : rmad_win_flush(1, w));
-	check(e == RMAD_ERR_PROC_FAILED && dt < 20,
+	check(e == RMAD_ERR_PROC_FAILED && dt < dead_within,
 	      "flush to the silent node 1 fails", e, dt);
 	TIMED(e, rmad_win_unlock(1, w));
 	check(e == RMAD_ERR_PROC_FAILED && dt < 5,
