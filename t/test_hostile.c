@@ -19,12 +19,17 @@
  *   shared    makes a shared window (the agent's memfd) and a window of
  *             an explicit group (the agent's table memfd) and tries to
  *             shrink both;
- *   mem       registers unsealed rmad_alloc_mem memory, then sealed.
+ *   mem       registers unsealed rmad_alloc_mem memory, then sealed;
+ *   register  (t/admit.sh) registers as rank 0 of the one-rank job
+ *             SOCKET's third argument names, prints "registered" or
+ *             "refused STATUS", and stays attached until the file
+ *             DIR.done exists (30 s at most).
  *
  * Each outcome is a "PASS text" or "FAIL text" line; the shell test
  * then checks that the agent lives and serves a fresh job.
  *
  * usage: test_hostile MODE SOCKET DIR
+ *        test_hostile register SOCKET NSPACE DIR
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -387,6 +392,20 @@ int main(int argc, char **argv)
 {
 	char ns[64];
 
+	if (argc == 5 && !strcmp(argv[1], "register")) {
+		char done[512];
+
+		snprintf(done, sizeof(done), "%s.done", argv[4]);
+		if (raw_attach(argv[2], argv[3])) {
+			printf("refused %d\n", reg.status);
+			return 1;
+		}
+		printf("registered\n");
+		fflush(stdout);
+		for (int i = 0; i < 300 && access(done, F_OK); i++)
+			usleep(100000);
+		return 0;
+	}
 	if (argc != 4) {
 		fprintf(stderr, "usage: test_hostile MODE SOCKET DIR\n");
 		return 2;
