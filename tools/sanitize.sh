@@ -4,10 +4,10 @@
 # again with AddressSanitizer + UndefinedBehaviorSanitizer and run the
 # multi-rank RMA, stress, kill, forged-join and hostile-client tests
 # under it, then with ThreadSanitizer and run the multithreaded client
-# test.  Each build is
-# its own tree (_build-asan, _build-tsan).  Any sanitizer report fails
-# the test that ran into it (halt_on_error); libpmix's own leaks are
-# suppressed by tools/lsan.supp, nothing of rmad's.
+# test.  Each build is its own tree (_build-asan, _build-tsan).  Any
+# sanitizer report fails the test that ran into it (halt_on_error);
+# libpmix's own leaks are suppressed by tools/lsan.supp, nothing of
+# rmad's.
 #
 # usage: tools/sanitize.sh [asan|tsan]...   (default: both)
 set -u
