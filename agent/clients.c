@@ -475,7 +475,6 @@ static void handle_register(struct agent *a, uint32_t c,
 			goto drop;
 		}
 	}
-
 	/* a segment of its own, fresh: nothing of the slot's last client */
 	sfd = completion_client_segment(a, c);
 	if (sfd < 0) {
@@ -853,7 +852,7 @@ void agent_clients_tick(struct agent *a, uint64_t now)
 	for (uint32_t c = 0; c < (uint32_t)a->p.max_clients; c++) {
 		struct agent_client *ac = &a->cl[c];
 
-		if (ac->fd < 0 || ac->registered ||
+		if (ac->fd < 0 || ac->registered || ac->accepted_ns > now ||
 		    now - ac->accepted_ns < lim)
 			continue;
 		rmad_warn("client %u (pid %d, uid %u) did not register within "

@@ -438,8 +438,8 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 		      (flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_WIN_DYN_SIZE :
 		       flavor == RMAD_WIN_FLAVOR_CREATE ? 0 :
 		       (size + psz - 1) / psz * psz);
-	/* a shared window's memory comes from the agent (get_peers) */
-	/* sealed at its size, or the agent refuses it (it maps it) */
+	/* a shared window's memory comes from the agent (get_peers); ours
+	 * is sealed at its size, or the agent refuses it (it maps it) */
 	if (flavor == RMAD_WIN_FLAVOR_SHARED)
 		w->map_size = 0;
 	else
