@@ -307,6 +307,18 @@ static void mode_window(const char *kind)
 	    st);
 	say(cannot_shrink(fd), "%s: the sealed memfd cannot shrink", kind);
 	say(status_answered(), "%s: the agent answers a status", kind);
+	if (!st && (flags & RMAD_WINF_DYNAMIC)) {
+		/* the agent writes the region table after the control page */
+		struct rmad_ctl_win_attach at = { .key = 0x102 };
+
+		hdr(&at.h, RMAD_CTL_WIN_ATTACH);
+		at.addr = (uint64_t)(uintptr_t)user;
+		at.size = sizeof(user);
+		st = rmad_send_msg(sock, &at, sizeof(at), NULL, 0) ?
+		     RMAD_ERR_AGENT : answer(0x102, NULL, NULL);
+		say(st == 0, "%s: a region attaches (status %d)", kind, st);
+		st = 0;
+	}
 	if (!st)
 		win_free(0x102);
 	close(fd);
