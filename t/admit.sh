@@ -20,13 +20,14 @@ fi
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 plan 11
 
-# flood SOCKET N SECS: N connections that never say a word, held SECS
-# seconds; prints "connected N" at once and "closed K" at the end: how
-# many the agent closed meanwhile
+# flood SOCKET N SECS [STOPFILE]: N connections that never say a word,
+# held SECS seconds or until STOPFILE exists; prints "connected N" at
+# once and "closed K" at the end: how many the agent closed meanwhile
 flood() {
 	python3 -c '
-import select, socket, sys, time
+import os, select, socket, sys, time
 path, n, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+stop = sys.argv[4] if len(sys.argv) > 4 else None
 socks = []
 for i in range(n):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -38,7 +39,7 @@ for i in range(n):
     socks.append(s)
 print("connected %d" % len(socks), flush=True)
 live, end = list(socks), time.time() + hold
-while live and time.time() < end:
+while live and time.time() < end and not (stop and os.path.exists(stop)):
     r, _, _ = select.select(live, [], [], 0.1)
     for s in r:
         try:
@@ -68,13 +69,16 @@ job() {
 start_agent adm1 "$T_TMP/agent1.log" --set log_level=info
 sock=$base/adm1/agent.sock
 wait_for "[ -S '$sock' ]" 10 || bail "agent did not start: $(cat "$T_TMP/agent1.log")"
-as_nobody bash -c "$(declare -f flood); flood '$sock' 80 8" \
+# (held until the job is done, so that before the check at accept the
+# job found every slot taken)
+as_nobody bash -c "$(declare -f flood); flood '$sock' 80 120 '$T_TMP/flood1.stop'" \
 	>"$T_TMP/flood1.out" 2>&1 &
 fpid=$!
 wait_for "grep -q '^connected' '$T_TMP/flood1.out'" 20
 out=$(job adm1)
 ranks_ok "a permitted job runs while another user floods the socket" 2 \
 	"$out" $? ": ok (node"
+: >"$T_TMP/flood1.stop"
 wait "$fpid"
 diag "$(cat "$T_TMP/flood1.out")"
 grep -qx "connected 80" "$T_TMP/flood1.out" &&
