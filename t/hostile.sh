@@ -40,7 +40,7 @@ out=$(RMAD_SESSION=$sess run_bounded 90 mpirun -np 2 -x RMAD_SESSION \
 	-x RMAD_RUNDIR -x RMAD_AGENT_PATH -x RMAD_CONF \
 	"$top_builddir/t/prog_win" 2>&1)
 ranks_ok "a fresh job makes windows and works" 2 "$out" $? ": ok (node"
-grep -i "SIGBUS\|crash" "$T_TMP/agent.log" && diag "$(tail -n 20 "$T_TMP/agent.log")"
+grep -qi "SIGBUS\|fatal" "$T_TMP/agent.log" && diag "$(tail -n 20 "$T_TMP/agent.log")"
 kill -0 "$AGENT_PID" 2>/dev/null
 ok $? "the agent is still serving"
 echo "1..$T_N"
