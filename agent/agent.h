@@ -58,7 +58,7 @@ struct agent_client {
 	int32_t rma_err;		/* async RMA error with no epoch to
 					 * report it in: the next sync's */
 	int staged;			/* no in-place access to its memory */
-	uint64_t accepted_ns;		/* connected at: register_timeout_ms */
+	uint64_t accepted_ns;		/* connected (register_timeout_ms) */
 };
 
 /* Pending ping from a local client, keyed by cookie. */

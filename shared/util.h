@@ -52,7 +52,8 @@ int rmad_agent_sock_path(const char *sdir, int vnode, char *out, size_t len);
  * carries: its size is fixed, so a mapping of it never faults beyond
  * its end (rmad(7), SECURITY).
  */
-#define RMAD_MEMFD_SEALS	(F_SEAL_SHRINK | F_SEAL_GROW)	/* <fcntl.h> */
+/* (the seals are <fcntl.h>'s) */
+#define RMAD_MEMFD_SEALS	(F_SEAL_SHRINK | F_SEAL_GROW)
 /*
  * A new memfd (close-on-exec) of size bytes, sealed with
  * RMAD_MEMFD_SEALS, and with F_SEAL_SEAL unless more seals are to come

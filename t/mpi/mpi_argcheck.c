@@ -75,8 +75,8 @@ int main(int argc, char **argv)
 	MPI_Type_vector(2, 1, 2, MPI_INT, &vec);	/* never committed */
 	MPI_Type_vector(2, 1, 2, MPI_INT, &ok);
 	MPI_Type_commit(&ok);
-	MPI_Type_dup(ok, &dup);				/* committed, as ok */
-	MPI_Type_contiguous(2, MPI_INT, &vec2);		/* never committed */
+	MPI_Type_dup(ok, &dup);			/* committed, as ok */
+	MPI_Type_contiguous(2, MPI_INT, &vec2);	/* never committed */
 
 	MPI_Win_lock_all(0, w);
 	/* uncommitted datatypes */
@@ -121,8 +121,10 @@ int main(int argc, char **argv)
 	     MPI_Put(v, -1, MPI_INT, 1, 0, 1, MPI_INT, w));
 	CASE("get, negative target count",
 	     MPI_Get(r, 1, MPI_INT, 1, 0, -1, MPI_INT, w));
-	CASE("put, target rank np", MPI_Put(v, 1, MPI_INT, np, 0, 1, MPI_INT, w));
-	CASE("get, target rank -7", MPI_Get(r, 1, MPI_INT, -7, 0, 1, MPI_INT, w));
+	CASE("put, target rank np",
+	     MPI_Put(v, 1, MPI_INT, np, 0, 1, MPI_INT, w));
+	CASE("get, target rank -7",
+	     MPI_Get(r, 1, MPI_INT, -7, 0, 1, MPI_INT, w));
 	CASE("put, MPI_PROC_NULL",
 	     MPI_Put(v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, w));
 	CASE("put, negative displacement",
