@@ -58,6 +58,7 @@ struct agent_client {
 	int32_t rma_err;		/* async RMA error with no epoch to
 					 * report it in: the next sync's */
 	int staged;			/* no in-place access to its memory */
+	uint64_t accepted_ns;		/* connected (register_timeout_ms) */
 };
 
 /* Pending ping from a local client, keyed by cookie. */
@@ -124,6 +125,8 @@ struct agent_stats {
 	uint64_t sleeps;
 	uint64_t clients_attached;
 	uint64_t clients_died;
+	uint64_t clients_refused;	/* not admitted, over quota, or
+					 * never registered (clients.c) */
 	uint64_t nodes_dead;		/* declared dead (heartbeats) */
 	uint64_t nodes_suspect;		/* held suspect: no echo for
 					 * heartbeat_timeout_ms (am.c) */

@@ -9,6 +9,16 @@
  * submission fails that op (or is dropped and counted) and never reaches
  * the rest of the agent.  A client that scribbles on its own ring or free
  * list only stalls itself.
+ *
+ * Admission comes before resources: the peer's credentials
+ * (SO_PEERCRED, fixed at connect) are checked at accept, so a user who
+ * is not permitted (allow_users) holds no slot even for a moment; a
+ * permitted user other than ours holds at most max_user_clients slots
+ * and its clients belong to at most max_user_jobs jobs, never to
+ * another user's; and a connection that has not registered within
+ * register_timeout_ms is closed, so slots cannot be held by sockets
+ * that never say a word.  Memory a client hands over is mapped only
+ * sealed at its size (agent_memfd_check, mem.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -291,6 +301,58 @@ static int uid_allowed(struct agent *a, uid_t uid)
 	return 0;
 }
 
+/* Users held to the per-user quotas: all but ours and root. */
+static int uid_quota(uid_t uid)
+{
+	return uid != geteuid() && uid != 0;
+}
+
+/* Slots that uid holds now (connections, registered or not). */
+static long user_slots(struct agent *a, uid_t uid)
+{
+	long n = 0;
+
+	for (int k = 0; k < a->p.max_clients; k++)
+		n += a->cl[k].fd >= 0 && a->cl[k].uid == uid;
+	return n;
+}
+
+/*
+ * May a client of uid join job ns here?  0; RMAD_ERR_PERM when another
+ * user's clients are in it; RMAD_ERR_NOMEM when it is a new job for
+ * uid, which is at max_user_jobs.
+ */
+static int user_job_check(struct agent *a, uid_t uid, const char *ns)
+{
+	uint8_t *seen;
+	long njobs = 0;
+
+	for (int k = 0; k < a->p.max_clients; k++) {
+		struct agent_client *o = &a->cl[k];
+
+		if (o->registered && o->job && !strcmp(o->job->nspace, ns))
+			/* its clients are all of one user, the first's */
+			return o->uid == uid ? 0 : RMAD_ERR_PERM;
+	}
+	if (!uid_quota(uid) || a->p.max_user_jobs <= 0)
+		return 0;
+	seen = calloc((size_t)a->p.max_jobs, 1);
+	if (!seen)
+		return RMAD_ERR_NOMEM;
+	for (int k = 0; k < a->p.max_clients; k++) {
+		struct agent_client *o = &a->cl[k];
+		long j = o->job ? (long)(o->job - a->jobs) : -1;
+
+		if (!o->registered || o->uid != uid || j < 0 ||
+		    j >= a->p.max_jobs || seen[j])
+			continue;
+		seen[j] = 1;
+		njobs++;
+	}
+	free(seen);
+	return njobs >= a->p.max_user_jobs ? RMAD_ERR_NOMEM : 0;
+}
+
 static void client_reset_shm(struct agent *a, uint32_t c)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
@@ -390,6 +452,18 @@ static void handle_register(struct agent *a, uint32_t c,
 	    m->local_size > m->size || m->local_rank < 0 ||
 	    m->local_rank >= m->local_size) {
 		reply_error(ac->fd, RMAD_ERR_ARG, "bad register message");
+		goto drop;
+	}
+	err = user_job_check(a, cred.uid, ns);
+	if (err) {
+		rmad_warn("refused client pid %d (uid %u) of job %s: %s",
+			  (int)cred.pid, (unsigned)cred.uid, ns,
+			  err == RMAD_ERR_PERM ? "the job is another user's" :
+			  "the user is at max_user_jobs");
+		a->st.clients_refused++;
+		reply_error(ac->fd, err, err == RMAD_ERR_PERM ?
+			    "the job is another user's" :
+			    "too many jobs of this user (max_user_jobs)");
 		goto drop;
 	}
 	for (int k = 0; k < a->p.max_clients; k++) {
@@ -703,12 +777,37 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct ucred cred = { .pid = 0, .uid = (uid_t)-1 };
+		socklen_t cl = sizeof(cred);
 		uint32_t c;
 
 		if (fd < 0)
 			return;
 		agent_note_activity(a);
 		if (a->stopping) {
+			close(fd);
+			continue;
+		}
+		/* who it is, before it holds anything */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+		    !uid_allowed(a, cred.uid)) {
+			rmad_warn("refused a connection of pid %d: uid %u not "
+				  "permitted (allow_users)", (int)cred.pid,
+				  (unsigned)cred.uid);
+			a->st.clients_refused++;
+			reply_error(fd, RMAD_ERR_PERM, "user not permitted");
+			close(fd);
+			continue;
+		}
+		if (uid_quota(cred.uid) && a->p.max_user_clients > 0 &&
+		    user_slots(a, cred.uid) >= a->p.max_user_clients) {
+			rmad_warn("refused a connection of pid %d: uid %u "
+				  "holds max_user_clients=%ld slots",
+				  (int)cred.pid, (unsigned)cred.uid,
+				  a->p.max_user_clients);
+			a->st.clients_refused++;
+			reply_error(fd, RMAD_ERR_NOMEM, "too many clients of "
+				    "this user (max_user_clients)");
 			close(fd);
 			continue;
 		}
@@ -727,6 +826,9 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 		}
 		a->cl[c].fd = fd;
 		a->cl[c].registered = 0;
+		a->cl[c].uid = cred.uid;
+		a->cl[c].pid = cred.pid;
+		a->cl[c].accepted_ns = rmad_now_ns();
 		a->cl[c].ev = event_new(a->base, fd, EV_READ | EV_PERSIST,
 					on_client, a);
 		if (!a->cl[c].ev || event_add(a->cl[c].ev, NULL) < 0) {
@@ -738,6 +840,28 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 			continue;
 		}
 		a->nclients++;
+	}
+}
+
+void agent_clients_tick(struct agent *a, uint64_t now)
+{
+	uint64_t lim = (uint64_t)a->p.register_timeout_ms * 1000000ull;
+
+	if (!lim || !a->cl)
+		return;
+	for (uint32_t c = 0; c < (uint32_t)a->p.max_clients; c++) {
+		struct agent_client *ac = &a->cl[c];
+
+		if (ac->fd < 0 || ac->registered || ac->accepted_ns > now ||
+		    now - ac->accepted_ns < lim)
+			continue;
+		rmad_warn("client %u (pid %d, uid %u) did not register within "
+			  "register_timeout_ms=%ld: closed", c, (int)ac->pid,
+			  (unsigned)ac->uid, a->p.register_timeout_ms);
+		a->st.clients_refused++;
+		reply_error(ac->fd, RMAD_ERR_ARG, "no registration in time "
+			    "(register_timeout_ms)");
+		client_release(a, c, 0);
 	}
 }
 

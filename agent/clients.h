@@ -23,6 +23,9 @@ int agent_poll_rings(struct agent *a);
 int agent_rings_empty(struct agent *a);
 int agent_clients_waiting(struct agent *a);
 void agent_drop_all_clients(struct agent *a);
+/* Close the connections that did not register within
+ * register_timeout_ms (the agent's tick). */
+void agent_clients_tick(struct agent *a, uint64_t now);
 /*
  * One message from client slot c's socket (n bytes, and a descriptor or
  * -1), checked and handled: the decoder of everything a client says on

@@ -225,13 +225,12 @@ int completion_client_segment(struct agent *a, uint32_t c)
 	int fd;
 
 	snprintf(name, sizeof(name), "rmad-client-%u", c);
-	fd = memfd_create(name, MFD_CLOEXEC);
+	/* sealed at its size before anyone maps it: the client cannot
+	 * shrink it under our mapping (a read past its end would be our
+	 * SIGBUS), nor grow it */
+	fd = rmad_memfd_sealed(name, a->lay.client_seg_size, 0);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)a->lay.client_seg_size) < 0) {
-		close(fd);
-		return -ENOMEM;
-	}
+		return fd;
 	/* over the slot's previous mapping: its last client keeps its own */
 	m = mmap(at, a->lay.client_seg_size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED, fd, 0);

@@ -36,6 +36,7 @@
 #include "bell.h"
 #include "clients.h"
 #include "completion.h"
+#include "crash.h"
 #include "jobs.h"
 #include "mem.h"
 #include "mesh.h"
@@ -254,6 +255,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		do_reload(a);
 	am_tick(a, now);
 	agent_jobs_tick(a);
+	agent_clients_tick(a, now);
 	check_idle_exit(a);
 	check_owner(a);
 	if (a->p.stats_interval_ms > 0 &&
@@ -1060,6 +1062,7 @@ int main(int argc, char **argv)
 	rmad_log_init("rmad", (int)a->p.log_level);
 	if (!fg && !a->embedded)
 		daemonize();
+	crash_install("rmad");
 
 	a->base = event_base_new();
 	if (!a->base) {
@@ -1146,6 +1149,8 @@ int main(int argc, char **argv)
 	rmad_info("agent ready: session %s, node %d/%d, core %d, pid %d",
 		  a->session, a->node, a->nnodes, a->core, (int)getpid());
 	sd_notify_ready();
+	/* again: a provider loaded since (libpsm2) put its own handler */
+	crash_install("rmad");
 	agent_run(a);
 	rmad_info("stopping");
 	if (a->p.stats_interval_ms > 0)

@@ -15,11 +15,20 @@
  * zombie list, until its last hold is dropped.  Its address is thus
  * never mapped again for another client while a provider may still
  * touch it.
+ *
+ * Every memfd a client hands over (this memory, a window's) is mapped
+ * only once agent_memfd_check found it sealed at its size: a client
+ * that could shrink it would turn our next access into a SIGBUS, the
+ * agent's death for every client of the node.  The seals are checked
+ * before the size, which they then fix for good.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -30,6 +39,7 @@
 #include "util.h"
 
 #define MEM_SIZE_MAX	(1ull << 40)
+#define SHMEM_MAGIC	0x01021994	/* TMPFS_MAGIC: a plain memfd */
 #define MEM_REGIONS_MAX	4096		/* per client */
 
 struct mem_region {
@@ -85,17 +95,56 @@ int agent_mem_init(struct agent *a)
 	return m->regions && m->nregions ? 0 : RMAD_ERR_NOMEM;
 }
 
+int agent_memfd_check(struct agent *a, uint32_t c, int fd, uint64_t need,
+		      const char *what)
+{
+	struct agent_client *ac = &a->cl[c];
+	struct statfs sf;
+	struct stat st = { 0 };
+	int seals;
+
+	if (fd < 0)
+		return RMAD_ERR_ARG;
+	seals = fcntl(fd, F_GET_SEALS);
+	/* a hugetlbfs memfd seals too, but a hole punched in it faults
+	 * (SIGBUS) once its pool is empty: shmem only */
+	if (seals < 0 || fstatfs(fd, &sf) < 0 ||
+	    (unsigned long)sf.f_type != SHMEM_MAGIC) {
+		rmad_warn("client %u (pid %d): its %s is not a memfd of "
+			  "shared memory%s%s; refused", c, (int)ac->pid, what,
+			  seals < 0 ? ": " : "",
+			  seals < 0 ? strerror(errno) : "");
+		return RMAD_ERR_PERM;
+	}
+	if ((seals & RMAD_MEMFD_SEALS) != RMAD_MEMFD_SEALS) {
+		rmad_warn("client %u (pid %d): its %s's memfd is not sealed "
+			  "against shrinking and growing (F_SEAL_SHRINK, "
+			  "F_SEAL_GROW; seals %#x); refused", c,
+			  (int)ac->pid, what, (unsigned)seals);
+		return RMAD_ERR_PERM;
+	}
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < need) {
+		rmad_warn("client %u (pid %d): its %s's memfd holds %lld "
+			  "bytes, not %llu; refused", c, (int)ac->pid, what,
+			  (long long)st.st_size, (unsigned long long)need);
+		return RMAD_ERR_ARG;
+	}
+	return 0;
+}
+
 void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
 		   int fd)
 {
 	struct mem_region *r;
-	struct stat st;
 	int status = RMAD_ERR_ARG;
 
 	if (fd < 0 || !m->size || m->size > MEM_SIZE_MAX ||
-	    fstat(fd, &st) < 0 || (uint64_t)st.st_size < m->size ||
 	    m->addr + m->size < m->addr)
 		goto out;
+	status = agent_memfd_check(a, c, fd, m->size, "rmad_alloc_mem memory");
+	if (status)
+		goto out;
+	status = RMAD_ERR_ARG;
 	for (r = a->mm.regions[c]; r; r = r->next)
 		if (m->addr < r->addr + r->size && r->addr < m->addr + m->size)
 			goto out;	/* overlaps one it has */

@@ -74,6 +74,9 @@ static const struct stat_desc {
 	S(clients_attached, "clients attached", "clients_attached",
 	  " since start"),
 	S(clients_died, "clients died", "clients_died", " since start"),
+	S(clients_refused, "connections refused (not admitted, over a "
+	  "quota, or not registered in time)", "clients_refused",
+	  " since start"),
 	P(pkts_sent, "packets sent", "pkts_sent_total"),
 	P(pkts_recv, "packets received", "pkts_recv_total"),
 	S(pkts_dropped, "packets dropped", "pkts_dropped", ""),

@@ -21,11 +21,11 @@
  * pending create and free of the job with RMAD_ERR_PROC_FAILED.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -155,9 +155,13 @@ static int make_sorted(struct agent_win *w)
 		w->sorted[g].size = w->meta[g].size;
 	}
 	qsort(w->sorted, (size_t)w->gsize, sizeof(*w->sorted), cmp_meta);
-	w->meta_fd = memfd_create("rmad-winmeta", MFD_CLOEXEC);
-	if (w->meta_fd < 0)
+	/* sealed: the members map it, and none may change its size or,
+	 * once written, its bytes under the others */
+	w->meta_fd = rmad_memfd_sealed("rmad-winmeta", len, 1);
+	if (w->meta_fd < 0) {
+		w->meta_fd = -1;
 		return -1;
+	}
 	for (size_t off = 0; off < len;) {
 		ssize_t n = pwrite(w->meta_fd, (char *)w->sorted + off,
 				   len - off, (off_t)off);
@@ -166,7 +170,7 @@ static int make_sorted(struct agent_win *w)
 			return -1;
 		off += (size_t)n;
 	}
-	return 0;
+	return rmad_memfd_seal(w->meta_fd, F_SEAL_WRITE) ? -1 : 0;
 }
 
 struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
@@ -713,9 +717,13 @@ static int shared_layout(struct agent *a, struct agent_win *w)
 	}
 	free(order);
 	total = (off + psz - 1) / psz * psz;
-	w->sfd = memfd_create("rmad-shared-window", MFD_CLOEXEC);
-	if (w->sfd < 0 || ftruncate(w->sfd, (off_t)total) < 0)
+	/* sealed before any member gets it: none can shrink it under
+	 * our mapping or the others' */
+	w->sfd = rmad_memfd_sealed("rmad-shared-window", total, 0);
+	if (w->sfd < 0) {
+		w->sfd = -1;
 		return RMAD_ERR_NOMEM;
+	}
 	w->smap = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       w->sfd, 0);
 	if (w->smap == MAP_FAILED) {
@@ -781,7 +789,6 @@ void agent_win_create(struct agent *a, uint32_t c,
 	struct agent_job *j = ac->job;
 	struct agent_win *w;
 	struct win_local *l;
-	struct stat st;
 	int32_t n = (m->flags & RMAD_WINF_ALL) ? 0 : m->gsize;
 	int status = RMAD_ERR_ARG, cstatus = 0;
 	struct agent_win tmp = { .key = m->key, .block = -1 };
@@ -803,30 +810,36 @@ void agent_win_create(struct agent *a, uint32_t c,
 				    RMAD_WINF_DYNAMIC | RMAD_WINF_SHARED |
 				    RMAD_WINF_NONCONTIG)))
 		goto refuse;
+	if ((m->flags & RMAD_WINF_DYNAMIC) &&
+	    (!(m->flags & RMAD_WINF_CREATE) || m->size || m->disp_unit != 1))
+		goto refuse;
 	if (m->flags & RMAD_WINF_SHARED) {
 		/* the agent makes the memory: no descriptor comes along */
 		if (fd >= 0 || (m->flags & (RMAD_WINF_CREATE |
 					    RMAD_WINF_DYNAMIC)))
 			goto refuse;
-		st.st_size = 0;
-	} else if (fd < 0 || fstat(fd, &st) < 0) {
-		goto refuse;
+	} else {
+		/* what we map of it: the control page, then the dynamic
+		 * window's region table or the allocated window; sealed at
+		 * that size at least, or refused */
+		uint64_t need = RMAD_WIN_CTL_SIZE +
+			((m->flags & RMAD_WINF_DYNAMIC) ? RMAD_WIN_DYN_SIZE :
+			 (m->flags & RMAD_WINF_CREATE) ? 0 : m->size);
+
+		status = agent_memfd_check(a, c, fd, need, "window");
+		if (status)
+			goto refuse;
+		status = RMAD_ERR_ARG;
 	}
-	if ((m->flags & RMAD_WINF_DYNAMIC) &&
-	    (!(m->flags & RMAD_WINF_CREATE) || m->size || m->disp_unit != 1 ||
-	     (uint64_t)st.st_size < RMAD_WIN_CTL_SIZE + RMAD_WIN_DYN_SIZE))
-		goto refuse;
 	if (m->flags & RMAD_WINF_CREATE) {
 		/* unreachable memory is the whole window's answer (status,
 		 * through the root), so that no member waits for another */
-		status = winmem_check(a, c, m->addr, m->size, st.st_size);
+		status = winmem_check(a, c, m->addr, m->size,
+				      RMAD_WIN_CTL_SIZE);
 		if (status && status != RMAD_ERR_PERM)
 			goto refuse;
 		cstatus = status;
 		status = RMAD_ERR_ARG;
-	} else if (!(m->flags & RMAD_WINF_SHARED) &&
-		   (uint64_t)st.st_size < m->size + RMAD_WIN_CTL_SIZE) {
-		goto refuse;
 	}
 	if (n && m->ranks[m->grank] != ac->rank)
 		goto refuse;

@@ -444,13 +444,14 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 		      (flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_WIN_DYN_SIZE :
 		       flavor == RMAD_WIN_FLAVOR_CREATE ? 0 :
 		       (size + psz - 1) / psz * psz);
-	/* a shared window's memory comes from the agent (get_peers) */
+	/* a shared window's memory comes from the agent (get_peers); ours
+	 * is sealed at its size, or the agent refuses it (it maps it) */
 	if (flavor == RMAD_WIN_FLAVOR_SHARED)
 		w->map_size = 0;
 	else
-		fd = memfd_create("rmad-window", MFD_CLOEXEC);
-	if (flavor != RMAD_WIN_FLAVOR_SHARED &&
-	    (fd < 0 || ftruncate(fd, (off_t)w->map_size) < 0)) {
+		fd = rmad_memfd_sealed("rmad-window", w->map_size, 0);
+	if (flavor != RMAD_WIN_FLAVOR_SHARED && fd < 0) {
+		fd = -1;
 		err = RMAD_ERR_NOMEM;
 		goto fail;
 	}
@@ -824,9 +825,12 @@ int rmad_alloc_mem(size_t size, void **ptr)
 		return RMAD_ERR_NOMEM;
 	/* 0 bytes still gives a distinct pointer, as malloc may */
 	r->size = (size ? size + psz - 1 : psz) / psz * psz;
-	fd = memfd_create("rmad-mem", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, (off_t)r->size) < 0)
+	/* sealed at its size, or the agent refuses it (it maps it) */
+	fd = rmad_memfd_sealed("rmad-mem", r->size, 0);
+	if (fd < 0) {
+		fd = -1;
 		goto nomem;
+	}
 	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		       0);
 	if (r->base == MAP_FAILED)

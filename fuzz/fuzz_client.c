@@ -9,7 +9,9 @@
  *   byte 0: kind (low 2 bits) | client (bit 2) | fix-up (bit 3)
  *   kind 0: a socket message: 2 bytes of length, then the bytes; with
  *           fix-up the header's magic and ABI version are made right.
- *           WIN_CREATE and MEM_REG get a fresh memfd as their descriptor.
+ *           WIN_CREATE and MEM_REG get a fresh memfd as their
+ *           descriptor: sealed at its size as librmad's (rmad(7),
+ *           SECURITY) with fix-up, unsealed (to be refused) without.
  *   kind 1: an op: 4 bytes of index, then up to one element's bytes,
  *           written to the element (index mod the segment's elements)
  *           of the client's own segment, and the raw index pushed on
@@ -21,6 +23,7 @@
 #include <stdio.h>
 
 #include "fake_agent.h"
+#include "util.h"
 
 static size_t take(const uint8_t **p, size_t *n, void *out, size_t want)
 {
@@ -51,7 +54,11 @@ static void ctl_record(struct agent *a, int c, int fix, const uint8_t **p,
 	if (k >= sizeof(struct rmad_ctl_hdr)) {
 		uint32_t t = ((struct rmad_ctl_hdr *)buf)->type;
 
-		if (t == RMAD_CTL_WIN_CREATE || t == RMAD_CTL_MEM_REG) {
+		if ((t == RMAD_CTL_WIN_CREATE || t == RMAD_CTL_MEM_REG) &&
+		    fix) {
+			rfd = rmad_memfd_sealed("fuzz", 65536, 0);
+			rfd = rfd < 0 ? -1 : rfd;
+		} else if (t == RMAD_CTL_WIN_CREATE || t == RMAD_CTL_MEM_REG) {
 			rfd = memfd_create("fuzz", MFD_CLOEXEC);
 			if (rfd >= 0 && ftruncate(rfd, 65536) < 0) {
 				close(rfd);

@@ -10,6 +10,8 @@
  * callback (MPI_Type_free) frees the rmad type, which rmad counts by
  * reference, so ops in flight keep it.  A small direct-mapped cache in
  * front of both keeps the lookup of an op's two types a few loads.
+ * Only a committed type is decoded: one that is not is MPI_ERR_TYPE,
+ * as in Open MPI (committed()), and a type once committed stays so.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ struct tpair {
 struct rmpi_tslot rmpi_tcache[RMPI_TCACHE];
 static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
 static int tkey = MPI_KEYVAL_INVALID;
+static MPI_Comm tcomm = MPI_COMM_NULL;	/* committed()'s */
 
 static int predefined(MPI_Datatype t, rmad_datatype_t *out)
 {
@@ -365,6 +368,22 @@ static void tcache_put(MPI_Datatype t, rmad_datatype_t r)
 	pthread_mutex_unlock(&tlock);
 }
 
+/*
+ * Is the derived type t committed?  Open MPI has no query for it, but
+ * its PMPI_Send checks what its one-sided calls check of a type first
+ * (OMPI_CHECK_DATATYPE_FOR_SEND: not null, committed, valid), and a
+ * send of nothing to MPI_PROC_NULL does nothing else: on a duplicate of
+ * MPI_COMM_SELF whose errors return (rmpi_map_init), its answer is the
+ * one MPI_Put would give, also when Open MPI's checks are off
+ * (mpi_param_check = 0: yes).
+ */
+static int committed(MPI_Datatype t)
+{
+	if (tcomm == MPI_COMM_NULL)
+		return 1;
+	return PMPI_Send(NULL, 0, t, MPI_PROC_NULL, 0, tcomm) == MPI_SUCCESS;
+}
+
 int rmpi_type_slow(MPI_Datatype t, rmad_datatype_t *out)
 {
 	unsigned int h = rmpi_thash(t);
@@ -391,6 +410,8 @@ int rmpi_type_slow(MPI_Datatype t, rmad_datatype_t *out)
 		tcache_put(t, *out);
 		return 0;
 	}
+	if (!committed(t))
+		return RMAD_ERR_TYPE;	/* not cached: it may be, later */
 	err = decode(t, out, 0);
 	if (!err)
 		err = rmad_type_commit(out);
@@ -482,7 +503,7 @@ int rmpi_lock_type(int l, int *out)
 	else if (l == MPI_LOCK_EXCLUSIVE)
 		*out = RMAD_LOCK_EXCLUSIVE;
 	else
-		return RMAD_ERR_ARG;
+		return RMPI_ERR_LOCKTYPE;
 	return 0;
 }
 
@@ -504,6 +525,9 @@ int rmpi_errclass(int e)
 	case RMAD_ERR_HINT: return MPI_ERR_INFO_VALUE;
 	case RMAD_ERR_INTERNAL: return MPI_ERR_INTERN;
 	case RMPI_ERR_COUNT: return MPI_ERR_COUNT;
+	case RMPI_ERR_DISP: return MPI_ERR_DISP;
+	case RMPI_ERR_LOCKTYPE: return MPI_ERR_LOCKTYPE;
+	case RMPI_ERR_ASSERT: return MPI_ERR_ASSERT;
 #ifdef MPIX_ERR_PROC_FAILED
 	case RMAD_ERR_PROC_FAILED: return MPIX_ERR_PROC_FAILED;
 #endif
@@ -659,11 +683,18 @@ int rmpi_map_init(void)
 	if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, tdelete, &tkey,
 				    NULL) != MPI_SUCCESS)
 		return RMAD_ERR_INTERNAL;
+	if (PMPI_Comm_dup(MPI_COMM_SELF, &tcomm) != MPI_SUCCESS ||
+	    PMPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN) !=
+	    MPI_SUCCESS)
+		return RMAD_ERR_INTERNAL;
 	return 0;
 }
 
 void rmpi_map_fini(void)
 {
+	if (tcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&tcomm);
+	tcomm = MPI_COMM_NULL;
 	if (tkey != MPI_KEYVAL_INVALID)
 		PMPI_Type_free_keyval(&tkey);
 }

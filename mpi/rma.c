@@ -36,7 +36,11 @@ types2(MPI_Datatype a, rmad_datatype_t *ra, MPI_Datatype b,
 /*
  * Each op and its request form share one body: rq is NULL for the op,
  * the request's rmad handle for the request form.  They return an rmad
- * code (RMPI_ERR_COUNT for MPI's own check of the counts).
+ * code (RMPI_ERR_* for MPI's own checks).  The checks come in Open
+ * MPI's order, so that a call with two bad arguments gets its class:
+ * counts, the target rank, the op (accumulates), the displacement, then
+ * the datatypes, whose decoding also says whether they were committed
+ * (map.c); t/mpi-args.sh compares the two.
  */
 
 static inline __attribute__((always_inline)) int
@@ -50,9 +54,9 @@ put_get(struct mwin *m, int get, void *origin, int ocount,
 	COUNT_OP(m);
 	if (ocount < 0 || tcount < 0)
 		return RMPI_ERR_COUNT;
-	err = types2(otype, &ot, ttype, &tt);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
+	err = rmpi_check_target(m, t, tdisp);
+	if (!err)
+		err = types2(otype, &ot, ttype, &tt);
 	if (err)
 		return err;
 	if (get)
@@ -78,11 +82,14 @@ acc(struct mwin *m, const void *origin, int ocount,
 	COUNT_OP(m);
 	if (ocount < 0 || tcount < 0)
 		return RMPI_ERR_COUNT;
-	err = types2(otype, &ot, ttype, &tt);
+	err = t == -1 ? RMAD_ERR_RANK : rmpi_op_on(op, ttype, &rop);
+	/* MPI_NO_OP is for the fetching accumulates only */
+	if (!err && rop == RMAD_NO_OP)
+		err = RMAD_ERR_OP;
 	if (!err)
-		err = rmpi_op_on(op, ttype, &rop);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
+		err = rmpi_check_target(m, t, tdisp);
+	if (!err)
+		err = types2(otype, &ot, ttype, &tt);
 	if (err)
 		return err;
 	return rq ? rmad_raccumulate(origin, ocount, ot, t, (size_t)tdisp,
@@ -101,16 +108,17 @@ static int gacc(struct mwin *m, const void *origin, int ocount,
 	int t = rmpi_target(m, trank), err;
 
 	COUNT_OP(m);
-	if (rcount < 0 || tcount < 0)
+	/* the origin's count too, whatever the op (Open MPI's check) */
+	if (ocount < 0 || rcount < 0 || tcount < 0)
 		return RMPI_ERR_COUNT;
-	err = rmpi_op_on(op, ttype, &rop);
+	err = t == -1 ? RMAD_ERR_RANK : rmpi_op_on(op, ttype, &rop);
+	if (!err)
+		err = rmpi_check_target(m, t, tdisp);
 	/* with NO_OP the origin arguments are ignored (MPI-3.1 11.3.4) */
 	if (!err && rop != RMAD_NO_OP)
 		err = rmpi_type(otype, &ot);
 	if (!err)
 		err = types2(rtype, &rt, ttype, &tt);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
 	if (err)
 		return err;
 	if (rop == RMAD_NO_OP) {
@@ -202,11 +210,11 @@ int MPI_Fetch_and_op(const void *origin, void *result, MPI_Datatype type,
 		return PMPI_Fetch_and_op(origin, result, type, trank, tdisp,
 					 op, win);
 	COUNT_OP(m);
-	err = rmpi_type(type, &t);
+	err = rmpi_check_target(m, rmpi_target(m, trank), tdisp);
+	if (!err)
+		err = rmpi_type(type, &t);
 	if (!err)
 		err = rmpi_op_on(op, type, &rop);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
 	if (!err)
 		err = rmad_fetch_and_op(origin, result, t,
 					rmpi_target(m, trank), (size_t)tdisp,
@@ -226,9 +234,9 @@ int MPI_Compare_and_swap(const void *origin, const void *compare,
 		return PMPI_Compare_and_swap(origin, compare, result, type,
 					     trank, tdisp, win);
 	COUNT_OP(m);
-	err = rmpi_type(type, &t);
-	if (!err && tdisp < 0)
-		err = RMAD_ERR_DISP;
+	err = rmpi_check_target(m, rmpi_target(m, trank), tdisp);
+	if (!err)
+		err = rmpi_type(type, &t);
 	if (!err)
 		err = rmad_compare_and_swap(origin, compare, result, t,
 					    rmpi_target(m, trank),

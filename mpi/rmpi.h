@@ -67,9 +67,17 @@ void rmpi_notice(const char *what, ...)
 void rmpi_unmapped(const char *what, ...)
 	__attribute__((format(printf, 1, 2)));
 
-/* a negative count: MPI's own argument check, class MPI_ERR_COUNT
- * (beyond rmad's codes) */
-#define RMPI_ERR_COUNT	(-1000)
+/*
+ * MPI's own argument checks, beyond rmad's codes, made as Open MPI
+ * makes them (t/mpi-args.sh): a negative count (MPI_ERR_COUNT), a
+ * negative displacement outside a dynamic window (MPI_ERR_DISP), a bad
+ * lock type (MPI_ERR_LOCKTYPE), an assert of bits MPI does not define
+ * (MPI_ERR_ASSERT).
+ */
+#define RMPI_ERR_COUNT		(-1000)
+#define RMPI_ERR_DISP		(-1001)
+#define RMPI_ERR_LOCKTYPE	(-1002)
+#define RMPI_ERR_ASSERT		(-1003)
 
 /* map.c */
 int rmpi_map_init(void);
@@ -138,6 +146,21 @@ static inline int rmpi_type(MPI_Datatype t, rmad_datatype_t *out)
 		return 0;
 	}
 	return rmpi_type_slow(t, out);
+}
+
+/*
+ * The checks of a data operation's target, in Open MPI's order after
+ * its counts': the rank (t, from rmpi_target), then the displacement
+ * (an address, in a dynamic window, which rmad checks).
+ */
+static inline int rmpi_check_target(const struct mwin *m, int t,
+				    MPI_Aint tdisp)
+{
+	if (t == -1)
+		return RMAD_ERR_RANK;
+	if (tdisp < 0 && m->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+		return RMPI_ERR_DISP;
+	return 0;
 }
 
 /* How a window's target rank becomes a job rank: -1 when out of range,

@@ -19,7 +19,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
 		return PMPI_Win_fence(assert, win);
 	a = rmpi_assert(assert);
 	if (a < 0)
-		return rmpi_win_err(m, RMAD_ERR_ARG);
+		return rmpi_win_err(m, RMPI_ERR_ASSERT);
 	return rmpi_win_err(m, rmad_win_fence(a, m->rw));
 }
 
@@ -69,7 +69,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 		return PMPI_Win_post(group, assert, win);
 	a = rmpi_assert(assert);
 	if (a < 0)
-		return rmpi_win_err(m, RMAD_ERR_ARG);
+		return rmpi_win_err(m, RMPI_ERR_ASSERT);
 	err = pscw_group(group, &m->pgrp, &m->prg, &m->pranks, &m->pn, &g);
 	if (!err)
 		err = rmad_win_post(g, a, m->rw);
@@ -86,7 +86,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 		return PMPI_Win_start(group, assert, win);
 	a = rmpi_assert(assert);
 	if (a < 0)
-		return rmpi_win_err(m, RMAD_ERR_ARG);
+		return rmpi_win_err(m, RMPI_ERR_ASSERT);
 	err = pscw_group(group, &m->sgrp, &m->srg, &m->sranks, &m->sn, &g);
 	if (!err)
 		err = rmad_win_start(g, a, m->rw);
@@ -127,8 +127,13 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 
 	if (!m || !m->rw)
 		return PMPI_Win_lock(lock_type, rank, assert, win);
+	/* Open MPI's order: the lock type, the rank, the assert */
 	a = rmpi_assert(assert);
-	err = a < 0 ? RMAD_ERR_ARG : rmpi_lock_type(lock_type, &lt);
+	err = rmpi_lock_type(lock_type, &lt);
+	if (!err && rmpi_target(m, rank) == -1)
+		err = RMAD_ERR_RANK;
+	if (!err && a < 0)
+		err = RMPI_ERR_ASSERT;
 	if (!err)
 		err = rmad_win_lock(lt, rmpi_target(m, rank), a, m->rw);
 	return rmpi_win_err(m, err);
@@ -152,7 +157,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 		return PMPI_Win_lock_all(assert, win);
 	a = rmpi_assert(assert);
 	if (a < 0)
-		return rmpi_win_err(m, RMAD_ERR_ARG);
+		return rmpi_win_err(m, RMPI_ERR_ASSERT);
 	return rmpi_win_err(m, rmad_win_lock_all(a, m->rw));
 }
 

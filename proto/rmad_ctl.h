@@ -96,6 +96,11 @@ static_assert(sizeof(struct rmad_ctl_register_reply) ==
  * in the job: the group's hash and how many windows this group made
  * before, so every member computes the same key.  ranks[] lists the
  * group in group order, unless flags has RMAD_WINF_ALL.
+ *
+ * Every memfd on this socket, either way (the segment, window memory
+ * and control pages, a shared window's, a window's table, MEM_REG's),
+ * is sealed at its size (RMAD_MEMFD_SEALS, shared/util.h): the agent
+ * refuses one that is not with RMAD_ERR_PERM.
  */
 #define RMAD_WINF_ALL		0x1	/* group is every rank of the job */
 #define RMAD_WINF_DYNAMIC	0x4	/* rmad_win_create_dynamic (with

@@ -212,6 +212,21 @@
 	X(max_clients, INT, "64", 0, 1, 4096,				\
 	  "Client slots in the node's shared segment, that is the most " \
 	  "client processes one agent serves at once.")			\
+	X(register_timeout_ms, INT, "10000", RMAD_P_RELOAD, 0, 3600000, \
+	  "How long, in milliseconds, a connection to the agent's "	\
+	  "socket may hold a client slot before it registers (rmad_init " \
+	  "does at once); then the agent closes it. rmadctl's "		\
+	  "requests are answered well within it. 0 waits forever.")	\
+	X(max_user_clients, INT, "0", RMAD_P_RELOAD, 0, 4096,		\
+	  "Systemd mode: the most client slots (connections, registered " \
+	  "or not) that one user other than the agent's own and root "	\
+	  "holds at once; another connection of that user is refused. " \
+	  "0: no limit but max_clients.")				\
+	X(max_user_jobs, INT, "0", RMAD_P_RELOAD, 0, 4096,		\
+	  "Systemd mode: the most jobs that the clients of one user "	\
+	  "other than the agent's own and root belong to at once on "	\
+	  "this agent; a client of another job of that user is refused " \
+	  "at rmad_init. 0: no limit but max_jobs.")			\
 	X(ring_entries, INT, "1024", RMAD_P_POW2, 16, 65536,		\
 	  "Entries in each client's submission ring; a power of two. "	\
 	  "A client that finds its ring full waits for the agent to "	\

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -207,6 +208,28 @@ int rmad_agent_sock_path(const char *sdir, int vnode, char *out, size_t len)
 		n = snprintf(out, len, "%s/agent.sock", sdir);
 	/* sun_path holds 108 bytes */
 	return n < 0 || (size_t)n >= len || n >= 108 ? RMAD_ERR_ARG : 0;
+}
+
+int rmad_memfd_sealed(const char *name, uint64_t size, int more)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING), e;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, RMAD_MEMFD_SEALS |
+		  (more ? 0 : F_SEAL_SEAL)) < 0) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int rmad_memfd_seal(int fd, unsigned int extra)
+{
+	return fcntl(fd, F_ADD_SEALS, (int)extra | F_SEAL_SEAL) < 0 ? -errno
+								    : 0;
 }
 
 int rmad_send_msg(int sock, const void *buf, size_t len, const int *fds,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util.h - small helpers shared by the agent and librmad: clocks, run
- * directory paths, and Unix-socket messages with file descriptors.
+ * directory paths, sealed memfds, and Unix-socket messages with file
+ * descriptors.
  */
 #ifndef RMAD_UTIL_H
 #define RMAD_UTIL_H
@@ -45,6 +46,24 @@ int rmad_mkdir_p(const char *dir);
 void rmad_sanitize(const char *in, char *out, size_t len);
 /* Socket of agent `vnode` (-1: the node's only agent) in session dir. */
 int rmad_agent_sock_path(const char *sdir, int vnode, char *out, size_t len);
+
+/*
+ * The seals every memfd that crosses between a client and its agent
+ * carries: its size is fixed, so a mapping of it never faults beyond
+ * its end (rmad(7), SECURITY).
+ */
+/* (the seals are <fcntl.h>'s) */
+#define RMAD_MEMFD_SEALS	(F_SEAL_SHRINK | F_SEAL_GROW)
+/*
+ * A new memfd (close-on-exec) of size bytes, sealed with
+ * RMAD_MEMFD_SEALS, and with F_SEAL_SEAL unless more seals are to come
+ * (more): the descriptor, or a negative errno.
+ */
+int rmad_memfd_sealed(const char *name, uint64_t size, int more);
+/* The last seals of a memfd made with more set: extra (F_SEAL_WRITE
+ * once it is written, while nothing maps it writable) and F_SEAL_SEAL;
+ * 0 or a negative errno. */
+int rmad_memfd_seal(int fd, unsigned int extra);
 
 /* Descriptors one control message carries at most: a window's same-node
  * peers go RMAD_WIN_PEERS_PER_MSG at a time. */

@@ -18,6 +18,7 @@ plan 3
 layers=(
 	"agent"				# struct agent: the context structs
 	"stats"				# the statistics table and reports
+	"crash"				# the report of a fatal signal
 	"secret"			# random bytes, SipHash-2-4, key files
 	"fabric_tag"			# message tags: keys, sessions, replays
 	"fabric_impl"			# the transport's state (a header)

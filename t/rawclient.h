@@ -25,6 +25,7 @@
 #include "util.h"
 
 static int sock = -1, bell = -1, hfd = -1;	/* hfd: the header's memfd */
+static int segfd = -1;				/* our segment's memfd */
 static void *seg;
 static const struct rmad_shm_hdr *h;
 static struct rmad_shm_client *me;
@@ -55,7 +56,7 @@ static int raw_attach(const char *path, const char *nspace)
 	h = mmap(NULL, RMAD_SHM_ALIGN, PROT_READ, MAP_SHARED, fds[0], 0);
 	seg = mmap(NULL, reg.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   fds[1], 0);
-	close(fds[1]);
+	segfd = fds[1];
 	if (seg == MAP_FAILED || h == MAP_FAILED)
 		return -1;
 	hfd = fds[0];

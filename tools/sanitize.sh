@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tools/sanitize.sh - the sanitizer stage of tools/test.sh: build rmad
 # again with AddressSanitizer + UndefinedBehaviorSanitizer and run the
-# multi-rank RMA, stress, kill and forged-join tests under it, then with
-# ThreadSanitizer and run the multithreaded client test.  Each build is
-# its own tree (_build-asan, _build-tsan).  Any sanitizer report fails
-# the test that ran into it (halt_on_error); libpmix's own leaks are
-# suppressed by tools/lsan.supp, nothing of rmad's.
+# multi-rank RMA, stress, kill, forged-join and hostile-client tests
+# under it, then with ThreadSanitizer and run the multithreaded client
+# test.  Each build is its own tree (_build-asan, _build-tsan).  Any
+# sanitizer report fails the test that ran into it (halt_on_error);
+# libpmix's own leaks are suppressed by tools/lsan.supp, nothing of
+# rmad's.
 #
 # usage: tools/sanitize.sh [asan|tsan]...   (default: both)
 set -u
@@ -18,7 +19,7 @@ for s in "${stages[@]}"; do
 	case $s in
 	asan)
 		flags=address,undefined
-		tests="t/rma.sh t/fence.sh t/pscw.sh t/req.sh t/types.sh t/wincreate.sh t/dynamic.sh t/shared.sh t/stress.sh t/rma-kill.sh t/node-kill.sh t/client-kill.sh t/agent-kill.sh t/garbage.sh t/threads.sh t/accmix.sh t/accpull.sh t/tcache.sh t/acchold.sh t/rogue-win.sh t/rogue-job.sh t/test_dtree t/test_accword"
+		tests="t/rma.sh t/fence.sh t/pscw.sh t/req.sh t/types.sh t/wincreate.sh t/dynamic.sh t/shared.sh t/stress.sh t/rma-kill.sh t/node-kill.sh t/client-kill.sh t/agent-kill.sh t/garbage.sh t/threads.sh t/accmix.sh t/accpull.sh t/tcache.sh t/acchold.sh t/rogue-win.sh t/rogue-job.sh t/hostile.sh t/admit.sh t/test_dtree t/test_accword"
 		export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 		export LSAN_OPTIONS=suppressions=$top/tools/lsan.supp:print_suppressions=0
 		export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
