@@ -22,7 +22,7 @@ layers=(
 	"secret"			# random bytes, SipHash-2-4, key files
 	"fabric_tag"			# message tags: keys, sessions, replays
 	"fabric_impl"			# the transport's state (a header)
-	"fabric boot mesh pin sweep"	# libfabric, PMIx, the static mesh, hwloc, dead agents' files
+	"fabric fabric_probe boot mesh pin sweep"	# libfabric, evidence of a death, PMIx, the static mesh, hwloc, dead agents' files
 	"fabric_rma"			# registrations, fi_write/fi_read
 	"bell"				# doorbells between one host's agents
 	"guard"				# the thread that raises a starved agent

@@ -95,7 +95,7 @@ static void test_table(void)
 {
 	int n = rmad_params_count(), dup = 0;
 
-	ok(n == 55, "55 keys in the table (%d)", n);
+	ok(n == 58, "58 keys in the table (%d)", n);
 	ok(n == RMAD_NPARAMS, "count matches RMAD_NPARAMS");
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
