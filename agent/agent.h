@@ -526,8 +526,10 @@ struct agent_win {
 	 * taken when it is */
 	struct rmad_am_hdr *early;
 	int32_t nearly, capearly;
-	/* rma.c: origin state of each local client that used it */
+	/* rma.c: origin state of each local client that used it, and the
+	 * list of the windows that have some (rma_ctx.owins) */
 	struct rma_origin *origins;
+	struct agent_win *onext, *oprev;
 	int meta_fd;			/* memfd with the sorted table, or -1 */
 	/* rmad_win_allocate_shared: the node's memfd (the members' control
 	 * pages, then their memory in group order), mapped here */
