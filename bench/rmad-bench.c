@@ -853,7 +853,7 @@ static int mem_test(void)
 }
 
 
-#define WINS_SIZE 8	/* bytes per rank of each of the wins test's windows */
+#define WINS_SIZE 64	/* bytes per rank of each of the wins test's windows */
 
 /*
  * Many windows: --iters allocated windows of WINS_SIZE bytes over all
@@ -911,9 +911,9 @@ static int wins_test(void)
 
 		*base[made - 1] = 0;
 		rc = b_barrier();
-		rc = rc ? rc : b_lock(right, l);
+		rc = rc ? rc : b_lock_all(l);
 		rc = rc ? rc : b_put(&v, 1, B_INT64, right, 0, l);
-		rc2 = rc ? -1 : b_unlock(right, l);
+		rc2 = rc ? -1 : b_unlock_all(l);
 		rc = rc ? rc : rc2;
 		rc2 = b_barrier();
 		rc = rc ? rc : rc2;
