@@ -754,12 +754,12 @@ static void joined_keep(struct agent *a, struct agent_win *w,
 			cap = gsize;
 		if (!p)
 			goto lost;
+		w->joined = p;
 		if (!w->job->win_early)
 			w->job->win_early = calloc((size_t)a->nnodes,
 						   sizeof(int32_t));
 		if (!w->job->win_early || from < 0 || from >= a->nnodes)
 			goto lost;
-		w->joined = p;
 		r = &w->joined[w->njoined];
 		*r = (struct win_joined){ .node = from, .gsize = gsize,
 					  .cap = cap };
