@@ -112,6 +112,10 @@ struct agent_job {
 	/* what am_watch was told: the root (-1: none), the map's nodes */
 	int watched_root;
 	int watched_map;
+	/* windows.c: windows other nodes' joins made before a member here
+	 * did (early), and by node the entries kept in them (nnodes) */
+	int32_t win_early_all;
+	int32_t *win_early;
 };
 
 struct agent_stats {
@@ -260,10 +264,31 @@ struct agent_win;
 struct win_joined;
 struct rma_ctx;
 
-/* The windows this agent serves, and the window block of each (windows.c). */
+/* Windows alive per user (windows.c: the max_windows quota). */
+struct win_quota {
+	uid_t uid;
+	uint32_t n;
+};
+
+/*
+ * The windows this agent serves (windows.c): a list of them all, a hash
+ * by (job, key) for the lookups, and the window block of each, a number
+ * the clients name it by in their ops.  Every table grows: only memory
+ * (and max_windows, a quota per user) limits the windows.
+ */
 struct win_ctx {
-	struct agent_win *wins;
-	struct agent_win **blocks;	/* max_windows */
+	struct agent_win *wins;		/* doubly linked: next, prev */
+	uint32_t nwins;
+	struct agent_win **hash;	/* chains through hnext */
+	uint32_t hmask;			/* buckets - 1 (0: no table yet) */
+	uint64_t seed;			/* the hash's, random */
+	struct agent_win **blocks;	/* by block, NULL where free */
+	uint32_t nblocks;		/* its length */
+	uint32_t bused;			/* blocks ever handed out */
+	uint32_t *bfree;		/* freed blocks below bused */
+	uint32_t nbfree;
+	struct win_quota *quota;	/* users with windows here */
+	int nquota, capquota;
 };
 
 /* Client memory registered with the fabric, per client slot (mem.c). */
@@ -467,7 +492,8 @@ struct win_rkey {
 };
 
 struct agent_win {
-	struct agent_win *next;
+	struct agent_win *next, *prev;	/* win_ctx.wins */
+	struct agent_win *hnext;	/* win_ctx.hash */
 	struct agent_job *job;
 	uint64_t key;
 	int32_t gsize;
@@ -491,6 +517,11 @@ struct agent_win {
 	int ready;
 	int block;			/* window block, -1 until ready */
 	int failed;
+	int joined_first;		/* counted in job->win_early_all: made
+					 * by a join, no member here yet */
+	int charged;			/* counted in uid's quota */
+	int quota_err;			/* ... or over it: RMAD_ERR_NOMEM */
+	uid_t uid;
 	/* root only */
 	int *nodes;			/* member nodes that joined */
 	int nnodes;
@@ -510,8 +541,10 @@ struct agent_win {
 	 * taken when it is */
 	struct rmad_am_hdr *early;
 	int32_t nearly, capearly;
-	/* rma.c: origin state of each local client that used it */
+	/* rma.c: origin state of each local client that used it, and the
+	 * list of the windows that have some (rma_ctx.owins) */
 	struct rma_origin *origins;
+	struct agent_win *onext, *oprev;
 	int meta_fd;			/* memfd with the sorted table, or -1 */
 	/* rmad_win_allocate_shared: the node's memfd (the members' control
 	 * pages, then their memory in group order), mapped here */

@@ -310,7 +310,7 @@ int make_rma_progress_global(struct agent *a)
 		n += retry_grants(a);
 	if (R->retry_pending) {
 		R->retry_pending = 0;
-		for (struct agent_win *w = agent_win_first(a); w; w = w->next)
+		for (struct agent_win *w = R->owins; w; w = w->onext)
 			for (struct rma_origin *o = w->origins, *nx; o;
 			     o = nx) {
 				nx = o->next;
@@ -448,7 +448,7 @@ void agent_rma_win_gone(struct agent *a, struct agent_win *w)
  */
 void agent_rma_unhold(struct agent *a, uint32_t c)
 {
-	for (struct agent_win *w = agent_win_first(a); w; w = w->next)
+	for (struct agent_win *w = a->rma->owins; w; w = w->onext)
 		for (struct rma_origin *o = w->origins, *nx; o; o = nx) {
 			nx = o->next;
 			if (o->client != c || o->no_hold || !o->nheld)

@@ -258,6 +258,10 @@ struct rma_ctx {
 	struct rma_lock *lwait;		/* members with waiting requests, or
 					 * granted ops that wait (npend) */
 	uint32_t ngpend;		/* those ops, all members */
+	/* the windows with origins here (w->origins not empty), through
+	 * their onext/oprev: what the passes over every origin walk, not
+	 * every window */
+	struct agent_win *owins;
 	int retry_pending;
 	int ordered;			/* the fabric keeps send-after-send */
 	/* make_rma_progress_win (rma_win.c, a layer up), for the transfer

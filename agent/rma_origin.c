@@ -1115,6 +1115,14 @@ struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 	o->shead = o->stail = o->yhead = o->ytail = RMAD_NIL;
 	o->fence_op = RMAD_NIL;
 	o->next = w->origins;
+	if (!w->origins) {
+		/* its first origin: w joins the windows with origins */
+		w->oprev = NULL;
+		w->onext = a->rma->owins;
+		if (w->onext)
+			w->onext->oprev = w;
+		a->rma->owins = w;
+	}
 	w->origins = o;
 	return o;
 }
@@ -1129,6 +1137,19 @@ void origin_free(struct agent *a, struct rma_origin *o)
 			*pp = o->next;
 			break;
 		}
+	if (!o->w->origins) {
+		/* its last: w leaves the list (onext stays, so that a pass
+		 * over the list that freed it goes on) */
+		struct agent_win *w = o->w;
+
+		if (w->oprev)
+			w->oprev->onext = w->onext;
+		else if (R->owins == w)
+			R->owins = w->onext;
+		if (w->onext)
+			w->onext->oprev = w->oprev;
+		w->oprev = NULL;
+	}
 	for (uint32_t s = 0; s < o->nslots; s++)
 		while (o->slots[s]) {
 			struct rma_target *t = o->slots[s];

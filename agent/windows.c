@@ -33,6 +33,7 @@
 #include "am.h"
 #include "jobs.h"
 #include "mem.h"
+#include "secret.h"
 #include "winmem.h"
 #include "windows.h"
 #include "log.h"
@@ -42,20 +43,176 @@
 
 #define WIN_SIZE_MAX	(1ull << 40)	/* 1 TiB per rank */
 
+/* ------------------------------------------------ the tables */
+
+static uint32_t win_hash(const struct agent *a, const struct agent_job *j,
+			 uint64_t key)
+{
+	uint64_t v = key ^ a->wn.seed ^
+		     ((uint64_t)(uintptr_t)j * 0x9e3779b97f4a7c15ull);
+
+	v ^= v >> 31;
+	v *= 0xbf58476d1ce4e5b9ull;
+	v ^= v >> 29;
+	return (uint32_t)v & a->wn.hmask;
+}
+
 static struct agent_win *win_find(struct agent *a, struct agent_job *j,
 				  uint64_t key)
 {
-	for (struct agent_win *w = a->wn.wins; w; w = w->next)
+	if (!a->wn.hash)
+		return NULL;
+	for (struct agent_win *w = a->wn.hash[win_hash(a, j, key)]; w;
+	     w = w->hnext)
 		if (w->job == j && w->key == key)
 			return w;
 	return NULL;
 }
 
+/* Room in the hash for one more window (a load of one at most). */
+static int hash_room(struct agent *a)
+{
+	uint32_t n = a->wn.hash ? a->wn.hmask + 1 : 0, nn;
+	struct agent_win **h;
+
+	if (a->wn.nwins < n)
+		return 0;
+	nn = n ? n * 2 : 256;
+	if (nn < n)
+		return -1;
+	h = calloc(nn, sizeof(*h));
+	if (!h)
+		return -1;
+	free(a->wn.hash);
+	a->wn.hash = h;
+	a->wn.hmask = nn - 1;
+	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
+		uint32_t b = win_hash(a, w->job, w->key);
+
+		w->hnext = h[b];
+		h[b] = w;
+	}
+	return 0;
+}
+
+/* A free window block for w (the table grows); -1 without memory. */
+static int block_take(struct agent *a, struct agent_win *w)
+{
+	struct win_ctx *x = &a->wn;
+	uint32_t b;
+
+	if (x->nbfree) {
+		b = x->bfree[--x->nbfree];
+	} else {
+		if (x->bused == x->nblocks) {
+			uint32_t n = x->nblocks ? x->nblocks * 2 : 64;
+			struct agent_win **p;
+			uint32_t *f;
+
+			if (n > INT32_MAX)
+				return -1;
+			p = realloc(x->blocks, sizeof(*p) * n);
+			if (!p)
+				return -1;
+			x->blocks = p;
+			f = realloc(x->bfree, sizeof(*f) * n);
+			if (!f)
+				return -1;
+			x->bfree = f;
+			memset(p + x->nblocks, 0,
+			       sizeof(*p) * (n - x->nblocks));
+			x->nblocks = n;
+		}
+		b = x->bused++;
+	}
+	x->blocks[b] = w;
+	w->block = (int)b;
+	return 0;
+}
+
+static void block_put(struct agent *a, struct agent_win *w)
+{
+	if (w->block < 0)
+		return;
+	a->wn.blocks[w->block] = NULL;
+	/* bfree has room for every block */
+	a->wn.bfree[a->wn.nbfree++] = (uint32_t)w->block;
+	w->block = -1;
+}
+
+static struct win_quota *quota_of(struct agent *a, uid_t uid, int make)
+{
+	struct win_quota *q;
+
+	for (int i = 0; i < a->wn.nquota; i++)
+		if (a->wn.quota[i].uid == uid)
+			return &a->wn.quota[i];
+	if (!make)
+		return NULL;
+	if (a->wn.nquota == a->wn.capquota) {
+		int n = a->wn.capquota ? a->wn.capquota * 2 : 4;
+
+		q = realloc(a->wn.quota, sizeof(*q) * (size_t)n);
+		if (!q)
+			return NULL;
+		a->wn.quota = q;
+		a->wn.capquota = n;
+	}
+	q = &a->wn.quota[a->wn.nquota++];
+	*q = (struct win_quota){ .uid = uid };
+	return q;
+}
+
+/*
+ * The first member here of w came from user uid: w counts in uid's
+ * windows.  RMAD_ERR_NOMEM when uid has max_windows already (a quota per
+ * user; 0: none), and the window is then refused on every member.
+ */
+static int quota_charge(struct agent *a, struct agent_win *w, uid_t uid)
+{
+	struct win_quota *q = quota_of(a, uid, 1);
+
+	if (!q)
+		return RMAD_ERR_NOMEM;
+	if (a->p.max_windows && q->n >= (uint32_t)a->p.max_windows) {
+		rmad_warn("window %llx: user %u has %u windows on this agent "
+			  "already (max_windows): refused",
+			  (unsigned long long)w->key, (unsigned)uid, q->n);
+		return RMAD_ERR_NOMEM;
+	}
+	q->n++;
+	w->uid = uid;
+	w->charged = 1;
+	return 0;
+}
+
+static void quota_release(struct agent *a, struct agent_win *w)
+{
+	struct win_quota *q = w->charged ? quota_of(a, w->uid, 0) : NULL;
+
+	w->charged = 0;
+	if (q && !--q->n)	/* the last one: the entry goes */
+		*q = a->wn.quota[--a->wn.nquota];
+}
+
+/* The windows of job j that others' joins made here before any member
+ * here (remote_win_ok bounds them), and their entries by node. */
+static void early_end(struct agent_win *w)
+{
+	if (w->joined_first) {
+		w->joined_first = 0;
+		w->job->win_early_all--;
+	}
+}
+
 static struct agent_win *win_new(struct agent *a, struct agent_job *j,
 				 uint64_t key, int32_t gsize)
 {
-	struct agent_win *w = calloc(1, sizeof(*w));
+	struct agent_win *w;
 
+	if (hash_room(a))
+		return NULL;
+	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
 	w->meta = calloc((size_t)gsize, sizeof(*w->meta));
@@ -73,7 +230,16 @@ static struct agent_win *win_new(struct agent *a, struct agent_job *j,
 	w->meta_fd = -1;
 	w->sfd = -1;
 	w->next = a->wn.wins;
+	if (w->next)
+		w->next->prev = w;
 	a->wn.wins = w;
+	{
+		uint32_t b = win_hash(a, j, key);
+
+		w->hnext = a->wn.hash[b];
+		a->wn.hash[b] = w;
+	}
+	a->wn.nwins++;
 	return w;
 }
 
@@ -87,8 +253,11 @@ struct win_joined {
 
 static void joined_free(struct agent_win *w)
 {
-	for (int32_t k = 0; k < w->njoined; k++)
+	for (int32_t k = 0; k < w->njoined; k++) {
+		if (w->job->win_early)
+			w->job->win_early[w->joined[k].node]--;
 		free(w->joined[k].m);
+	}
 	free(w->joined);
 	w->joined = NULL;
 	w->njoined = 0;
@@ -96,11 +265,21 @@ static void joined_free(struct agent_win *w)
 
 static void win_destroy(struct agent *a, struct agent_win *w)
 {
-	for (struct agent_win **pp = &a->wn.wins; *pp; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			break;
-		}
+	struct agent_win **pp = &a->wn.hash[win_hash(a, w->job, w->key)];
+
+	while (*pp && *pp != w)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = w->hnext;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		a->wn.wins = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	a->wn.nwins--;
+	early_end(w);
+	quota_release(a, w);
 	if (a->win_gone_hook)
 		a->win_gone_hook(a, w);	/* the RMA layer's state */
 	for (int32_t i = 0; i < w->nhere; i++) {
@@ -113,8 +292,7 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 		free(w->local[i].posts);
 		free(w->local[i].reg);
 	}
-	if (w->block >= 0 && a->wn.blocks)
-		a->wn.blocks[w->block] = NULL;
+	block_put(a, w);
 	if (w->meta_fd >= 0)
 		close(w->meta_fd);
 	if (w->smap)
@@ -178,7 +356,7 @@ struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
 {
 	struct agent_win *w;
 
-	if (!a->wn.blocks || block >= (uint32_t)a->p.max_windows)
+	if (block >= a->wn.bused)
 		return NULL;
 	w = a->wn.blocks[block];
 	/* a ready window stays usable by the survivors of a failed job */
@@ -360,6 +538,9 @@ void agent_win_job_freed(struct agent *a, struct agent_job *j)
 		if (w->job == j)
 			win_destroy(a, w);
 	}
+	free(j->win_early);
+	j->win_early = NULL;
+	j->win_early_all = 0;
 }
 
 static int member_node(struct agent_win *w, int32_t grank)
@@ -448,7 +629,25 @@ static void send_peers(struct agent *a, struct agent_win *w,
 	}
 }
 
-/* The table is complete here: take a block and answer the members. */
+static void win_close_fds(struct agent_win *w)
+{
+	for (int32_t i = 0; i < w->nhere; i++)
+		if (w->local[i].fd >= 0) {
+			close(w->local[i].fd);
+			w->local[i].fd = -1;
+		}
+	if (w->meta_fd >= 0)
+		close(w->meta_fd);
+	if (w->sfd >= 0)
+		close(w->sfd);
+	w->meta_fd = w->sfd = -1;
+}
+
+/*
+ * The table is complete here: take a block and answer the members.  May
+ * destroy w (a window every node refuses: its nodes have the table, so
+ * no packet of it comes any more).
+ */
 static void win_ready(struct agent *a, struct agent_win *w)
 {
 	int b, st = 0;
@@ -461,6 +660,10 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		for (int32_t i = 0; i < w->nhere; i++)
 			reply(a, w, &w->local[i], st < 0 ? st : RMAD_ERR_PERM);
 		w->failed = 1;
+		/* every node answers its members alike and has the table:
+		 * nothing of the window is left to come, and its memory
+		 * (and quota) goes now, not at the job's end */
+		win_destroy(a, w);
 		return;
 	}
 
@@ -498,19 +701,17 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		free(w->meta);
 		w->meta = NULL;
 	}
-	for (b = 0; b < a->p.max_windows && a->wn.blocks[b]; b++)
-		;
-	if (b == a->p.max_windows) {
+	if (block_take(a, w)) {
 		/* (make_sorted's memfd goes with the window) */
-		rmad_warn("window %llx: no free window block (max_windows)",
-			  (unsigned long long)w->key);
+		rmad_err("window %llx: no memory for its window block (%u "
+			 "windows here)", (unsigned long long)w->key,
+			 a->wn.nwins);
 		for (int32_t i = 0; i < w->nhere; i++)
 			reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
 		w->failed = 1;
 		return;
 	}
-	a->wn.blocks[b] = w;
-	w->block = b;
+	b = w->block;
 	w->ready = 1;
 	for (int32_t i = 0; i < w->nhere; i++) {
 		struct win_local *l = &w->local[i];
@@ -520,6 +721,9 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		reply(a, w, l, 0);
 		send_peers(a, w, l);
 	}
+	/* the members have their descriptors: what the agent needs is
+	 * mapped, so the window holds no descriptor from now on */
+	win_close_fds(w);
 	rmad_dbg("window %llx ready: %d members, block %d%s",
 		 (unsigned long long)w->key, w->gsize, b,
 		 w->uniform ? ", uniform" : "");
@@ -555,6 +759,11 @@ static void joined_keep(struct agent *a, struct agent_win *w,
 		if (!p)
 			goto lost;
 		w->joined = p;
+		if (!w->job->win_early)
+			w->job->win_early = calloc((size_t)a->nnodes,
+						   sizeof(int32_t));
+		if (!w->job->win_early || from < 0 || from >= a->nnodes)
+			goto lost;
 		r = &w->joined[w->njoined];
 		*r = (struct win_joined){ .node = from, .gsize = gsize,
 					  .cap = cap };
@@ -562,6 +771,7 @@ static void joined_keep(struct agent *a, struct agent_win *w,
 		if (!r->m)
 			goto lost;
 		w->njoined++;
+		w->job->win_early[from]++;
 	}
 	take = r->gsize != gsize ? 0 : n < r->cap - r->n ? n : r->cap - r->n;
 	memcpy(&r->m[r->n], m, sizeof(*m) * (size_t)take);
@@ -633,31 +843,27 @@ static int node_joined(struct agent_win *w, int node)
 
 /*
  * May node's join make window key of job j here, before a member here
- * did?  A node's ranks each wait in one window's creation at a time, so
- * it is ahead of us in at most as many windows as it serves ranks (and
- * at most max_windows); all nodes together in at most 4 x max_windows.
- * So no node's joins crowd out another's.
+ * did?  A rank waits in one window's creation at a time, and its node
+ * joins a window for it only then: a node is ahead of us in at most as
+ * many windows as it serves ranks of the job, and all nodes together in
+ * fewer than the job has ranks.  So no node's joins crowd out another's,
+ * and what a node can make us keep is bounded by its own share of the
+ * job, however many windows the job makes.  Counted, not searched.
  */
 static int remote_win_ok(struct agent *a, struct agent_job *j, int node)
 {
-	int all = 0, mine = 0, cap = agent_job_node_ranks(j, node);
+	int32_t cap = agent_job_node_ranks(j, node), mine;
 
-	if (cap > a->p.max_windows)
-		cap = (int)a->p.max_windows;
-	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
-		if (w->job != j || w->local)
-			continue;
-		all++;
-		for (int32_t k = 0; k < w->njoined; k++)
-			mine += w->joined[k].node == node;
-	}
-	if (all < 4 * a->p.max_windows && mine < cap)
+	if (node < 0 || node >= a->nnodes)
+		return 0;
+	mine = j->win_early ? j->win_early[node] : 0;
+	if (j->win_early_all < j->size && mine < cap)
 		return 1;
 	a->st.pkts_dropped++;
 	rmad_warn("job %s: dropped node %d's join of a window none of our "
 		  "members made yet: %d such windows from it (it serves %d "
-		  "ranks), %d in all (4 x max_windows)", j->nspace, node, mine,
-		  agent_job_node_ranks(j, node), all);
+		  "ranks), %d in all (the job has %d ranks)", j->nspace, node,
+		  mine, cap, j->win_early_all, j->size);
 	return 0;
 }
 
@@ -907,6 +1113,10 @@ void agent_win_create(struct agent *a, uint32_t c,
 			status = RMAD_ERR_NOMEM;
 			goto refuse;
 		}
+		early_end(w);
+		/* over the user's quota: refused on every member, through
+		 * the root like unreachable memory */
+		w->quota_err = quota_charge(a, w, ac->uid);
 		joined_replay(a, w);	/* entries that came before it */
 	}
 	for (int32_t i = 0; i < w->nhere; i++)
@@ -928,7 +1138,7 @@ void agent_win_create(struct agent *a, uint32_t c,
 	l->gen = ac->gen;
 	l->waiting = 1;
 	l->lk = NULL;
-	l->status = cstatus;
+	l->status = cstatus ? cstatus : w->quota_err;
 	l->created = !!(m->flags & RMAD_WINF_CREATE);
 	l->dynamic = !!(m->flags & RMAD_WINF_DYNAMIC);
 	l->addr = l->created && !l->dynamic ? m->addr : 0;
@@ -940,18 +1150,26 @@ void agent_win_create(struct agent *a, uint32_t c,
 	l->map_len = w->shared ? 0 : RMAD_WIN_CTL_SIZE +
 		     (l->dynamic ? RMAD_WIN_DYN_SIZE :
 		      l->created ? 0 : m->size);
-	l->base = w->shared ? NULL :
+	l->base = w->shared || l->status ? NULL :
 		  mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       fd, 0);
+	if (l->base == MAP_FAILED) {
+		/* out of memory, or of mappings (vm.max_map_count): the
+		 * window is refused on every member, through the root, so
+		 * that none waits for this one */
+		rmad_err("window %llx: cannot map rank %d's %llu bytes: %s "
+			 "(%u windows here)", (unsigned long long)w->key,
+			 l->rank, (unsigned long long)l->map_len,
+			 strerror(errno), a->wn.nwins);
+		l->base = NULL;
+		l->status = RMAD_ERR_NOMEM;
+	}
+	if (!l->base)
+		l->map_len = 0;
 	l->data = l->base && !l->created ?
 		  (char *)l->base + RMAD_WIN_CTL_SIZE : NULL;
-	if (l->base == MAP_FAILED) {
-		l->base = NULL;
-		status = RMAD_ERR_NOMEM;
-		goto refuse;
-	}
-	l->pub = l->dynamic ? (void *)((char *)l->base + RMAD_WIN_CTL_SIZE) :
-			      NULL;
+	l->pub = l->dynamic && l->base ?
+		 (void *)((char *)l->base + RMAD_WIN_CTL_SIZE) : NULL;
 	if (l->pub)	/* the table is ours to write: start it empty */
 		memset(l->pub, 0, offsetof(struct rmad_win_dyn, r));
 	w->nhere++;
@@ -1033,8 +1251,14 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 			return;
 		if (!w) {
 			w = win_new(a, j, h->seq, hw->gsize);
-			if (!w)
+			if (!w) {
+				rmad_err("window %llx: no memory for node %u's "
+					 "join", (unsigned long long)h->seq,
+					 h->src_node);
 				return;
+			}
+			w->joined_first = 1;
+			j->win_early_all++;
 		}
 		if (h->type == RMAD_AM_WIN_JOIN && !w->local) {
 			/* before the group: kept, checked once it is */
@@ -1149,9 +1373,8 @@ static void on_win(struct agent *a, const struct rmad_am_hdr *h,
 
 int agent_win_init(struct agent *a)
 {
-	a->wn.blocks = calloc((size_t)a->p.max_windows, sizeof(*a->wn.blocks));
-	if (!a->wn.blocks)
-		return RMAD_ERR_NOMEM;
+	if (rmad_random_bytes(&a->wn.seed, sizeof(a->wn.seed)))
+		a->wn.seed = rmad_now_ns() ^ (uint64_t)getpid() << 32;
 	am_register(a, RMAD_AM_WIN_JOIN, on_win);
 	am_register(a, RMAD_AM_WIN_READY, on_win);
 	am_register(a, RMAD_AM_WIN_FREE_ARRIVE, on_win);
@@ -1166,5 +1389,12 @@ void agent_win_fini(struct agent *a)
 	while (a->wn.wins)
 		win_destroy(a, a->wn.wins);
 	free(a->wn.blocks);
-	a->wn.blocks = NULL;
+	free(a->wn.bfree);
+	free(a->wn.hash);
+	free(a->wn.quota);
+	memset(&a->wn, 0, sizeof(a->wn));
+	for (int k = 0; a->jobs && k < a->p.max_jobs; k++) {
+		free(a->jobs[k].win_early);
+		a->jobs[k].win_early = NULL;
+	}
 }

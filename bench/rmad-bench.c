@@ -45,12 +45,12 @@
 
 enum { T_PUT, T_GET, T_ACC, T_GACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_MR_1,
 	T_MR_ALL, T_POST, T_ASYNC, T_VPUT, T_VGET, T_VACC, T_HALO, T_OVERLAP,
-	T_MEM, T_NTESTS };
+	T_MEM, T_WINS, T_NTESTS };
 
 static const char *const test_names[T_NTESTS] = {
 	"put", "get", "acc", "gacc", "fop", "cas", "put_bw", "get_bw", "mr_1",
 	"mr_all", "post", "async", "vput", "vget", "vacc", "halo", "overlap",
-	"mem"
+	"mem", "wins"
 };
 
 #define MEM_WIN_SIZE 4096	/* bytes per rank of the mem test's window */
@@ -100,9 +100,11 @@ static void usage(FILE *f)
 "usage: " PROG_NAME " [options]   (run with 2 or more ranks)\n"
 "  -t, --tests LIST     comma list of put,get,acc,gacc,fop,cas,put_bw,\n"
 "                       get_bw,mr_1,mr_all,post,async,vput,vget,vacc,halo,\n"
-"                       overlap,mem or the groups lat,bw,mr,strided (vput,\n"
-"                       vget,vacc), apps (halo,overlap), all (default;\n"
-"                       all leaves out strided, apps and mem)\n"
+"                       overlap,mem,wins or the groups lat,bw,mr,strided\n"
+"                       (vput,vget,vacc), apps (halo,overlap), all\n"
+"                       (default; all leaves out strided, apps, mem and\n"
+"                       wins: --iters windows alive at once, the time to\n"
+"                       make and free one, the memory per window)\n"
 "  -m, --mode LIST      sync modes: lock (an epoch per op), flush (op +\n"
 "                       flush in one lock_all), fence (op + fence, every\n"
 "                       rank fencing), pscw (target: post + wait, origin:\n"
@@ -745,11 +747,11 @@ static void mem_snap(struct memsnap *s)
 }
 
 /* collective: gather v, print a mem row of its median, p90 and max */
-static int mem_row(const char *mode, double v, double *all, double cpu,
-		   double wall, int ok)
+static int mem_row_of(const char *mode, size_t size, double v, double *all,
+		      double cpu, double wall, int ok)
 {
 	struct row r = { .test = test_names[T_MEM], .mode = mode,
-			 .size = MEM_WIN_SIZE, .t_us = -1, .ok = ok,
+			 .size = size, .t_us = -1, .ok = ok,
 			 .cpu = cpu, .wall = wall };
 	int n = 0, rc = b_gather0(v, all);
 
@@ -769,6 +771,12 @@ static int mem_row(const char *mode, double v, double *all, double cpu,
 		nfail++;
 	print_row(&r);
 	return 0;
+}
+
+static int mem_row(const char *mode, double v, double *all, double cpu,
+		   double wall, int ok)
+{
+	return mem_row_of(mode, MEM_WIN_SIZE, v, all, cpu, wall, ok);
 }
 
 /*
@@ -844,6 +852,108 @@ static int mem_test(void)
 	return rc ? rc : rc2;
 }
 
+
+#define WINS_SIZE 64	/* bytes per rank of each of the wins test's windows */
+
+/*
+ * Many windows: --iters allocated windows of WINS_SIZE bytes over all
+ * ranks (whatever -w says), made one after another and all alive at
+ * once, then freed in the order made.  Rows: "wins create" and "wins
+ * free", rank 0's time of each call (every rank makes and frees them
+ * alike); "mem win" and "mem winag", each rank's and each node's
+ * agent's RSS growth per window in KiB with them all alive (an agent
+ * counted once per node).  The check: every call returned success and a
+ * put to the last window made reads back.
+ */
+static int wins_test(void)
+{
+	int n = opt.iters, made = 0, rc = 0, rc2, fl = b_flavor, ok = 1;
+	bwin_t *w = calloc((size_t)n, sizeof(*w));
+	double *tf = calloc((size_t)n + 1, sizeof(*tf));
+	double *all = calloc((size_t)nranks, sizeof(*all));
+	int64_t **base = calloc((size_t)n, sizeof(*base)), v = rank + 1;
+	struct row rcr = { .test = test_names[T_WINS], .mode = "create",
+			   .size = WINS_SIZE, .t_us = -1, .ok = 1 };
+	struct row rfr = rcr;
+	struct memsnap s0, s1;
+	struct meter m;
+	double bad = 0;
+
+	if (!w || !tf || !all || !base) {
+		free(w);
+		free(tf);
+		free(all);
+		free(base);
+		return -1;
+	}
+	rfr.mode = "free";
+	b_flavor = BW_ALLOCATE;
+	rc = row_begin(&m);
+	mem_snap(&s0);
+	while (!rc && made < n) {
+		double t = now();
+
+		rc = b_win_alloc(WINS_SIZE, &base[made], &w[made]);
+		samples[made] = now() - t;
+		if (!rc)
+			made++;
+	}
+	stats(&rcr, samples, made, 1);
+	rc2 = b_sum0(made == n ? 0 : 1, &bad);
+	rcr.ok = !rc2 && bad == 0;
+	rc2 = rc2 ? rc2 : row_end(&m, &rcr);
+	rc = rc ? rc : rc2;
+	mem_snap(&s1);
+	/* the last one works: every rank puts its rank + 1 to the next */
+	if (!rc && made) {
+		bwin_t l = w[made - 1];
+		int right = (rank + 1) % nranks;
+
+		*base[made - 1] = 0;
+		rc = b_barrier();
+		rc = rc ? rc : b_lock_all(l);
+		rc = rc ? rc : b_put(&v, 1, B_INT64, right, 0, l);
+		rc2 = rc ? -1 : b_unlock_all(l);
+		rc = rc ? rc : rc2;
+		rc2 = b_barrier();
+		rc = rc ? rc : rc2;
+		if (!rc && !b_lock(rank, l)) {
+			ok = *base[made - 1] == (rank + nranks - 1) % nranks + 1;
+			b_unlock(rank, l);
+		}
+	}
+	if (rc || !ok || made < n)
+		fprintf(stderr, PROG_NAME ": wins: rank %d: %d of %d windows "
+			"made%s\n", rank, made, n, rc ? ", a call failed" :
+			ok ? "" : ", the data differs");
+	ok = ok && !rc && made == n;
+	rc2 = row_begin(&m);
+	for (int i = 0; i < made; i++) {
+		double t = now();
+
+		b_win_free(&w[i]);
+		tf[i] = now() - t;
+	}
+	stats(&rfr, tf, made, 1);
+	rc2 = rc2 ? rc2 : b_sum0(ok ? 0 : 1, &bad);
+	ok = !rc2 && bad == 0;
+	rfr.ok = ok;
+	b_flavor = fl;
+	rc2 = rc2 ? rc2 : row_end(&m, &rfr);
+	if (!rc2 && made) {
+		rc2 = mem_row_of("win", WINS_SIZE, (s1.rss - s0.rss) / made,
+				 all, 0, 0, ok);
+		rc2 = rc2 ? rc2 : mem_row_of("winag", WINS_SIZE,
+					     (s1.agent - s0.agent) / made,
+					     all, 0, 0, ok);
+	}
+	free(w);
+	free(tf);
+	free(all);
+	free(base);
+	return rc ? rc : rc2;
+}
+
 /* one row of a test that only the origin drives */
 static int origin_row(int t, const char *mode, size_t size)
 {
@@ -886,6 +996,8 @@ static int run_all(void)
 
 	if (opt.tests[T_MEM])
 		rc = mem_test();
+	if (opt.tests[T_WINS] && !rc)
+		rc = wins_test();
 	for (int t = T_PUT; t <= T_CAS && !rc; t++) {
 		if (!opt.tests[t])
 			continue;
@@ -992,7 +1104,7 @@ int main(int argc, char **argv)
 	origin = 0;
 	target = nranks - 1;
 	/* the mem test alone needs no big buffers: keep the job small */
-	for (int t = 0; t < T_MEM; t++)
+	for (int t = 0; t < T_MEM; t++)	/* (mem, wins) */
 		only_mem &= !opt.tests[t];
 	if (only_mem)
 		wsize = bsize = MEM_WIN_SIZE;

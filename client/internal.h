@@ -123,7 +123,8 @@ enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2, EPOCH_FENCE = 3,
 
 struct rmad_win_s {
 	uint32_t magic;
-	struct rmad_win_s *next;
+	struct rmad_win_s *next, *prev;	/* win.c's list (ctl_lock) */
+	int listed;			/* ... on it (ctl_lock) */
 	uint64_t key;
 	uint32_t block;
 	int gsize;

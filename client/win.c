@@ -137,12 +137,9 @@ static int win_live(rmad_win_t w)
 {
 	int live = 0;
 
+	/* w is readable: a window, or one in its grave (win_bury) */
 	pthread_mutex_lock(&ctl_lock);
-	for (struct rmad_win_s *p = windows; p; p = p->next)
-		if (p == w) {
-			live = w->magic == WIN_MAGIC;
-			break;
-		}
+	live = w->listed && w->magic == WIN_MAGIC;
 	pthread_mutex_unlock(&ctl_lock);
 	return live;
 }
@@ -548,8 +545,12 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 		rmad_dbg("op_pool hint: reservation failed");
 	w->magic = WIN_MAGIC;
 	pthread_mutex_lock(&ctl_lock);
+	w->prev = NULL;
 	w->next = windows;
+	if (windows)
+		windows->prev = w;
 	windows = w;
+	w->listed = 1;
 	pthread_mutex_unlock(&ctl_lock);
 	if (base_out)	/* (a noncontiguous window's empty member: NULL,
 			 * as shared_query says) */
@@ -687,11 +688,15 @@ int rmad_win_free(rmad_win_t *win)
 		return err;	/* the agent refused: nothing changed */
 	}
 	/* freed, or the job/agent failed: the memory goes either way */
-	for (struct rmad_win_s **pp = &windows; *pp; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			break;
-		}
+	if (w->listed) {
+		if (w->prev)
+			w->prev->next = w->next;
+		else
+			windows = w->next;
+		if (w->next)
+			w->next->prev = w->prev;
+		w->listed = 0;
+	}
 	pthread_mutex_unlock(&ctl_lock);
 	/* its epochs are over everywhere: its op pool goes back */
 	rmad_op_pool_return(c, w);
@@ -946,11 +951,7 @@ int rmad_win_stats(rmad_win_t handle, struct rmad_stats *out)
 		return RMAD_ERR_ARG;
 	/* ctl_lock held throughout: the window cannot be freed under us */
 	pthread_mutex_lock(&ctl_lock);
-	for (struct rmad_win_s *p = windows; p; p = p->next)
-		if (p == win) {
-			live = win->magic == WIN_MAGIC;
-			break;
-		}
+	live = win->listed && win->magic == WIN_MAGIC;
 	if (!live) {
 		pthread_mutex_unlock(&ctl_lock);
 		return RMAD_ERR_ARG;

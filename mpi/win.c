@@ -18,67 +18,182 @@
 
 #include "rmpi.h"
 
-#define WTAB 1024
+/*
+ * The table: open addressing over a power of two of slots, at most half
+ * of them used (live entries and tombstones).  Readers take no lock: a
+ * sequence count, odd while the table is rebuilt in place (tombstones
+ * cleared), tells them to look again under the lock, as a miss does
+ * (every window made here is in the table, MPI's ones too).  A table
+ * outgrown is kept, never freed, so that a reader still in it reads
+ * memory; the old tables together are smaller than the current one.
+ */
+#define WTAB0 1024
 struct wslot {
 	MPI_Win key;
 	struct mwin *w;			/* NULL: freed (a tombstone) */
 };
-static struct wslot wtab[WTAB];
+struct wtab {
+	struct wtab *old;		/* outgrown ones, kept */
+	unsigned int mask;		/* slots - 1 */
+	struct wslot s[];
+};
+static struct wtab *wcur;
+static unsigned int wseq;		/* odd: being rebuilt */
+static unsigned int nlive, nused;	/* entries; entries and tombstones */
 static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
-static struct mwin *wlist[WTAB];	/* every window, for the report */
-static int nw;
 static int serials;			/* windows made by this process */
 
 static unsigned int whash(MPI_Win w)
 {
 	uintptr_t v = (uintptr_t)w;
 
-	return (unsigned int)((v >> 4) ^ (v >> 14)) & (WTAB - 1);
+	v ^= v >> 17;
+	v *= (uintptr_t)0x9e3779b97f4a7c15ull;
+	return (unsigned int)(v >> 32 ^ v);
 }
 
 struct mwin *rmpi_last_win;		/* rmpi_win's one-entry cache */
 
-struct mwin *rmpi_win_slow(MPI_Win w)
+/* 1 if w is in t (*m its window, NULL for a tombstone's), else 0. */
+static int tab_find(const struct wtab *t, MPI_Win w, struct mwin **m)
 {
 	unsigned int h = whash(w);
 
-	for (unsigned int i = 0; i < WTAB; i++) {
-		struct wslot *s = &wtab[(h + i) & (WTAB - 1)];
+	for (unsigned int i = 0; i <= t->mask; i++) {
+		const struct wslot *s = &t->s[(h + i) & t->mask];
 		MPI_Win k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		struct mwin *m;
 
 		if (k == (MPI_Win)0)
-			return NULL;
+			return 0;
 		if (k != w)
 			continue;
-		m = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE);
-		if (m)
-			__atomic_store_n(&rmpi_last_win, m, __ATOMIC_RELEASE);
-		return m;
+		*m = __atomic_load_n(&s->w, __ATOMIC_ACQUIRE);
+		return 1;
 	}
-	return NULL;
+	return 0;
+}
+
+struct mwin *rmpi_win_slow(MPI_Win w)
+{
+	unsigned int seq = __atomic_load_n(&wseq, __ATOMIC_ACQUIRE);
+	struct wtab *t = __atomic_load_n(&wcur, __ATOMIC_ACQUIRE);
+	struct mwin *m = NULL;
+	int found = !(seq & 1) && t && tab_find(t, w, &m);
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!found || __atomic_load_n(&wseq, __ATOMIC_RELAXED) != seq) {
+		/* a miss, or rebuilt under us: under the lock */
+		m = NULL;
+		pthread_mutex_lock(&wlock);
+		if (wcur)
+			tab_find(wcur, w, &m);
+		pthread_mutex_unlock(&wlock);
+	}
+	if (m)
+		__atomic_store_n(&rmpi_last_win, m, __ATOMIC_RELEASE);
+	return m;
+}
+
+/* Put w's entry into t (a rebuild: no reader looks at t yet, or the
+ * sequence count is odd). */
+static void tab_put(struct wtab *t, MPI_Win key, struct mwin *m)
+{
+	unsigned int h = whash(key);
+
+	for (unsigned int i = 0;; i++) {
+		struct wslot *s = &t->s[(h + i) & t->mask];
+
+		if (s->key == (MPI_Win)0) {
+			__atomic_store_n(&s->w, m, __ATOMIC_RELAXED);
+			__atomic_store_n(&s->key, key, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+static struct wtab *tab_new(unsigned int slots)
+{
+	struct wtab *t = calloc(1, sizeof(*t) + sizeof(t->s[0]) * slots);
+
+	if (t)
+		t->mask = slots - 1;
+	return t;
+}
+
+/* Room for one more entry (wlock held): the table grows when its live
+ * entries fill a quarter of it, else is rebuilt in place when tombstones
+ * fill it to half.  0, or RMAD_ERR_NOMEM. */
+static int tab_room(void)
+{
+	struct wtab *t = wcur, *n;
+	struct wslot *live;
+	unsigned int k = 0;
+
+	if (t && (nused + 1) * 2 <= t->mask + 1)
+		return 0;
+	if (!t || (nlive + 1) * 4 > t->mask + 1) {
+		n = tab_new(t ? (t->mask + 1) * 2 : WTAB0);
+		if (!n || (t && n->mask < t->mask))
+			goto nomem;
+		for (unsigned int i = 0; t && i <= t->mask; i++)
+			if (t->s[i].key && t->s[i].w)
+				tab_put(n, t->s[i].key, t->s[i].w);
+		n->old = t;
+		__atomic_store_n(&wcur, n, __ATOMIC_RELEASE);
+		nused = nlive;
+		return 0;
+	}
+	/* tombstones: rebuilt in place, the live entries copied aside */
+	live = malloc(sizeof(*live) * (nlive ? nlive : 1));
+	if (!live)
+		return RMAD_ERR_NOMEM;
+	for (unsigned int i = 0; i <= t->mask; i++)
+		if (t->s[i].key && t->s[i].w)
+			live[k++] = t->s[i];
+	__atomic_store_n(&wseq, wseq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (unsigned int i = 0; i <= t->mask; i++) {
+		__atomic_store_n(&t->s[i].key, (MPI_Win)0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->s[i].w, NULL, __ATOMIC_RELAXED);
+	}
+	for (unsigned int i = 0; i < k; i++)
+		tab_put(t, live[i].key, live[i].w);
+	__atomic_store_n(&wseq, wseq + 1, __ATOMIC_RELEASE);
+	free(live);
+	nused = nlive;
+	return 0;
+nomem:
+	free(n);
+	return RMAD_ERR_NOMEM;
 }
 
 static int win_insert(struct mwin *m)
 {
 	unsigned int h = whash(m->handle);
-	int err = RMAD_ERR_NOMEM;
+	int err;
 
 	pthread_mutex_lock(&wlock);
-	for (unsigned int i = 0; i < WTAB; i++) {
-		struct wslot *s = &wtab[(h + i) & (WTAB - 1)];
+	err = tab_room();
+	for (unsigned int i = 0; !err; i++) {
+		struct wslot *s = &wcur->s[(h + i) & wcur->mask];
 
-		if (s->key == m->handle || s->key == (MPI_Win)0) {
+		if (s->key == m->handle) {
+			/* a freed handle's tombstone, made again */
+			if (!s->w)
+				nlive++;
+			__atomic_store_n(&s->w, m, __ATOMIC_RELEASE);
+			break;
+		}
+		if (s->key == (MPI_Win)0) {
 			__atomic_store_n(&s->w, m, __ATOMIC_RELEASE);
 			__atomic_store_n(&s->key, m->handle, __ATOMIC_RELEASE);
-			err = 0;
+			nlive++;
+			nused++;
 			break;
 		}
 	}
 	if (!err)
 		m->serial = ++serials;
-	if (!err && rmpi.report && nw < WTAB)
-		wlist[nw++] = m;
 	pthread_mutex_unlock(&wlock);
 	return err;
 }
@@ -89,34 +204,53 @@ static void win_remove(struct mwin *m)
 
 	pthread_mutex_lock(&wlock);
 	__atomic_store_n(&rmpi_last_win, NULL, __ATOMIC_RELEASE);
-	for (unsigned int i = 0; i < WTAB; i++) {
-		struct wslot *s = &wtab[(h + i) & (WTAB - 1)];
+	for (unsigned int i = 0; wcur && i <= wcur->mask; i++) {
+		struct wslot *s = &wcur->s[(h + i) & wcur->mask];
 
 		if (s->key == m->handle) {
-			__atomic_store_n(&s->w, NULL, __ATOMIC_RELEASE);
+			if (s->w == m) {
+				__atomic_store_n(&s->w, NULL,
+						 __ATOMIC_RELEASE);
+				nlive--;
+			}
 			break;
 		}
 		if (s->key == (MPI_Win)0)
 			break;
 	}
-	for (int i = 0; i < nw; i++)
-		if (wlist[i] == m)
-			wlist[i] = NULL;
 	pthread_mutex_unlock(&wlock);
 }
 
-/* The end-of-job report (RMAD_MPI_REPORT=1): who served each window. */
+static int cmp_serial(const void *x, const void *y)
+{
+	const struct mwin *p = *(struct mwin *const *)x;
+	const struct mwin *q = *(struct mwin *const *)y;
+
+	return (p->serial > q->serial) - (p->serial < q->serial);
+}
+
+/* The end-of-job report (RMAD_MPI_REPORT=1): who served each window
+ * not freed, in the order they were made. */
 void rmpi_win_report(void)
 {
+	struct mwin **v = NULL;
+	unsigned int n = 0;
+
 	pthread_mutex_lock(&wlock);
-	for (int i = 0; i < nw; i++)
-		if (wlist[i])
-			fprintf(stderr, "rmad-mpi: rank %d: window %d (flavor "
-				"%d): %s, %llu ops (not freed)\n", rmpi.rank,
-				wlist[i]->serial, wlist[i]->flavor,
-				wlist[i]->rw ? "rmad" : "MPI",
-				(unsigned long long)wlist[i]->ops);
+	if (wcur && nlive)
+		v = malloc(sizeof(*v) * nlive);
+	for (unsigned int i = 0; v && i <= wcur->mask; i++)
+		if (wcur->s[i].key && wcur->s[i].w && n < nlive)
+			v[n++] = wcur->s[i].w;
 	pthread_mutex_unlock(&wlock);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_serial);
+	for (unsigned int i = 0; i < n; i++)
+		fprintf(stderr, "rmad-mpi: rank %d: window %d (flavor %d): "
+			"%s, %llu ops (not freed)\n", rmpi.rank, v[i]->serial,
+			v[i]->flavor, v[i]->rw ? "rmad" : "MPI",
+			(unsigned long long)v[i]->ops);
+	free(v);
 }
 
 static void report_free(const struct mwin *m)
@@ -258,8 +392,8 @@ static int finish(struct mwin *m, MPI_Comm comm, int err, MPI_Win *win)
 	}
 	m->handle = *win;
 	if (win_insert(m)) {
-		fprintf(stderr, "rmad-mpi: rank %d: more than %d windows; "
-			"aborting\n", rmpi.rank, WTAB);
+		fprintf(stderr, "rmad-mpi: rank %d: no memory for the table "
+			"of windows; aborting\n", rmpi.rank);
 		PMPI_Abort(comm, MPI_ERR_INTERN);
 	}
 	return 0;
@@ -367,7 +501,15 @@ static int make(const struct mk *a, MPI_Win *win)
 		rmad_mpi_window_note(1);
 		return MPI_SUCCESS;
 	}
-	if (err == RMAD_ERR_ARG || err == RMAD_ERR_HINT) {
+	if (err == RMAD_ERR_ARG || err == RMAD_ERR_HINT ||
+	    (err == RMAD_ERR_NOMEM && rmpi.strict)) {
+		/* strict: out of memory (or over the agent's max_windows
+		 * quota; its log says which) is MPI_ERR_NO_MEM, as MPI
+		 * itself would answer, not a window MPI serves */
+		if (err == RMAD_ERR_NOMEM)
+			fprintf(stderr, "rmad-mpi: rank %d: window of flavor "
+				"%d: %s (MPI_ERR_NO_MEM)\n", rmpi.rank,
+				a->flavor, rmad_strerror(err));
 		*win = MPI_WIN_NULL;
 		return comm_err(a->comm, err);
 	}

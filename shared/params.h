@@ -255,12 +255,17 @@
 	  "queues at once, over all windows (granted locks take no "	\
 	  "entry).  A request that finds the queue full is refused and " \
 	  "retried by the origin's agent after 200 microseconds.")	\
-	X(max_windows, INT, "64", 0, 1, 65536,				\
-	  "Window blocks in the shared segment, that is the most "	\
-	  "windows that exist at once on the node.  Other nodes may "	\
-	  "join four times as many windows of a job here before a "	\
-	  "member on this node made them, each node at most one per "	\
-	  "rank it serves (and max_windows).")				\
+	X(max_windows, INT, "32768", RMAD_P_RELOAD, 0, 16777216,		\
+	  "Windows each user may have alive at once on this agent "	\
+	  "(a quota on a shared agent, 0: none); the window past it "	\
+	  "is refused on every member with RMAD_ERR_NOMEM "	\
+	  "(MPI_ERR_NO_MEM).  Windows are otherwise limited by "	\
+	  "memory only; the agent maps each member's window on its "	\
+	  "node, so vm.max_map_count (65530 by default) bounds the "	\
+	  "windows times their members on a node.  Other nodes may "	\
+	  "make a window of a job here before a member on this node "	\
+	  "did, each node at most one per rank it serves of the "	\
+	  "job.")	\
 	X(staging_size, SIZE, "1m", 0, 4096, 1073741824,		\
 	  "Bytes of each client's data staging area in the shared "	\
 	  "segment.")							\

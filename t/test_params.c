@@ -123,7 +123,7 @@ static void test_defaults(void)
 	   "polling and log defaults");
 	ok(p.max_clients == 64 && p.ring_entries == 1024 &&
 	   p.op_pool == 4096 && p.client_op_pool == 64 &&
-	   p.target_pool == 1024 && p.max_windows == 64 &&
+	   p.target_pool == 1024 && p.max_windows == 32768 &&
 	   p.max_jobs == 16, "segment sizing defaults");
 	ok(p.staging_size == 1048576 && p.am_buf_size == 8192 &&
 	   p.am_recv_bufs == 64 && p.am_send_bufs == 256,
