@@ -36,164 +36,13 @@
 #include "secret.h"
 #include "winmem.h"
 #include "windows.h"
+#include "wintab.h"
 #include "log.h"
 #include "rmad_abi.h"
 #include "counter.h"
 #include "util.h"
 
 #define WIN_SIZE_MAX	(1ull << 40)	/* 1 TiB per rank */
-
-/* ------------------------------------------------ the tables */
-
-static uint32_t win_hash(const struct agent *a, const struct agent_job *j,
-			 uint64_t key)
-{
-	uint64_t v = key ^ a->wn.seed ^
-		     ((uint64_t)(uintptr_t)j * 0x9e3779b97f4a7c15ull);
-
-	v ^= v >> 31;
-	v *= 0xbf58476d1ce4e5b9ull;
-	v ^= v >> 29;
-	return (uint32_t)v & a->wn.hmask;
-}
-
-static struct agent_win *win_find(struct agent *a, struct agent_job *j,
-				  uint64_t key)
-{
-	if (!a->wn.hash)
-		return NULL;
-	for (struct agent_win *w = a->wn.hash[win_hash(a, j, key)]; w;
-	     w = w->hnext)
-		if (w->job == j && w->key == key)
-			return w;
-	return NULL;
-}
-
-/* Room in the hash for one more window (a load of one at most). */
-static int hash_room(struct agent *a)
-{
-	uint32_t n = a->wn.hash ? a->wn.hmask + 1 : 0, nn;
-	struct agent_win **h;
-
-	if (a->wn.nwins < n)
-		return 0;
-	nn = n ? n * 2 : 256;
-	if (nn < n)
-		return -1;
-	h = calloc(nn, sizeof(*h));
-	if (!h)
-		return -1;
-	free(a->wn.hash);
-	a->wn.hash = h;
-	a->wn.hmask = nn - 1;
-	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
-		uint32_t b = win_hash(a, w->job, w->key);
-
-		w->hnext = h[b];
-		h[b] = w;
-	}
-	return 0;
-}
-
-/* A free window block for w (the table grows); -1 without memory. */
-static int block_take(struct agent *a, struct agent_win *w)
-{
-	struct win_ctx *x = &a->wn;
-	uint32_t b;
-
-	if (x->nbfree) {
-		b = x->bfree[--x->nbfree];
-	} else {
-		if (x->bused == x->nblocks) {
-			uint32_t n = x->nblocks ? x->nblocks * 2 : 64;
-			struct agent_win **p;
-			uint32_t *f;
-
-			if (n > INT32_MAX)
-				return -1;
-			p = realloc(x->blocks, sizeof(*p) * n);
-			if (!p)
-				return -1;
-			x->blocks = p;
-			f = realloc(x->bfree, sizeof(*f) * n);
-			if (!f)
-				return -1;
-			x->bfree = f;
-			memset(p + x->nblocks, 0,
-			       sizeof(*p) * (n - x->nblocks));
-			x->nblocks = n;
-		}
-		b = x->bused++;
-	}
-	x->blocks[b] = w;
-	w->block = (int)b;
-	return 0;
-}
-
-static void block_put(struct agent *a, struct agent_win *w)
-{
-	if (w->block < 0)
-		return;
-	a->wn.blocks[w->block] = NULL;
-	/* bfree has room for every block */
-	a->wn.bfree[a->wn.nbfree++] = (uint32_t)w->block;
-	w->block = -1;
-}
-
-static struct win_quota *quota_of(struct agent *a, uid_t uid, int make)
-{
-	struct win_quota *q;
-
-	for (int i = 0; i < a->wn.nquota; i++)
-		if (a->wn.quota[i].uid == uid)
-			return &a->wn.quota[i];
-	if (!make)
-		return NULL;
-	if (a->wn.nquota == a->wn.capquota) {
-		int n = a->wn.capquota ? a->wn.capquota * 2 : 4;
-
-		q = realloc(a->wn.quota, sizeof(*q) * (size_t)n);
-		if (!q)
-			return NULL;
-		a->wn.quota = q;
-		a->wn.capquota = n;
-	}
-	q = &a->wn.quota[a->wn.nquota++];
-	*q = (struct win_quota){ .uid = uid };
-	return q;
-}
-
-/*
- * The first member here of w came from user uid: w counts in uid's
- * windows.  RMAD_ERR_NOMEM when uid has max_windows already (a quota per
- * user; 0: none), and the window is then refused on every member.
- */
-static int quota_charge(struct agent *a, struct agent_win *w, uid_t uid)
-{
-	struct win_quota *q = quota_of(a, uid, 1);
-
-	if (!q)
-		return RMAD_ERR_NOMEM;
-	if (a->p.max_windows && q->n >= (uint32_t)a->p.max_windows) {
-		rmad_warn("window %llx: user %u has %u windows on this agent "
-			  "already (max_windows): refused",
-			  (unsigned long long)w->key, (unsigned)uid, q->n);
-		return RMAD_ERR_NOMEM;
-	}
-	q->n++;
-	w->uid = uid;
-	w->charged = 1;
-	return 0;
-}
-
-static void quota_release(struct agent *a, struct agent_win *w)
-{
-	struct win_quota *q = w->charged ? quota_of(a, w->uid, 0) : NULL;
-
-	w->charged = 0;
-	if (q && !--q->n)	/* the last one: the entry goes */
-		*q = a->wn.quota[--a->wn.nquota];
-}
 
 /* The windows of job j that others' joins made here before any member
  * here (remote_win_ok bounds them), and their entries by node. */
@@ -210,8 +59,6 @@ static struct agent_win *win_new(struct agent *a, struct agent_job *j,
 {
 	struct agent_win *w;
 
-	if (hash_room(a))
-		return NULL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
@@ -229,17 +76,11 @@ static struct agent_win *win_new(struct agent *a, struct agent_job *j,
 	w->root = -1;
 	w->meta_fd = -1;
 	w->sfd = -1;
-	w->next = a->wn.wins;
-	if (w->next)
-		w->next->prev = w;
-	a->wn.wins = w;
-	{
-		uint32_t b = win_hash(a, j, key);
-
-		w->hnext = a->wn.hash[b];
-		a->wn.hash[b] = w;
+	if (wintab_insert(a, w)) {
+		free(w->meta);
+		free(w);
+		return NULL;
 	}
-	a->wn.nwins++;
 	return w;
 }
 
@@ -265,21 +106,9 @@ static void joined_free(struct agent_win *w)
 
 static void win_destroy(struct agent *a, struct agent_win *w)
 {
-	struct agent_win **pp = &a->wn.hash[win_hash(a, w->job, w->key)];
-
-	while (*pp && *pp != w)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = w->hnext;
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		a->wn.wins = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
-	a->wn.nwins--;
+	wintab_remove(a, w);
 	early_end(w);
-	quota_release(a, w);
+	wintab_quota_release(a, w);
 	if (a->win_gone_hook)
 		a->win_gone_hook(a, w);	/* the RMA layer's state */
 	for (int32_t i = 0; i < w->nhere; i++) {
@@ -292,7 +121,7 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 		free(w->local[i].posts);
 		free(w->local[i].reg);
 	}
-	block_put(a, w);
+	wintab_block_put(a, w);
 	if (w->meta_fd >= 0)
 		close(w->meta_fd);
 	if (w->smap)
@@ -366,7 +195,7 @@ struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
 struct agent_win *agent_win_by_key(struct agent *a, struct agent_job *j,
 				   uint64_t key)
 {
-	struct agent_win *w = win_find(a, j, key);
+	struct agent_win *w = wintab_find(a, j, key);
 
 	/* not yet ready is fine: every member mapped its memory already;
 	 * a ready window stays usable by the survivors of a failed job */
@@ -383,7 +212,7 @@ struct agent_win *agent_win_of_client(struct agent *a, uint32_t c,
 				      uint64_t key)
 {
 	struct agent_client *ac = &a->cl[c];
-	struct agent_win *w = ac->job ? win_find(a, ac->job, key) : NULL;
+	struct agent_win *w = ac->job ? wintab_find(a, ac->job, key) : NULL;
 
 	for (int32_t i = 0; w && w->ready && i < w->nhere; i++)
 		if (w->local[i].client == c && w->local[i].gen == ac->gen &&
@@ -701,7 +530,7 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		free(w->meta);
 		w->meta = NULL;
 	}
-	if (block_take(a, w)) {
+	if (wintab_block_take(a, w)) {
 		/* (make_sorted's memfd goes with the window) */
 		rmad_err("window %llx: no memory for its window block (%u "
 			 "windows here)", (unsigned long long)w->key,
@@ -1055,7 +884,7 @@ void agent_win_create(struct agent *a, uint32_t c,
 		if (m->ranks[i] < 0 || m->ranks[i] >= j->size)
 			goto refuse;
 
-	w = win_find(a, j, m->key);
+	w = wintab_find(a, j, m->key);
 	if (w && !w->local && w->gsize != m->gsize) {
 		/* made by joins of another group size: nothing is in its
 		 * table yet, and joined_replay drops what said so */
@@ -1116,7 +945,7 @@ void agent_win_create(struct agent *a, uint32_t c,
 		early_end(w);
 		/* over the user's quota: refused on every member, through
 		 * the root like unreachable memory */
-		w->quota_err = quota_charge(a, w, ac->uid);
+		w->quota_err = wintab_quota_charge(a, w, ac->uid);
 		joined_replay(a, w);	/* entries that came before it */
 	}
 	for (int32_t i = 0; i < w->nhere; i++)
@@ -1187,7 +1016,7 @@ void agent_win_free(struct agent *a, uint32_t c,
 		    const struct rmad_ctl_win_free *m)
 {
 	struct agent_client *ac = &a->cl[c];
-	struct agent_win *w = ac->job ? win_find(a, ac->job, m->key) : NULL;
+	struct agent_win *w = ac->job ? wintab_find(a, ac->job, m->key) : NULL;
 	struct win_local *l = NULL;
 
 	for (int32_t i = 0; w && i < w->nhere; i++)
@@ -1218,7 +1047,7 @@ void agent_win_free(struct agent *a, uint32_t c,
 void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j)
 {
-	struct agent_win *w = win_find(a, j, h->seq);
+	struct agent_win *w = wintab_find(a, j, h->seq);
 
 	switch (h->type) {
 	case RMAD_AM_WIN_JOIN:

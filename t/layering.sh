@@ -31,6 +31,7 @@ layers=(
 	"jobs"				# jobs, rank->node map, barrier, ping
 	"mem"				# alloc_mem regions
 	"winmem"			# can a created window be reached
+	"wintab"			# the tables of windows: hash, blocks, quotas
 	"windows"			# windows across agents
 	"winsync"			# fence barrier, PSCW notices
 	"dynwin"			# dynamic windows' attached regions
