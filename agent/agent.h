@@ -111,6 +111,10 @@ struct agent_job {
 	/* what am_watch was told: the root (-1: none), the map's nodes */
 	int watched_root;
 	int watched_map;
+	/* ranks whose process died (here, or as their node's JOB_FAIL
+	 * said), sorted: O(deaths), never O(ranks) (jobs.c) */
+	int32_t *dead;
+	int32_t ndead, capdead;
 };
 
 struct agent_stats {
@@ -246,9 +250,13 @@ struct win_joined;
 struct rma_ctx;
 
 /* The windows this agent serves, and the window block of each (windows.c). */
+struct win_keep;
 struct win_ctx {
 	struct agent_win *wins;
 	struct agent_win **blocks;	/* max_windows */
+	/* mappings of freed windows that were open to the fabric, kept
+	 * until transfers still aimed at them have drained (windows.c) */
+	struct win_keep *kept;
 };
 
 /* Client memory registered with the fabric, per client slot (mem.c). */
@@ -267,6 +275,10 @@ struct mem_ctx {
 struct job_hooks {
 	void (*failed)(struct agent *a, struct agent_job *j);
 	void (*freed)(struct agent *a, struct agent_job *j);
+	/* rank of j died (here or on the node that says so): every
+	 * operation on it ends */
+	void (*rank_dead)(struct agent *a, struct agent_job *j,
+			  int32_t rank);
 };
 
 /* main.c: the command line, and the "one agent per place" lock. */
@@ -442,6 +454,9 @@ struct win_local {
 	struct rma_lock *lk;		/* remote lock requests (rma.c) */
 	struct rmad_fabric_mr *mr;	/* the window, open to fi_write/read */
 	uint64_t mr_key, mr_addr;
+	uint8_t fab_open;		/* it was: transfers may still land in
+					 * the mapping after mr closed, which
+					 * is kept a while (windows.c) */
 };
 
 /* Where a member's window is open to fi_write/fi_read. */

@@ -254,6 +254,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		do_reload(a);
 	am_tick(a, now);
 	agent_jobs_tick(a);
+	agent_win_tick(a, now);
 	check_idle_exit(a);
 	check_owner(a);
 	if (a->p.stats_interval_ms > 0 &&

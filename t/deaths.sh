@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# deaths.sh - the death matrix (t/prog_deaths.c): a rank SIGKILLed
+# before or during operations on it, on its own node and from another
+# vnode, over shm and tcp;ofi_rxm.  Every call and synchronization on
+# the dead rank must fail with RMAD_ERR_PROC_FAILED (never succeed,
+# never hang) within the bound rmad(7) gives, the survivors keep the
+# data their epochs completed, both agents live on, and a fresh job on
+# the same agents works afterwards.  make check runs a representative
+# subset (DEATHS_FULL=1, as make soak sets it, runs every mode on both
+# providers; DEATHS_RUNS='PROVIDER MODE|...' picks some by hand).
+. "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
+prog="$top_builddir/t/prog_deaths"
+fresh="$top_builddir/t/prog_rma"
+if [ -n "${DEATHS_RUNS:-}" ]; then
+	# by hand: DEATHS_RUNS='shm before|tcp;ofi_rxm during'
+	IFS='|' read -r -a runs <<<"$DEATHS_RUNS"
+elif [ "${DEATHS_FULL:-0}" = 1 ]; then
+	runs=("shm before" "shm during" "shm fence" "shm pscw"
+	      "tcp;ofi_rxm before" "tcp;ofi_rxm during" "tcp;ofi_rxm fence"
+	      "tcp;ofi_rxm pscw")
+else
+	runs=("shm before" "shm during" "shm pscw"
+	      "tcp;ofi_rxm before" "tcp;ofi_rxm during" "tcp;ofi_rxm fence")
+fi
+plan $((${#runs[@]} * 4 + 1))
+export OMPI_MCA_orte_enable_recovery=1 OMPI_MCA_orte_abort_on_non_zero_status=0
+
+# the checks each survivor must pass, by mode
+want() {
+	case "$1" in
+	before)
+		echo "the barrier fails"
+		echo "lock, get 8 B, unlock fails"
+		echo "lock, put 8 B, flush, unlock fails"
+		echo "lock, accumulate, unlock fails"
+		echo "lock, fetch_and_op, flush, unlock fails"
+		echo "lock, get 64 KiB, unlock fails"
+		echo "lock, 2 puts of 64 MiB, unlock fails"
+		echo "lock_all, put, flush, unlock_all fails"
+		echo "fence, put, fence fails"
+		echo "start, put, complete fails"
+		echo "post, wait fails"
+		;;
+	during)
+		echo "on the victim while it dies fail"
+		echo "lock, get 8 B, unlock fails"
+		echo "lock, 2 puts of 64 MiB, unlock fails"
+		echo "fence, put, fence fails"
+		echo "post, wait fails"
+		;;
+	fence) echo "a fence the victim dies in fails" ;;
+	pscw) echo "for the dying rank fails" ;;
+	esac
+	echo "survivors keep their data"
+	echo ": ok: done"
+}
+
+n=0
+for r in "${runs[@]}"; do
+	prov=${r% *}
+	mode=${r##* }
+	n=$((n + 1))
+	sess=dm$n
+	# two vnode agents that outlive one job, as rmad-run starts them
+	mpirun -np 2 --bind-to none "$RMAD" --foreground --session "$sess" \
+		--vnodes 2 --owner-pid $$ --set "provider=$prov" \
+		--set fabric_node=127.0.0.1 --set log_level=info \
+		</dev/null >"$T_TMP/agents$n.log" 2>&1 &
+	T_PIDS+=($!)
+	wait_for "[ -S '$(sock_of "$sess" 0)' ] && [ -S '$(sock_of "$sess" 1)' ]" 30 ||
+		diag "agents of $sess did not come up: $(cat "$T_TMP/agents$n.log")"
+	read -r a0 <"$T_RUNDIR/$sess/agent-0.pid"
+	read -r a1 <"$T_RUNDIR/$sess/agent-1.pid"
+	job() {
+		RMAD_SESSION=$sess RMAD_VNODES=2 run_bounded 150 mpirun -np 4 \
+			--bind-to none -x RMAD_SESSION -x RMAD_VNODES \
+			-x RMAD_RUNDIR -x RMAD_AGENT_PATH -x RMAD_CONF \
+			-x RMAD_SPIN_US "$@" 2>&1
+	}
+	out=$(job "$prog" "$mode")
+	miss=""
+	while IFS= read -r w; do
+		k=$(echo "$out" | grep -F ": ok: " | grep -cF -- "$w")
+		[ "$k" -eq 3 ] || miss="$miss [$w: $k of 3]"
+	done < <(want "$mode")
+	[ -z "$miss" ] && ! echo "$out" | grep -q FAIL
+	ok $? "$prov, rank dead $mode: every survivor's check passed${miss:+, missing:$miss}"
+	[ -z "$miss" ] && ! echo "$out" | grep -q FAIL || diag "$out"
+	kill -0 "$a0" && kill -0 "$a1"
+	ok $? "$prov, $mode: both agents alive after the death"
+	out=$(job "$fresh")
+	ranks_ok "$prov, $mode: a fresh job on the same agents" 4 "$out" $? ": ok"
+	grep -q "segfault\|crash\|SIGSEGV\|SIGBUS" "$T_TMP/agents$n.log"
+	[ $? -ne 0 ]
+	ok $? "$prov, $mode: no crash in the agents' log"
+	kill -TERM "$a0" "$a1" 2>/dev/null
+	wait_for "! kill -0 $a0 2>/dev/null && ! kill -0 $a1 2>/dev/null" 10
+done
+ok_clean
+done_testing
