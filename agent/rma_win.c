@@ -171,9 +171,12 @@ static void fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
 		o->nocheck_all = 1;
 	}
 	/* nobody waits for an opening fence: its error is the epoch's,
-	 * for the next synchronization */
+	 * for the next synchronization; one that is waited for reports
+	 * the epoch's errors, which go with it */
 	if (st && !op->waited)
 		set_err(o, st);
+	else if (st)
+		o->err = 0;
 	op->status = st;
 	op->serial = 0;
 	agent_complete_op(a, op->client, i, st);
@@ -323,8 +326,14 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 					again = 1;
 					continue;
 				}
-				if (!op->waited)
+				if (!op->waited) {
 					set_err(o, st);
+				} else {
+					/* reported: the epoch's errors go
+					 * with it */
+					o->err = 0;
+					o->dead_seen = 0;
+				}
 				op->status = st;
 				op->serial = 0;
 				agent_complete_op(a, op->client, i, st);

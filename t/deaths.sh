@@ -50,7 +50,7 @@ want() {
 		echo "post, wait fails"
 		;;
 	fence) echo "a fence the victim dies in fails" ;;
-	pscw) echo "for the dying rank fails" ;;
+	pscw) echo "the dying rank fails" ;;
 	esac
 	echo "survivors keep their data"
 	echo ": ok: done"
