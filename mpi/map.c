@@ -464,6 +464,15 @@ int rmpi_lock_type(int l, int *out)
 
 /* --------------------------------------------------------- errors */
 
+/*
+ * A dead process (RMAD_ERR_PROC_FAILED): MPI's own class where the MPI
+ * library has one (MPI_ERR_PROC_FAILED of MPI 5, MPIX_ERR_PROC_FAILED
+ * of ULFM: Open MPI 5, MPICH); otherwise a code of ours in class
+ * MPI_ERR_OTHER whose string says what happened (rmpi_map_init), so
+ * that MPI_Error_string tells a death from other failures.
+ */
+static int proc_failed = MPI_ERR_OTHER;
+
 int rmpi_errclass(int e)
 {
 	switch (e) {
@@ -480,8 +489,12 @@ int rmpi_errclass(int e)
 	case RMAD_ERR_HINT: return MPI_ERR_INFO_VALUE;
 	case RMAD_ERR_INTERNAL: return MPI_ERR_INTERN;
 	case RMPI_ERR_COUNT: return MPI_ERR_COUNT;
-#ifdef MPIX_ERR_PROC_FAILED
+#if defined(MPI_ERR_PROC_FAILED)
+	case RMAD_ERR_PROC_FAILED: return MPI_ERR_PROC_FAILED;
+#elif defined(MPIX_ERR_PROC_FAILED)
 	case RMAD_ERR_PROC_FAILED: return MPIX_ERR_PROC_FAILED;
+#else
+	case RMAD_ERR_PROC_FAILED: return proc_failed;
 #endif
 	default: return MPI_ERR_OTHER;	/* agent, fabric, bootstrap */
 	}
@@ -635,6 +648,19 @@ int rmpi_map_init(void)
 	if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, tdelete, &tkey,
 				    NULL) != MPI_SUCCESS)
 		return RMAD_ERR_INTERNAL;
+#if !defined(MPI_ERR_PROC_FAILED) && !defined(MPIX_ERR_PROC_FAILED)
+	{
+		int c;
+
+		/* collective in effect: every rank adds it, in the same
+		 * order, so the code is the same everywhere */
+		if (PMPI_Add_error_code(MPI_ERR_OTHER, &c) == MPI_SUCCESS &&
+		    PMPI_Add_error_string(c, "a process of the operation "
+					  "died (RMAD_ERR_PROC_FAILED)") ==
+			    MPI_SUCCESS)
+			proc_failed = c;
+	}
+#endif
 	return 0;
 }
 

@@ -6,7 +6,8 @@
 # the dead rank must fail with RMAD_ERR_PROC_FAILED (never succeed,
 # never hang) within the bound rmad(7) gives, the survivors keep the
 # data their epochs completed, both agents live on, and a fresh job on
-# the same agents works afterwards.  make check runs a representative
+# the same agents works afterwards.  Then an MPI program under
+# librmad-mpi: MPI_Put + MPI_Win_unlock to a dead rank is an error class.  make check runs a representative
 # subset (DEATHS_FULL=1, as make soak sets it, runs every mode on both
 # providers; DEATHS_RUNS='PROVIDER MODE|...' picks some by hand).
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
@@ -16,14 +17,17 @@ if [ -n "${DEATHS_RUNS:-}" ]; then
 	# by hand: DEATHS_RUNS='shm before|tcp;ofi_rxm during'
 	IFS='|' read -r -a runs <<<"$DEATHS_RUNS"
 elif [ "${DEATHS_FULL:-0}" = 1 ]; then
-	runs=("shm before" "shm during" "shm fence" "shm pscw"
+	runs=("shm before" "shm during" "shm fence" "shm pscw" "shm alone"
 	      "tcp;ofi_rxm before" "tcp;ofi_rxm during" "tcp;ofi_rxm fence"
-	      "tcp;ofi_rxm pscw")
+	      "tcp;ofi_rxm pscw" "tcp;ofi_rxm alone")
 else
 	runs=("shm before" "shm during" "shm pscw"
-	      "tcp;ofi_rxm before" "tcp;ofi_rxm during" "tcp;ofi_rxm fence")
+	      "tcp;ofi_rxm before" "tcp;ofi_rxm during" "tcp;ofi_rxm fence"
+	      "tcp;ofi_rxm alone")
 fi
-plan $((${#runs[@]} * 4 + 1))
+mpid="$top_builddir/t/mpi/mpi_deaths"
+mpilib="$top_builddir/.libs/librmad-mpi.so"
+plan $((${#runs[@]} * 4 + 2))
 export OMPI_MCA_orte_enable_recovery=1 OMPI_MCA_orte_abort_on_non_zero_status=0
 
 # the checks each survivor must pass, by mode
@@ -49,6 +53,14 @@ want() {
 		echo "fence, put, fence fails"
 		echo "post, wait fails"
 		;;
+	alone)
+		echo "64 MiB puts on the victim while it dies fail"
+		echo "lock, get 8 B, unlock fails"
+		echo "lock, 2 puts of 64 MiB, unlock fails"
+		echo "fence, put, fence fails"
+		echo ": ok: done"
+		return
+		;;
 	fence) echo "a fence the victim dies in fails" ;;
 	pscw) echo "the dying rank fails" ;;
 	esac
@@ -72,24 +84,29 @@ for r in "${runs[@]}"; do
 		diag "agents of $sess did not come up: $(cat "$T_TMP/agents$n.log")"
 	read -r a0 <"$T_RUNDIR/$sess/agent-0.pid"
 	read -r a1 <"$T_RUNDIR/$sess/agent-1.pid"
+	# job NP PROG [ARGS...]
 	job() {
-		RMAD_SESSION=$sess RMAD_VNODES=2 run_bounded 150 mpirun -np 4 \
+		local np=$1
+		shift
+		RMAD_SESSION=$sess RMAD_VNODES=2 run_bounded 150 mpirun -np "$np" \
 			--bind-to none -x RMAD_SESSION -x RMAD_VNODES \
 			-x RMAD_RUNDIR -x RMAD_AGENT_PATH -x RMAD_CONF \
 			-x RMAD_SPIN_US "$@" 2>&1
 	}
-	out=$(job "$prog" "$mode")
+	np=4 nsurv=3
+	[ "$mode" = alone ] && np=2 nsurv=1
+	out=$(job "$np" "$prog" "$mode")
 	miss=""
 	while IFS= read -r w; do
 		k=$(echo "$out" | grep -F ": ok: " | grep -cF -- "$w")
-		[ "$k" -eq 3 ] || miss="$miss [$w: $k of 3]"
+		[ "$k" -eq "$nsurv" ] || miss="$miss [$w: $k of $nsurv]"
 	done < <(want "$mode")
 	[ -z "$miss" ] && ! echo "$out" | grep -q FAIL
 	ok $? "$prov, rank dead $mode: every survivor's check passed${miss:+, missing:$miss}"
 	[ -z "$miss" ] && ! echo "$out" | grep -q FAIL || diag "$out"
 	kill -0 "$a0" && kill -0 "$a1"
 	ok $? "$prov, $mode: both agents alive after the death"
-	out=$(job "$fresh")
+	out=$(job 4 "$fresh")
 	ranks_ok "$prov, $mode: a fresh job on the same agents" 4 "$out" $? ": ok"
 	grep -q "segfault\|crash\|SIGSEGV\|SIGBUS" "$T_TMP/agents$n.log"
 	[ $? -ne 0 ]
@@ -97,5 +114,18 @@ for r in "${runs[@]}"; do
 	kill -TERM "$a0" "$a1" 2>/dev/null
 	wait_for "! kill -0 $a0 2>/dev/null && ! kill -0 $a1 2>/dev/null" 10
 done
+# through librmad-mpi: MPI_Put + MPI_Win_unlock to a dead rank
+if [ -x "$mpid" ] && [ -r "$mpilib" ]; then
+	out=$(RMAD_MPI_LIB="$mpilib" \
+		LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		run_bounded 120 "$RMAD_RUN" -q --mpi --vnodes 2 \
+		--provider 'tcp;ofi_rxm' -np 4 "$mpid" 2>&1)
+	n=$(echo "$out" | grep -c "ok: MPI_Put+unlock to the dead rank fails")
+	[ "$n" -eq 3 ]
+	ok $? "MPI: put + unlock to a dead rank returns an error class on $n of 3 survivors"
+	[ "$n" -eq 3 ] || diag "$out"
+else
+	ok 0 "# SKIP librmad-mpi or t/mpi/mpi_deaths not built"
+fi
 ok_clean
 done_testing

@@ -7,7 +7,7 @@
  *
  * usage: prog_deaths WHEN
  *
- * 4 ranks on 2 vnodes (rmad-run puts ranks 0 and 1 on node 0, 2 and 3 on
+ * 4 ranks on 2 vnodes ('alone': 2; rmad-run puts ranks 0 and 1 on node 0, 2 and 3 on
  * node 1).  Rank 1, the victim, is SIGKILLed: rank 0 sees it die on its
  * own node (same-node operations are its own loads and stores), ranks 2
  * and 3 from the other node (operations go through the agents).  First
@@ -30,7 +30,14 @@
  *            joins when it dies: it must end with RMAD_ERR_PROC_FAILED;
  *   pscw     the same for PSCW: rank 0 in start (an access epoch to
  *            the victim), ranks 2 and 3 in wait (an exposure epoch for
- *            it).
+ *            it);
+ *   alone    2 ranks, one per vnode: rank 0 puts 64 MiB after 64 MiB to
+ *            rank 1, which dies 0.3 s later, the last rank of the job on
+ *            its node, whose agent then frees the window while
+ *            transfers into it are in flight (it must not crash: the
+ *            mapping stays a while, windows.c), and answers for the
+ *            job that is gone (RMAD_ERR_PROC_FAILED); then every call
+ *            of 'before'.
  *
  * In every mode the survivors then read back what they left each other
  * (their own window, and a get from a survivor across the nodes), and a
@@ -55,7 +62,7 @@
 #define WSIZE	(DATA + 4096)
 #define BOUND	10.0			/* seconds from a death to its error */
 
-static int rank, fails;
+static int rank, fails, alone;
 static rmad_win_t w;
 static char *base, *big;
 
@@ -191,7 +198,7 @@ static void loop_until_error(double dies_after)
 
 	while (!e && rmad_wtime() - t0 < dies_after + 30) {
 		FIRST(e, rmad_win_lock(RMAD_LOCK_SHARED, VICTIM, 0, w));
-		if (rank == 2) {
+		if (rank == 2 || alone) {
 			FIRST(e, rmad_put(big, BIG, RMAD_BYTE, VICTIM, 0, BIG,
 					  RMAD_BYTE, w));
 		} else {
@@ -218,7 +225,7 @@ static void loop_until_error(double dies_after)
 	if (e == RMAD_ERR_PROC_FAILED && tend < dies_after + BOUND)
 		printf("rank %d: ok: %s on the victim while it dies fail "
 		       "(%ld rounds, %.3f s after the death)\n", rank,
-		       rank == 2 ? "64 MiB puts" : "small ops", n,
+		       rank == 2 || alone ? "64 MiB puts" : "small ops", n,
 		       tend - dies_after);
 	fflush(stdout);
 }
@@ -306,8 +313,10 @@ int main(int argc, char **argv)
 	if (t_init(&argc, &argv, &rank, &size, NULL))
 		return 1;
 	alarm(90);
-	if (size != 4) {
-		printf("rank %d: FAIL needs 4 ranks on 2 vnodes\n", rank);
+	alone = !strcmp(when, "alone");
+	if (size != (alone ? 2 : 4)) {
+		printf("rank %d: FAIL needs %d ranks on 2 vnodes\n", rank,
+		       alone ? 2 : 4);
 		return 1;
 	}
 	big = malloc(BIG);
@@ -319,7 +328,7 @@ int main(int argc, char **argv)
 		return 1;
 	memset(base + DATA, 0, 4096);
 	OK(rmad_barrier());
-	if (rank != VICTIM) {
+	if (rank != VICTIM && !alone) {
 		uint64_t p[4];
 		int to = next_of(rank);
 
@@ -346,13 +355,14 @@ int main(int argc, char **argv)
 			printf("rank %d: ok: the barrier fails (%.3f s)\n",
 			       rank, rmad_wtime() - t0);
 		after_death();
-	} else if (!strcmp(when, "during")) {
+	} else if (!strcmp(when, "during") || alone) {
 		loop_until_error(0.3);
 		after_death();
 	} else {
 		sync_during(!strcmp(when, "fence"));
 	}
-	survivors();
+	if (!alone)
+		survivors();
 	/* collective calls fail now: just go */
 	printf("rank %d: %s\n", rank, fails ? "FAIL" : "ok: done");
 	fflush(stdout);
