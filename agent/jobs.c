@@ -804,13 +804,20 @@ static int32_t dead_at(const struct agent_job *j, int32_t rank, int *found)
 	return lo;
 }
 
-int agent_job_rank_dead(struct agent *a, struct agent_job *j, int32_t rank)
+int agent_job_proc_dead(const struct agent_job *j, int32_t rank)
 {
-	int found = 0, node;
+	int found = 0;
 
 	if (j->ndead)
 		dead_at(j, rank, &found);
-	if (found)
+	return found;
+}
+
+int agent_job_rank_dead(struct agent *a, struct agent_job *j, int32_t rank)
+{
+	int node;
+
+	if (agent_job_proc_dead(j, rank))
 		return 1;
 	node = agent_rank_node(j, rank);
 	return node >= 0 && am_node_dead(a, node);

@@ -22,6 +22,8 @@ void agent_job_client_died(struct agent *a, struct agent_job *j,
 /* Is rank of j dead: its process (agent_job_client_died, a JOB_FAIL
  * naming it, an answer of its node's saying so), or its node? */
 int agent_job_rank_dead(struct agent *a, struct agent_job *j, int32_t rank);
+/* The same for its process only (no node is asked): a rank here. */
+int agent_job_proc_dead(const struct agent_job *j, int32_t rank);
 /* rank's node said it is dead (an answer with RMAD_ERR_PROC_FAILED):
  * the same as its JOB_FAIL.  The caller checked that node sent it. */
 void agent_job_rank_failed(struct agent *a, struct agent_job *j,

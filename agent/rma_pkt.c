@@ -304,7 +304,7 @@ void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 		rma_refuse(a, h, RMAD_ERR_ARG);
 		return;
 	}
-	if (!is_ans && agent_job_rank_dead(a, j, h->target)) {
+	if (!is_ans && agent_job_proc_dead(j, h->target)) {
 		/* a request for a member whose process died here: refused,
 		 * never applied to what it left (its peers see the same,
 		 * agent_win_member_dead) */

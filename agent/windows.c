@@ -182,8 +182,12 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 	for (int32_t i = 0; i < w->nhere; i++) {
 		/* closed before the memory it covers goes */
 		rmad_fabric_mr_close(w->local[i].mr);
+		/* a window freed as MPI says (every epoch on it complete
+		 * everywhere) has nothing in flight; one of a failed job
+		 * may (keep_mapping) */
 		if (w->local[i].base && w->local[i].map_len &&
-		    w->local[i].fab_open && !a->stopping)
+		    w->local[i].fab_open && !a->stopping &&
+		    (w->failed || w->job->failed))
 			keep_mapping(a, w->local[i].base,
 				     w->local[i].map_len);
 		else if (w->local[i].base && w->local[i].map_len)
