@@ -162,10 +162,14 @@ void agent_win_member_dead(struct agent *a, struct agent_win *w,
 
 	(void)w;
 	(void)a;
-	if (ctl)
+	if (ctl) {
 		/* release: what the agent did for the death (its locks
-		 * released) comes before the flag */
+		 * released) comes before the flag; and a peer asleep on
+		 * the lock word (held, maybe for origins elsewhere that
+		 * will not unlock it now) looks at it */
 		__atomic_store_n(&ctl->dead, 1, __ATOMIC_RELEASE);
+		rmad_futex_wake(&ctl->lock, INT32_MAX);
+	}
 	rmad_fabric_mr_close(l->mr);
 	l->mr = NULL;
 }

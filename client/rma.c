@@ -134,7 +134,11 @@ static int lw_acquire(struct rmad_client *c, rmad_win_t w,
 					       rmad_now_ns() - t0);
 			return 0;
 		}
-		/* held: spin a while, then sleep on the word */
+		/* held: spin a while, then sleep on the word; a target that
+		 * died meanwhile fails the wait (the agent may hold its word
+		 * for origins elsewhere that will never unlock it) */
+		if (rmad_peer_dead(p))
+			return RMAD_ERR_PROC_FAILED;
 		if (!t0)
 			t0 = rmad_now_ns();
 		if (rmad_now_ns() - t0 < (uint64_t)rmad_spin_us(c) * 1000) {

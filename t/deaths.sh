@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # deaths.sh - the death matrix (t/prog_deaths.c): a rank SIGKILLed
 # before or during operations on it, on its own node and from another
-# vnode, over shm and tcp;ofi_rxm.  Every call and synchronization on
-# the dead rank must fail with RMAD_ERR_PROC_FAILED (never succeed,
-# never hang) within the bound rmad(7) gives, the survivors keep the
-# data their epochs completed, both agents live on, and a fresh job on
-# the same agents works afterwards.  Then an MPI program under
-# librmad-mpi: MPI_Put + MPI_Win_unlock to a dead rank is an error class.  make check runs a representative
-# subset (DEATHS_FULL=1, as make soak sets it, runs every mode on both
-# providers; DEATHS_RUNS='PROVIDER MODE|...' picks some by hand).
+# vnode, over shm and tcp;ofi_rxm, on allocated and created windows.
+# Every call and synchronization on the dead rank must fail with
+# RMAD_ERR_PROC_FAILED (never succeed, never hang) within the bound
+# rmad(7) gives, the survivors keep the data their epochs completed,
+# both agents live on, and a fresh job on the same agents works
+# afterwards.  Then an MPI program under librmad-mpi: MPI_Put +
+# MPI_Win_unlock to a dead rank is an error class.  make check runs a
+# representative subset (about a minute); DEATHS_FULL=1, as make soak
+# sets it, runs every mode on both providers and both window flavors;
+# DEATHS_RUNS='PROVIDER MODE [FLAVOR]|...' picks some by hand.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 prog="$top_builddir/t/prog_deaths"
 fresh="$top_builddir/t/prog_rma"
@@ -17,13 +19,18 @@ if [ -n "${DEATHS_RUNS:-}" ]; then
 	# by hand: DEATHS_RUNS='shm before|tcp;ofi_rxm during'
 	IFS='|' read -r -a runs <<<"$DEATHS_RUNS"
 elif [ "${DEATHS_FULL:-0}" = 1 ]; then
-	runs=("shm before" "shm during" "shm fence" "shm pscw" "shm alone"
-	      "tcp;ofi_rxm before" "tcp;ofi_rxm during" "tcp;ofi_rxm fence"
-	      "tcp;ofi_rxm pscw" "tcp;ofi_rxm alone")
+	runs=()
+	for f in allocate create; do
+		for p in shm 'tcp;ofi_rxm'; do
+			for m in before during fence pscw alone; do
+				runs+=("$p $m $f")
+			done
+		done
+	done
 else
 	runs=("shm before" "shm during" "shm pscw"
 	      "tcp;ofi_rxm before" "tcp;ofi_rxm during" "tcp;ofi_rxm fence"
-	      "tcp;ofi_rxm alone")
+	      "tcp;ofi_rxm alone" "tcp;ofi_rxm during create")
 fi
 mpid="$top_builddir/t/mpi/mpi_deaths"
 mpilib="$top_builddir/.libs/librmad-mpi.so"
@@ -70,8 +77,12 @@ want() {
 
 n=0
 for r in "${runs[@]}"; do
-	prov=${r% *}
-	mode=${r##* }
+	# PROVIDER MODE [FLAVOR]: allocated windows, or created ones
+	# (RMAD_T_FLAVOR, t/prog.h: the process's own memory, reached by
+	# process_vm_readv/writev, large transfers pulled by the target)
+	read -r prov mode flavor <<<"$r"
+	flavor=${flavor:-allocate}
+	export RMAD_T_FLAVOR=$flavor
 	n=$((n + 1))
 	sess=dm$n
 	# two vnode agents that outlive one job, as rmad-run starts them
@@ -94,7 +105,7 @@ for r in "${runs[@]}"; do
 		RMAD_SESSION=$sess RMAD_VNODES=2 run_bounded 150 mpirun -np "$np" \
 			--bind-to none -x RMAD_SESSION -x RMAD_VNODES \
 			-x RMAD_RUNDIR -x RMAD_AGENT_PATH -x RMAD_CONF \
-			-x RMAD_SPIN_US "$@" 2>&1
+			-x RMAD_SPIN_US -x RMAD_T_FLAVOR "$@" 2>&1
 	}
 	np=4 nsurv=3
 	[ "$mode" = alone ] && np=2 nsurv=1
@@ -105,7 +116,7 @@ for r in "${runs[@]}"; do
 		[ "$k" -eq "$nsurv" ] || miss="$miss [$w: $k of $nsurv]"
 	done < <(want "$mode")
 	[ -z "$miss" ] && ! echo "$out" | grep -q FAIL
-	ok $? "$prov, rank dead $mode: every survivor's check passed${miss:+, missing:$miss}"
+	ok $? "$prov, $flavor windows, rank dead $mode: every survivor's check passed${miss:+, missing:$miss}"
 	if [ -n "$miss" ] || echo "$out" | grep -q FAIL; then
 		diag "$out"
 		diag "$(grep -v ': info: ' "$T_TMP/agents$n.log" | tail -n 30)"
@@ -121,6 +132,7 @@ for r in "${runs[@]}"; do
 	wait_for "! kill -0 $a0 2>/dev/null && ! kill -0 $a1 2>/dev/null" 10
 done
 # through librmad-mpi: MPI_Put + MPI_Win_unlock to a dead rank
+unset RMAD_T_FLAVOR
 if [ -x "$mpid" ] && [ -r "$mpilib" ]; then
 	out=$(RMAD_MPI_LIB="$mpilib" \
 		LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \

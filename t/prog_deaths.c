@@ -304,6 +304,50 @@ static void survivors(void)
 	fflush(stdout);
 }
 
+/*
+ * The survivors leave only once all three are done (the barrier fails
+ * now): a created window is its process's own memory, gone with it,
+ * so one that left early would fail the others' checks.  Each adds 1
+ * to a word of rank 0's and waits for 3 there; the others then add 1
+ * to a second word, which rank 0 waits for before it goes.
+ */
+static void leave_together(void)
+{
+	uint64_t one = 1, r = 0, n = 0;
+	double t0 = rmad_wtime();
+	int e;
+
+	e = rmad_win_lock(RMAD_LOCK_SHARED, 0, 0, w);
+	FIRST(e, rmad_accumulate(&one, 1, RMAD_UINT64, 0, DATA + 64, 1,
+				 RMAD_UINT64, RMAD_SUM, w));
+	FIRST(e, rmad_win_unlock(0, w));
+	while (!e && n < 3 && rmad_wtime() - t0 < 30) {
+		e = rmad_win_lock(RMAD_LOCK_SHARED, 0, 0, w);
+		FIRST(e, rmad_fetch_and_op(&one, &n, RMAD_UINT64, 0,
+					   DATA + 64, RMAD_NO_OP, w));
+		FIRST(e, rmad_win_unlock(0, w));
+		if (n < 3)
+			usleep(1000);
+	}
+	if (!e && rank) {
+		e = rmad_win_lock(RMAD_LOCK_SHARED, 0, 0, w);
+		FIRST(e, rmad_accumulate(&one, 1, RMAD_UINT64, 0, DATA + 72,
+					 1, RMAD_UINT64, RMAD_SUM, w));
+		FIRST(e, rmad_win_unlock(0, w));
+	}
+	while (!e && !rank && r < 2 && rmad_wtime() - t0 < 30) {
+		e = rmad_win_lock(RMAD_LOCK_SHARED, 0, 0, w);
+		FIRST(e, rmad_fetch_and_op(&one, &r, RMAD_UINT64, 0,
+					   DATA + 72, RMAD_NO_OP, w));
+		FIRST(e, rmad_win_unlock(0, w));
+		if (r < 2)
+			usleep(1000);
+	}
+	CHECK(!e && n >= 3 && (rank || r >= 2),
+	      "survivors leaving together: %s, %llu, %llu", rmad_strerror(e),
+	      (unsigned long long)n, (unsigned long long)r);
+}
+
 int main(int argc, char **argv)
 {
 	const char *when = argc > 1 ? argv[1] : "before";
@@ -323,7 +367,7 @@ int main(int argc, char **argv)
 	if (!big)
 		return 1;
 	memset(big, 0x11 * (rank + 1), BIG);
-	OK(rmad_win_allocate(WSIZE, 1, NULL, RMAD_GROUP_ALL, &base, &w));
+	OK(t_win_allocate(WSIZE, 1, NULL, RMAD_GROUP_ALL, &base, &w));
 	if (fails)
 		return 1;
 	memset(base + DATA, 0, 4096);
@@ -361,8 +405,10 @@ int main(int argc, char **argv)
 	} else {
 		sync_during(!strcmp(when, "fence"));
 	}
-	if (!alone)
+	if (!alone) {
 		survivors();
+		leave_together();
+	}
 	/* collective calls fail now: just go */
 	printf("rank %d: %s\n", rank, fails ? "FAIL" : "ok: done");
 	fflush(stdout);
