@@ -115,9 +115,9 @@ for r in "${runs[@]}"; do
 		k=$(echo "$out" | grep -F ": ok: " | grep -cF -- "$w")
 		[ "$k" -eq "$nsurv" ] || miss="$miss [$w: $k of $nsurv]"
 	done < <(want "$mode")
-	[ -z "$miss" ] && ! echo "$out" | grep -q FAIL
+	[ -z "$miss" ] && ! echo "$out" | grep -q "FAIL\|Sanitizer\|runtime error:"
 	ok $? "$prov, $flavor windows, rank dead $mode: every survivor's check passed${miss:+, missing:$miss}"
-	if [ -n "$miss" ] || echo "$out" | grep -q FAIL; then
+	if [ -n "$miss" ] || echo "$out" | grep -q "FAIL\|Sanitizer\|runtime error:"; then
 		diag "$out"
 		diag "$(grep -v ': info: ' "$T_TMP/agents$n.log" | tail -n 30)"
 	fi
@@ -125,7 +125,9 @@ for r in "${runs[@]}"; do
 	ok $? "$prov, $mode: both agents alive after the death"
 	out=$(job 4 "$fresh")
 	ranks_ok "$prov, $mode: a fresh job on the same agents" 4 "$out" $? ": ok"
-	grep -q "segfault\|crash\|SIGSEGV\|SIGBUS" "$T_TMP/agents$n.log"
+	# (and no sanitizer report, in an ASan build: tools/sanitize.sh)
+	grep -q "segfault\|crash\|SIGSEGV\|SIGBUS\|Sanitizer\|runtime error:" \
+		"$T_TMP/agents$n.log"
 	[ $? -ne 0 ]
 	ok $? "$prov, $mode: no crash in the agents' log"
 	kill -TERM "$a0" "$a1" 2>/dev/null
