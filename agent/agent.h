@@ -116,6 +116,10 @@ struct agent_job {
 	 * did (early), and by node the entries kept in them (nnodes) */
 	int32_t win_early_all;
 	int32_t *win_early;
+	/* ranks whose process died (here, or as their node's JOB_FAIL
+	 * said), sorted: O(deaths), never O(ranks) (jobs.c) */
+	int32_t *dead;
+	int32_t ndead, capdead;
 };
 
 struct agent_stats {
@@ -276,6 +280,7 @@ struct win_quota {
  * the clients name it by in their ops.  Every table grows: only memory
  * (and max_windows, a quota per user) limits the windows.
  */
+struct win_keep;
 struct win_ctx {
 	struct agent_win *wins;		/* doubly linked: next, prev */
 	uint32_t nwins;
@@ -289,6 +294,9 @@ struct win_ctx {
 	uint32_t nbfree;
 	struct win_quota *quota;	/* users with windows here */
 	int nquota, capquota;
+	/* mappings of freed windows that were open to the fabric, kept
+	 * until transfers still aimed at them have drained (windows.c) */
+	struct win_keep *kept;
 };
 
 /* Client memory registered with the fabric, per client slot (mem.c). */
@@ -307,6 +315,10 @@ struct mem_ctx {
 struct job_hooks {
 	void (*failed)(struct agent *a, struct agent_job *j);
 	void (*freed)(struct agent *a, struct agent_job *j);
+	/* rank of j died (here or on the node that says so): every
+	 * operation on it ends */
+	void (*rank_dead)(struct agent *a, struct agent_job *j,
+			  int32_t rank);
 };
 
 /* main.c: the command line, and the "one agent per place" lock. */
@@ -482,6 +494,9 @@ struct win_local {
 	struct rma_lock *lk;		/* remote lock requests (rma.c) */
 	struct rmad_fabric_mr *mr;	/* the window, open to fi_write/read */
 	uint64_t mr_key, mr_addr;
+	uint8_t fab_open;		/* it was: transfers may still land in
+					 * the mapping after mr closed, which
+					 * is kept a while (windows.c) */
 };
 
 /* Where a member's window is open to fi_write/fi_read. */

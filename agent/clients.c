@@ -406,7 +406,7 @@ static void client_release(struct agent *a, uint32_t c, int died)
 	ac->job = NULL;
 	if (j) {
 		if (died)
-			agent_job_client_died(a, j);
+			agent_job_client_died(a, j, ac->rank);
 		agent_job_put(a, j);
 	}
 	if (a->nclients == 0)

@@ -81,7 +81,7 @@ static struct agent_job *job_find(struct agent *a, uint64_t key)
 }
 
 static void job_free(struct agent *a, struct agent_job *j);
-static void job_fail_all(struct agent *a, struct agent_job *j);
+static void job_fail_all(struct agent *a, struct agent_job *j, int32_t rank);
 
 /* An entry a node's JOIN made at this root, still waiting for its map
  * and holding no rank here: all that one node can make us keep. */
@@ -136,7 +136,7 @@ static struct agent_job *job_evict(struct agent *a, int for_node)
 			  "of %s: node %d's JOINs made %d of the jobs that "
 			  "wait here for their map", old->nspace, whose, most,
 			  count[most]);
-		job_fail_all(a, old);
+		job_fail_all(a, old, -1);
 		job_free(a, old);
 	}
 	free(count);
@@ -243,6 +243,7 @@ static void job_free(struct agent *a, struct agent_job *j)
 		agent_op_abandon(a, a->jb.bar_wait[k][x].op);
 	free(j->map);
 	free(j->node_bits);
+	free(j->dead);
 	unwatch_joins(a, j);
 	free(a->jb.bar_wait[k]);
 	a->jb.bar_wait[k] = NULL;
@@ -443,18 +444,26 @@ void agent_job_client_joined(struct agent *a, struct agent_job *j)
 static void fail_barriers(struct agent *a, struct agent_job *j, int status);
 
 /* Job j fails: tell every agent, so that no barrier, window creation or
- * free waits on it anywhere. */
-static void job_fail_all(struct agent *a, struct agent_job *j)
+ * free waits on it anywhere; with rank (>= 0, one of ours) which of its
+ * processes died, once for each that does, so that every operation on
+ * it ends there (agent_job_rank_dead). */
+static void job_fail_all(struct agent *a, struct agent_job *j, int32_t rank)
 {
-	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_FAIL, .job = j->key };
+	struct rmad_am_hdr h = {
+		.type = RMAD_AM_JOB_FAIL,
+		.job = j->key,
+		.count = rank >= 0 ? (uint64_t)rank + 1 : 0,
+	};
 
+	if (j->failed && rank < 0)
+		return;
+	for (int node = 0; node < a->nnodes; node++)
+		if (node != a->node)
+			am_send(a, node, &h, NULL, 0);
 	if (j->failed)
 		return;
 	j->failed = 1;
 	unwatch_joins(a, j);
-	for (int node = 0; node < a->nnodes; node++)
-		if (node != a->node)
-			am_send(a, node, &h, NULL, 0);
 	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
 	if (a->job_hooks.failed)
 		a->job_hooks.failed(a, j);
@@ -513,7 +522,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		if (runs[k].count > j->size - sum) {
 			rmad_err("job %s: node %u joins more ranks than the "
 				 "job has", j->nspace, h->src_node);
-			job_fail_all(a, j);
+			job_fail_all(a, j, -1);
 			return;
 		}
 		sum += runs[k].count;
@@ -554,7 +563,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 			rmad_err("job %s: rank map has a gap or overlap at %d",
 				 j->nspace, r->first);
 			free(merged);
-			job_fail_all(a, j);
+			job_fail_all(a, j, -1);
 			return;
 		}
 		if (m && merged[m - 1].node == r->node)
@@ -566,7 +575,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		rmad_err("job %s: %d ranks joined, job has %d", j->nspace,
 			 j->jranks, j->size);
 		free(merged);
-		job_fail_all(a, j);
+		job_fail_all(a, j, -1);
 		return;
 	}
 	/* send the map to every node that holds ranks, once each */
@@ -778,12 +787,90 @@ void agent_op_barrier(struct agent *a, uint32_t c, uint32_t op)
 	agent_job_retry_barriers(a, j);
 }
 
-void agent_job_client_died(struct agent *a, struct agent_job *j)
+/* The index of rank in j's dead list, or where it would go (*found). */
+static int32_t dead_at(const struct agent_job *j, int32_t rank, int *found)
 {
-	if (j->failed)
+	int32_t lo = 0, hi = j->ndead;
+
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+
+		if (j->dead[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < j->ndead && j->dead[lo] == rank;
+	return lo;
+}
+
+int agent_job_proc_dead(const struct agent_job *j, int32_t rank)
+{
+	int found = 0;
+
+	if (j->ndead)
+		dead_at(j, rank, &found);
+	return found;
+}
+
+int agent_job_rank_dead(struct agent *a, struct agent_job *j, int32_t rank)
+{
+	int node;
+
+	if (agent_job_proc_dead(j, rank))
+		return 1;
+	node = agent_rank_node(j, rank);
+	return node >= 0 && am_node_dead(a, node);
+}
+
+/* rank of j is dead: remembered, and the layers above told, once */
+static void rank_dead(struct agent *a, struct agent_job *j, int32_t rank)
+{
+	int found;
+	int32_t k;
+
+	if (rank < 0 || rank >= j->size)
 		return;
-	rmad_warn("job %s: a rank died; its barriers fail", j->nspace);
-	job_fail_all(a, j);
+	k = dead_at(j, rank, &found);
+	if (found)
+		return;
+	if (j->ndead == j->capdead) {
+		int32_t cap = j->capdead ? 2 * j->capdead : 4;
+		int32_t *p = realloc(j->dead, sizeof(*p) * (size_t)cap);
+
+		if (!p) {
+			/* the job's failure still fails its barriers and
+			 * windows; operations on the rank are refused by
+			 * its node */
+			rmad_err("job %s: out of memory recording rank %d's "
+				 "death", j->nspace, rank);
+			return;
+		}
+		j->dead = p;
+		j->capdead = cap;
+	}
+	memmove(j->dead + k + 1, j->dead + k,
+		sizeof(*j->dead) * (size_t)(j->ndead - k));
+	j->dead[k] = rank;
+	j->ndead++;
+	if (a->job_hooks.rank_dead)
+		a->job_hooks.rank_dead(a, j, rank);
+}
+
+void agent_job_rank_failed(struct agent *a, struct agent_job *j,
+			   int32_t rank)
+{
+	rank_dead(a, j, rank);
+}
+
+void agent_job_client_died(struct agent *a, struct agent_job *j,
+			   int32_t rank)
+{
+	if (!j->failed)
+		rmad_warn("job %s: rank %d died; its barriers fail, and every "
+			  "operation on it", j->nspace, rank);
+	rank_dead(a, j, rank);
+	job_fail_all(a, j, rank);
 }
 
 /* ------------------------------------------------------------ ping */
@@ -886,7 +973,7 @@ static int attach_timeouts(struct agent *a, uint64_t now)
 				 "node never attached: the job fails", j->nspace,
 				 j->jranks > 0 ? j->jranks : j->nlocal_ever,
 				 j->size, a->p.attach_timeout_ms);
-		job_fail_all(a, j);
+		job_fail_all(a, j, -1);
 		done = 1;
 		if (j->nlocal == 0)
 			job_free(a, j);	/* agent 0's entry for other nodes */
@@ -1098,6 +1185,18 @@ static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 			  "rank of it: dropped", j->nspace, h->src_node);
 		return;
 	}
+	if (j && j->map_ready && h->count > 0 &&
+	    h->count <= (uint64_t)j->size) {
+		int32_t r = (int32_t)(h->count - 1);
+
+		/* a node speaks for its own ranks only */
+		if (agent_rank_node(j, r) == (int)h->src_node)
+			rank_dead(a, j, r);
+		else
+			rmad_warn("job %s: node %u says rank %d died, which "
+				  "is not its own: ignored", j->nspace,
+				  h->src_node, r);
+	}
 	if (j && !j->failed) {
 		rmad_warn("job %s: failed, says node %u (a rank or node of "
 			  "it died, or its map cannot be made)", j->nspace,
@@ -1155,7 +1254,7 @@ static void jobs_node_dead(struct agent *a, int node)
 		if (!j->map_ready && a->node == j->root) {
 			/* the nodes that joined wait for a map that will
 			 * not come: they fail now, not at attach_timeout_ms */
-			job_fail_all(a, j);
+			job_fail_all(a, j, -1);
 			continue;
 		}
 		j->failed = 1;

@@ -15,7 +15,19 @@ struct agent_job *agent_job_get(struct agent *a, const char *nspace,
 void agent_job_put(struct agent *a, struct agent_job *j);
 /* The job of key (a hash of its namespace), or NULL. */
 struct agent_job *agent_job_find(struct agent *a, uint64_t key);
-void agent_job_client_died(struct agent *a, struct agent_job *j);
+/* A client of rank died here: the job fails, and every node hears
+ * which rank (JOB_FAIL). */
+void agent_job_client_died(struct agent *a, struct agent_job *j,
+			   int32_t rank);
+/* Is rank of j dead: its process (agent_job_client_died, a JOB_FAIL
+ * naming it, an answer of its node's saying so), or its node? */
+int agent_job_rank_dead(struct agent *a, struct agent_job *j, int32_t rank);
+/* The same for its process only (no node is asked): a rank here. */
+int agent_job_proc_dead(const struct agent_job *j, int32_t rank);
+/* rank's node said it is dead (an answer with RMAD_ERR_PROC_FAILED):
+ * the same as its JOB_FAIL.  The caller checked that node sent it. */
+void agent_job_rank_failed(struct agent *a, struct agent_job *j,
+			   int32_t rank);
 void agent_job_client_joined(struct agent *a, struct agent_job *j);
 void agent_op_barrier(struct agent *a, uint32_t client, uint32_t op);
 void agent_op_ping(struct agent *a, uint32_t client, uint32_t op,

@@ -256,6 +256,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	am_tick(a, now);
 	agent_jobs_tick(a);
 	agent_clients_tick(a, now);
+	agent_win_tick(a, now);
 	check_idle_exit(a);
 	check_owner(a);
 	if (a->p.stats_interval_ms > 0 &&

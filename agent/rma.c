@@ -52,8 +52,8 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 	node = agent_rank_node(w->job, op->target);
 	if (node < 0 || node == a->node)
 		return RMAD_ERR_RANK;	/* same node: the client's job */
-	if (am_node_dead(a, node))
-		return RMAD_ERR_PROC_FAILED;
+	if (agent_job_rank_dead(a, w->job, op->target))
+		return RMAD_ERR_PROC_FAILED;	/* its process or its node */
 	if (count == 0 || count > (1ull << 40) / es)
 		return RMAD_ERR_ARG;
 	op->len = count * es;
@@ -220,8 +220,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 				break;
 			}
 			if (op->opcode == RMAD_OPC_LOCK &&
-			    am_node_dead(a, agent_rank_node(w->job,
-							    op->target))) {
+			    agent_job_rank_dead(a, w->job, op->target)) {
 				st = RMAD_ERR_PROC_FAILED;
 				break;
 			}
@@ -565,25 +564,32 @@ void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
 }
 
 /*
- * Node is dead (am's heartbeats): everything o waits for there ends now
- * with RMAD_ERR_PROC_FAILED — ops not sent, ops sent and unanswered,
- * lock requests, the element of each of its ranks, granted locks
- * without an element, and lock_all requests — and the epoch's next
- * synchronization reports it.  Answers that come later find no serial
- * and are dropped (am drops the dead node's packets anyway).
+ * Node is dead (am's heartbeats), or with rank >= 0 only that rank of
+ * it (its process died, jobs.c): everything o waits for there ends now
+ * with RMAD_ERR_PROC_FAILED — ops not sent, ops sent and unanswered
+ * (fi_write/fi_read chunks still out end by themselves: xfer_done finds
+ * their op gone), lock requests, the element of each of its ranks,
+ * granted locks without an element, and lock_all requests — and the
+ * epoch's next synchronization reports it (sync_dead: each sync that
+ * covers the rank).  Answers that come later find no serial and are
+ * dropped (am drops the dead node's packets anyway; a live node's
+ * refusals for its dead rank, rma_pkt.c).
  */
-static void origin_node_dead(struct agent *a, struct rma_origin *o,
-			     int node)
+static void origin_dead(struct agent *a, struct rma_origin *o, int node,
+			int32_t rank)
 {
 	struct rma_ctx *R = o->R;
 	int hit = 0;
 
+	if (rank >= 0 && agent_win_target(o->w, rank, &(uint64_t){ 0 },
+					  &(int32_t){ 0 }))
+		return;		/* not a member of o's window */
 	for (uint32_t s = 0; s < o->nslots; s++) {
 		struct rma_target *t = o->slots[s], *n;
 
 		for (; t; t = n) {
 			n = t->next;
-			if (t->node != node)
+			if (t->node != node || (rank >= 0 && t->rank != rank))
 				continue;
 			while (t->head != RMAD_NIL) {
 				uint32_t i = tlist_pop(o, t);
@@ -613,14 +619,16 @@ static void origin_node_dead(struct agent *a, struct rma_origin *o,
 		}
 	}
 	for (int k = 0; k < o->nevicted;) {
-		if (agent_rank_node(o->w->job, o->evicted[k]) != node) {
+		if (agent_rank_node(o->w->job, o->evicted[k]) != node ||
+		    (rank >= 0 && o->evicted[k] != rank)) {
 			k++;
 			continue;
 		}
 		o->evicted[k] = o->evicted[--o->nevicted];
 		hit = 1;
 	}
-	if (o->la_node[node]) {
+	/* a live node answers its lock_all requests, even for a dead rank */
+	if (rank < 0 && o->la_node[node]) {
 		o->la_inflight -= (int)o->la_node[node];
 		if (o->la_inflight < 0)
 			o->la_inflight = 0;
@@ -646,11 +654,40 @@ static void rma_node_dead(struct agent *a, int node)
 			lock_drop_node(a, &w->local[k], (uint32_t)node);
 		for (struct rma_origin *o = w->origins, *nx; o; o = nx) {
 			nx = o->next;
-			origin_node_dead(a, o, node);
+			origin_dead(a, o, node, -1);
 		}
 	}
 	ty_node_dead(a, node);
 	pull_node_dead(a, node);
+	a->rma->retry_pending = 1;
+	agent_flush_wakeups(a);
+}
+
+/*
+ * Rank of job j died (jobs.c): if it was here, its windows' peers and
+ * transfers are refused (agent_win_member_dead); every origin's ops and
+ * locks on it end with RMAD_ERR_PROC_FAILED.
+ */
+static void rma_rank_dead(struct agent *a, struct agent_job *j, int32_t rank)
+{
+	int node = agent_rank_node(j, rank);
+
+	if (node < 0)
+		return;
+	for (struct agent_win *w = agent_win_first(a); w; w = w->next) {
+		struct win_local *l;
+
+		if (w->job != j)
+			continue;
+		l = node == a->node ? agent_win_local(w, rank) : NULL;
+		if (l)
+			agent_win_member_dead(a, w, l);
+		for (struct rma_origin *o = w->origins, *nx; o; o = nx) {
+			nx = o->next;
+			if (o->rank != rank)
+				origin_dead(a, o, node, rank);
+		}
+	}
 	a->rma->retry_pending = 1;
 	agent_flush_wakeups(a);
 }
@@ -683,6 +720,7 @@ int agent_rma_init(struct agent *a)
 	am_register(a, RMAD_AM_RMA_NOTE, on_note);
 	ty_init(a);
 	am_on_node_dead(a, rma_node_dead);
+	a->job_hooks.rank_dead = rma_rank_dead;
 	a->win_gone_hook = agent_rma_win_gone;
 	a->win_fence_hook = rma_fence_done;
 	a->win_post_hook = rma_post_came;

@@ -233,6 +233,8 @@ void xfer_done(struct rmad_fabric_xfer *fx, int status)
 		return;
 	}
 	op->nx--;
+	if (status && agent_job_rank_dead(a, o->w->job, op->target))
+		status = RMAD_ERR_PROC_FAILED;	/* that is why */
 	if (status && !op->status)
 		op->status = status;
 	if (!status && !op->status && op->opcode == RMAD_OPC_GET &&
@@ -271,6 +273,12 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 	uint64_t now = rmad_now_ns();
 	void *buf;
 
+	if (op->status) {
+		/* a chunk failed (xfer_done): no more go out, and the op
+		 * ends once those out are done, with that error */
+		op->len = op->sent;
+		err = 0;
+	}
 	if (!err && op->sent == 0 &&
 	    now - t->noted_at > (uint64_t)a->p.spin_us * 500 &&
 	    !rmad_fabric_moves_alone(a->fab, put,

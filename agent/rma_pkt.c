@@ -135,6 +135,10 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 bad:
 	if (pull_stale(a, h))
 		return;		/* the late answer of an op that ended */
+	/* the late refusal of an op that ended when its target died */
+	if (h->status == RMAD_ERR_PROC_FAILED &&
+	    agent_job_rank_dead(a, w->job, h->target))
+		return;
 	/* an op sent without asking for an answer failed at the target:
 	 * its error belongs to the origin's epoch */
 	o = h->status ? origin_of_rank(w, h->origin) : NULL;
@@ -268,16 +272,43 @@ void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status)
 		answer(a, h, type, status, 0, NULL, 0);
 }
 
+/* An answer to one of our requests, not a request? */
+static int is_answer(int type)
+{
+	switch (type) {
+	case RMAD_AM_RMA_LOCK_GRANTED:
+	case RMAD_AM_RMA_LOCK_RETRY:
+	case RMAD_AM_RMA_UNLOCK_ACK:
+	case RMAD_AM_RMA_ACK:
+	case RMAD_AM_RMA_RESP:
+	case RMAD_AM_RMA_FLUSH_ACK:
+		return 1;
+	}
+	return 0;
+}
+
 void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j)
 {
 	struct agent_win *w = agent_win_by_key(a, j, h->wkey);
 	struct win_local *l;
+	int is_ans = is_answer(h->type);
 
+	if (is_ans && h->status == RMAD_ERR_PROC_FAILED)
+		/* the target's node says its rank died (on_rma checked
+		 * that it is that rank's node): as its JOB_FAIL would */
+		agent_job_rank_failed(a, j, h->target);
 	if (!w) {
 		rmad_warn("rma %u from node %u for an unknown window",
 			  h->type, h->src_node);
 		rma_refuse(a, h, RMAD_ERR_ARG);
+		return;
+	}
+	if (!is_ans && agent_job_proc_dead(j, h->target)) {
+		/* a request for a member whose process died here: refused,
+		 * never applied to what it left (its peers see the same,
+		 * agent_win_member_dead) */
+		rma_refuse(a, h, RMAD_ERR_PROC_FAILED);
 		return;
 	}
 	switch (h->type) {

@@ -151,8 +151,8 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 	node = agent_rank_node(w->job, op->target);
 	if (node < 0 || node == a->node)
 		return RMAD_ERR_RANK;
-	if (am_node_dead(a, node))
-		return RMAD_ERR_PROC_FAILED;
+	if (agent_job_rank_dead(a, w->job, op->target))
+		return RMAD_ERR_PROC_FAILED;	/* its process or its node */
 	if (!rmad_op_desc(op->opcode)->rma || op->opcode == RMAD_OPC_CAS ||
 	    op->staged || !d->blob_len || d->blob_len > max)
 		return RMAD_ERR_TYPE;

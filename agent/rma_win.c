@@ -171,9 +171,12 @@ static void fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
 		o->nocheck_all = 1;
 	}
 	/* nobody waits for an opening fence: its error is the epoch's,
-	 * for the next synchronization */
+	 * for the next synchronization; one that is waited for reports
+	 * the epoch's errors, which go with it */
 	if (st && !op->waited)
 		set_err(o, st);
+	else if (st)
+		o->err = 0;
 	op->status = st;
 	op->serial = 0;
 	agent_complete_op(a, op->client, i, st);
@@ -207,14 +210,15 @@ void rma_fence_done(struct agent *a, struct agent_win *w, int status)
 	agent_flush_wakeups(a);
 }
 
-/* RMAD_ERR_PROC_FAILED if sync op covers a dead node, else 0 */
+/* RMAD_ERR_PROC_FAILED if sync op covers a dead rank (its process or
+ * its node), else 0 */
 static int32_t sync_dead(struct agent *a, struct rma_origin *o,
 			 const struct rma_op *op)
 {
 	if (op->target < 0 || op->opcode == RMAD_OPC_UNLOCK_ALL ||
 	    op->opcode == RMAD_OPC_FENCE)
 		return o->dead_seen ? RMAD_ERR_PROC_FAILED : 0;
-	return am_node_dead(a, agent_rank_node(o->w->job, op->target)) ?
+	return agent_job_rank_dead(a, o->w->job, op->target) ?
 	       RMAD_ERR_PROC_FAILED : 0;
 }
 
@@ -322,8 +326,14 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 					again = 1;
 					continue;
 				}
-				if (!op->waited)
+				if (!op->waited) {
 					set_err(o, st);
+				} else {
+					/* reported: the epoch's errors go
+					 * with it */
+					o->err = 0;
+					o->dead_seen = 0;
+				}
 				op->status = st;
 				op->serial = 0;
 				agent_complete_op(a, op->client, i, st);
@@ -344,9 +354,13 @@ int make_rma_progress_win(struct agent *a, struct rma_origin *o)
 				synced = 1;
 				continue;
 			}
-			/* the first async error of the epoch surfaces here,
-			 * and a dead node at each sync that covers it */
-			op->status = o->err ? o->err : sync_dead(a, o, op);
+			/* a dead rank at each sync that covers it (before
+			 * any other error: a transfer to it that failed
+			 * first says only FABRIC), else the first async
+			 * error of the epoch surfaces here */
+			op->status = sync_dead(a, o, op);
+			if (!op->status)
+				op->status = o->err;
 			o->err = 0;
 			if (op->opcode == RMAD_OPC_UNLOCK_ALL ||
 			    (op->opcode == RMAD_OPC_UNLOCK && !o->ntargets &&

@@ -44,7 +44,7 @@ int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 		return 0;
 	}
 	if (!a->cl[c].registered)
-		return RMAD_ERR_AGENT;
+		return RMAD_ERR_PROC_FAILED;	/* its process is gone */
 	if (!a->p.cma || a->cl[c].staged)
 		return RMAD_ERR_PERM;	/* it stages what it wants moved */
 	n = write ? process_vm_writev(a->cl[c].pid, &l, 1, &r, 1, 0) :
@@ -54,7 +54,9 @@ int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 	rmad_warn("client %u: cannot %s %zu bytes at %#llx: %s", c,
 		  write ? "write" : "read", len, (unsigned long long)addr,
 		  n < 0 ? strerror(errno) : "short");
-	return n < 0 && errno == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;
+	/* ESRCH: it died, and its agent has not seen the hang-up yet */
+	return n < 0 && errno == EPERM ? RMAD_ERR_PERM :
+	       n < 0 && errno == ESRCH ? RMAD_ERR_PROC_FAILED : RMAD_ERR_ARG;
 }
 
 int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
@@ -64,7 +66,7 @@ int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
 	ssize_t got;
 
 	if (!a->cl[c].registered)
-		return RMAD_ERR_AGENT;
+		return RMAD_ERR_PROC_FAILED;
 	if (!a->p.cma || a->cl[c].staged)
 		return RMAD_ERR_PERM;
 	got = write ? process_vm_writev(a->cl[c].pid, &l, 1, remote, n, 0) :
@@ -74,7 +76,9 @@ int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
 	rmad_warn("client %u: cannot %s %zu bytes in %lu pieces: %s", c,
 		  write ? "write" : "read", len, n,
 		  got < 0 ? strerror(errno) : "short");
-	return got < 0 && errno == EPERM ? RMAD_ERR_PERM : RMAD_ERR_ARG;
+	return got < 0 && errno == EPERM ? RMAD_ERR_PERM :
+	       got < 0 && errno == ESRCH ? RMAD_ERR_PROC_FAILED :
+	       RMAD_ERR_ARG;
 }
 
 /* Send for origin o, counting the packet in its statistics. */

@@ -104,6 +104,86 @@ static void joined_free(struct agent_win *w)
 	w->njoined = 0;
 }
 
+/*
+ * A freed window's mapping that was open to the fabric.  Closing the
+ * registration refuses every transfer that starts later, but one the
+ * provider already took may still be placing bytes there (tcp reads a
+ * write's data off the socket straight into the mapping, after the key
+ * was checked; shm's fast RMA is a process_vm_writev of the origin's
+ * agent into ours, checked by no key): unmapped at once, it writes into
+ * freed memory, or into whatever the address maps next (t/deaths.sh
+ * found the first).  So the mapping stays WIN_KEEP_NS after the close:
+ * by then the origins have heard of the death or the free (one message)
+ * and every chunk they had in flight (rdma_chunk bytes, a few per op)
+ * has landed or failed.
+ */
+#define WIN_KEEP_NS	(10ull * 1000 * 1000 * 1000)
+struct win_keep {
+	struct win_keep *next;
+	void *base;
+	size_t len;
+	uint64_t until;
+};
+
+static void keep_mapping(struct agent *a, void *base, size_t len)
+{
+	struct win_keep *k = malloc(sizeof(*k));
+
+	if (!k) {
+		/* rather a leak of address space than a write into it */
+		rmad_err("out of memory keeping a window's mapping: leaked");
+		return;
+	}
+	k->base = base;
+	k->len = len;
+	k->until = rmad_now_ns() + WIN_KEEP_NS;
+	k->next = a->wn.kept;
+	a->wn.kept = k;
+}
+
+/* Kept mappings whose time is up go (now: 0 at exit: all of them). */
+void agent_win_tick(struct agent *a, uint64_t now)
+{
+	for (struct win_keep **pp = &a->wn.kept; *pp;) {
+		struct win_keep *k = *pp;
+
+		if (now && now < k->until) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		munmap(k->base, k->len);
+		free(k);
+	}
+}
+
+/*
+ * Member l of w died: its same-node peers, which reach its window with
+ * loads and stores of their own, see its control page say so (every
+ * later access and synchronization on it fails, client/rma.c), and its
+ * registration closes, so that a transfer from another node fails at
+ * its provider rather than land in a dead rank's memory (the mapping
+ * stays until the window goes, and a while after: keep_mapping).
+ */
+void agent_win_member_dead(struct agent *a, struct agent_win *w,
+			   struct win_local *l)
+{
+	struct rmad_win_ctl *ctl = l->base;
+
+	(void)w;
+	(void)a;
+	if (ctl) {
+		/* release: what the agent did for the death (its locks
+		 * released) comes before the flag; and a peer asleep on
+		 * the lock word (held, maybe for origins elsewhere that
+		 * will not unlock it now) looks at it */
+		__atomic_store_n(&ctl->dead, 1, __ATOMIC_RELEASE);
+		rmad_futex_wake(&ctl->lock, INT32_MAX);
+	}
+	rmad_fabric_mr_close(l->mr);
+	l->mr = NULL;
+}
+
 static void win_destroy(struct agent *a, struct agent_win *w)
 {
 	wintab_remove(a, w);
@@ -114,7 +194,15 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 	for (int32_t i = 0; i < w->nhere; i++) {
 		/* closed before the memory it covers goes */
 		rmad_fabric_mr_close(w->local[i].mr);
-		if (w->local[i].base && w->local[i].map_len)
+		/* a window freed as MPI says (every epoch on it complete
+		 * everywhere) has nothing in flight; one of a failed job
+		 * may (keep_mapping) */
+		if (w->local[i].base && w->local[i].map_len &&
+		    w->local[i].fab_open && !a->stopping &&
+		    (w->failed || w->job->failed))
+			keep_mapping(a, w->local[i].base,
+				     w->local[i].map_len);
+		else if (w->local[i].base && w->local[i].map_len)
 			munmap(w->local[i].base, w->local[i].map_len);
 		if (w->local[i].fd >= 0)
 			close(w->local[i].fd);
@@ -811,6 +899,7 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 			m[i].mr_key = l->mr_key;
 			m[i].mr_addr = l->mr_addr;
 			m[i].has_mr = 1;
+			l->fab_open = 1;
 		}
 	}
 	send_members(a, w->root, RMAD_AM_WIN_JOIN, w, m, w->nhere);
@@ -1217,6 +1306,7 @@ void agent_win_fini(struct agent *a)
 {
 	while (a->wn.wins)
 		win_destroy(a, a->wn.wins);
+	agent_win_tick(a, 0);
 	free(a->wn.blocks);
 	free(a->wn.bfree);
 	free(a->wn.hash);

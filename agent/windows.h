@@ -25,6 +25,14 @@ void agent_win_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j);
 void agent_win_job_failed(struct agent *a, struct agent_job *j);
 void agent_win_job_freed(struct agent *a, struct agent_job *j);
+/* Member l of w died: its peers' loads and stores and transfers from
+ * other nodes are refused from now on (its control page's dead flag,
+ * its registration closed). */
+void agent_win_member_dead(struct agent *a, struct agent_win *w,
+			   struct win_local *l);
+/* Mappings of freed windows kept for late transfers go once their time
+ * is up (now 0: all). */
+void agent_win_tick(struct agent *a, uint64_t now);
 
 struct agent_win *agent_win_by_block(struct agent *a, uint32_t block,
 				     uint64_t key);

@@ -66,6 +66,11 @@ static int shm_barrier(struct rmad_client *c, rmad_win_t w)
 
 	if (!ctl)
 		return RMAD_ERR_INTERNAL;
+	/* a member died (here or elsewhere: the agent sets it for every
+	 * window of the job), even if we are the node's only one: the
+	 * fence that opens an epoch would find out only at its end */
+	if (__atomic_load_n(&ctl->bar_failed, __ATOMIC_ACQUIRE))
+		return RMAD_ERR_PROC_FAILED;
 	if (w->npeers == 1)
 		return 0;
 	/* the generation before our arrival: the last one bumps it */

@@ -91,6 +91,15 @@ struct win_peer {
 	struct rmad_win_dyn *dyn;
 };
 
+/* Did the peer's process die?  Its agent says so in its control page
+ * (acquire: after what the agent released for it), and every access
+ * and synchronization on it then fails with RMAD_ERR_PROC_FAILED: its
+ * memory, mapped here, would take our loads and stores regardless. */
+static inline int rmad_peer_dead(const struct win_peer *p)
+{
+	return p->ctl && __atomic_load_n(&p->ctl->dead, __ATOMIC_ACQUIRE);
+}
+
 /* A dynamic window's displacements are addresses below this. */
 #define RMAD_DYN_SPAN	(1ull << 57)
 

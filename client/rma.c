@@ -134,7 +134,11 @@ static int lw_acquire(struct rmad_client *c, rmad_win_t w,
 					       rmad_now_ns() - t0);
 			return 0;
 		}
-		/* held: spin a while, then sleep on the word */
+		/* held: spin a while, then sleep on the word; a target that
+		 * died meanwhile fails the wait (the agent may hold its word
+		 * for origins elsewhere that will never unlock it) */
+		if (rmad_peer_dead(p))
+			return RMAD_ERR_PROC_FAILED;
 		if (!t0)
 			t0 = rmad_now_ns();
 		if (rmad_now_ns() - t0 < (uint64_t)rmad_spin_us(c) * 1000) {
@@ -223,6 +227,8 @@ static int check(rmad_win_t w, int target, size_t tdisp, int count,
 	err = rmad_win_target(w, target, &r->p, &size, &du);
 	if (err)
 		return err;
+	if (r->p && rmad_peer_dead(r->p))
+		return RMAD_ERR_PROC_FAILED;
 	if (!covered(w, target, r->p))
 		return RMAD_ERR_SYNC;
 	r->es = rmad_dtype_size(r->dt);
@@ -864,6 +870,8 @@ static int win_lock(int lock_type, int target, int assert, rmad_win_t win)
 	    win->exposed || (p && p->locked) ||
 	    (!p && rlock_find(win, target) >= 0))
 		return RMAD_ERR_SYNC;
+	if (p && rmad_peer_dead(p))
+		return RMAD_ERR_PROC_FAILED;
 	if (p) {
 		if (assert & RMAD_MODE_NOCHECK) {
 			p->locked = LOCKED_NOCHECK;
@@ -923,6 +931,9 @@ static int win_unlock(int target, rmad_win_t win)
 			rmad_smp_mb();
 		p->locked = 0;
 		win->nlocal_locks--;
+		/* it died in the epoch: what we did there may be lost */
+		if (rmad_peer_dead(p))
+			err = RMAD_ERR_PROC_FAILED;
 	} else {
 		k = rlock_find(win, target);
 		if (k < 0)
@@ -1004,6 +1015,8 @@ static int win_unlock_all(rmad_win_t win)
 		if (p->locked == RMAD_LOCK_SHARED)
 			lw_release(c, p, 0);
 		p->locked = 0;
+		if (!err && rmad_peer_dead(p))
+			err = RMAD_ERR_PROC_FAILED;
 	}
 	rmad_smp_mb();
 	win->epoch = EPOCH_NONE;
@@ -1033,6 +1046,8 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 		err = rmad_win_target(win, target, &p, &size, &du);
 		if (err)
 			return err;
+		if (p && rmad_peer_dead(p))
+			return RMAD_ERR_PROC_FAILED;
 		if (!covered(win, target, p))
 			return RMAD_ERR_SYNC;
 		if (p) {
@@ -1042,9 +1057,21 @@ static int flush(int target, rmad_win_t win, uint16_t opc)
 		}
 	}
 	rmad_smp_mb();
+	/* flush_all covers the same-node members too */
+	for (int i = 0; target < 0 && i < win->npeers; i++)
+		if (rmad_peer_dead(&win->peers[i]))
+			err = RMAD_ERR_PROC_FAILED;
 	posted = __atomic_load_n(&win->remote_posted, __ATOMIC_ACQUIRE);
 	if (posted == __atomic_load_n(&win->remote_flushed, __ATOMIC_ACQUIRE))
-		return 0;	/* nothing went to the agent since */
+		return err;	/* nothing went to the agent since */
+	if (err) {
+		int e2 = agent_sync(win, opc, target);
+
+		(void)e2;	/* the death first */
+		if (opc == RMAD_OPC_FLUSH)
+			flushed_upto(win, posted);
+		return err;
+	}
 	err = agent_sync(win, opc, target);
 	/* the ops posted before we looked are flushed; another thread's
 	 * later ones are not, so only move the mark forward to posted */

@@ -456,6 +456,8 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 	err = rmad_win_target(w, target, &p, &size, &du);
 	if (err)
 		return err;
+	if (p && rmad_peer_dead(p))
+		return RMAD_ERR_PROC_FAILED;
 	if (!rmad_covered(w, target, p))
 		return RMAD_ERR_SYNC;
 	if (rq && w->epoch != EPOCH_LOCK && w->epoch != EPOCH_LOCK_ALL)

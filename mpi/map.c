@@ -509,6 +509,15 @@ int rmpi_lock_type(int l, int *out)
 
 /* --------------------------------------------------------- errors */
 
+/*
+ * A dead process (RMAD_ERR_PROC_FAILED): MPI's own class where the MPI
+ * library has one (MPI_ERR_PROC_FAILED of MPI 5, MPIX_ERR_PROC_FAILED
+ * of ULFM: Open MPI 5, MPICH); otherwise a code of ours in class
+ * MPI_ERR_OTHER whose string says what happened (rmpi_map_init), so
+ * that MPI_Error_string tells a death from other failures.
+ */
+static int proc_failed = MPI_ERR_OTHER;
+
 int rmpi_errclass(int e)
 {
 	switch (e) {
@@ -528,8 +537,12 @@ int rmpi_errclass(int e)
 	case RMPI_ERR_DISP: return MPI_ERR_DISP;
 	case RMPI_ERR_LOCKTYPE: return MPI_ERR_LOCKTYPE;
 	case RMPI_ERR_ASSERT: return MPI_ERR_ASSERT;
-#ifdef MPIX_ERR_PROC_FAILED
+#if defined(MPI_ERR_PROC_FAILED)
+	case RMAD_ERR_PROC_FAILED: return MPI_ERR_PROC_FAILED;
+#elif defined(MPIX_ERR_PROC_FAILED)
 	case RMAD_ERR_PROC_FAILED: return MPIX_ERR_PROC_FAILED;
+#else
+	case RMAD_ERR_PROC_FAILED: return proc_failed;
 #endif
 	default: return MPI_ERR_OTHER;	/* agent, fabric, bootstrap */
 	}
@@ -683,6 +696,19 @@ int rmpi_map_init(void)
 	if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, tdelete, &tkey,
 				    NULL) != MPI_SUCCESS)
 		return RMAD_ERR_INTERNAL;
+#if !defined(MPI_ERR_PROC_FAILED) && !defined(MPIX_ERR_PROC_FAILED)
+	{
+		int c;
+
+		/* collective in effect: every rank adds it, in the same
+		 * order, so the code is the same everywhere */
+		if (PMPI_Add_error_code(MPI_ERR_OTHER, &c) == MPI_SUCCESS &&
+		    PMPI_Add_error_string(c, "a process of the operation "
+					  "died (RMAD_ERR_PROC_FAILED)") ==
+			    MPI_SUCCESS)
+			proc_failed = c;
+	}
+#endif
 	if (PMPI_Comm_dup(MPI_COMM_SELF, &tcomm) != MPI_SUCCESS ||
 	    PMPI_Comm_set_errhandler(tcomm, MPI_ERRORS_RETURN) !=
 	    MPI_SUCCESS)

@@ -62,7 +62,7 @@
 #include <stdint.h>
 
 #define RMAD_SHM_VERSION	1	/* first byte of the segment */
-#define RMAD_ABI_VERSION	15	/* client<->agent ABI (segment + ctl) */
+#define RMAD_ABI_VERSION	16	/* client<->agent ABI (segment + ctl) */
 #define RMAD_SHM_MAGIC		0x314d4853444d4152ULL	/* "RMADSHM1" */
 #define RMAD_CACHELINE		64
 #define RMAD_SHM_ALIGN		4096
@@ -391,7 +391,11 @@ struct rmad_win_ctl {
 	 * a bounded while (client/peer.c), so that a client taking the
 	 * word over and over does not starve the agent */
 	uint32_t acc_want;
-	uint32_t pad[3];
+	/* set by the agent once this member's process died: its same-node
+	 * peers fail every access and synchronization on it (their own
+	 * loads and stores would find its memory still there) */
+	uint32_t dead;
+	uint32_t pad[2];
 	/* bit i: the same-node member of local index i (its place among
 	 * the node's members of the window, by rank) posted to us */
 	uint32_t posted[RMAD_WIN_MAX_LOCAL / 32];

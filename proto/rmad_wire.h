@@ -22,7 +22,9 @@ enum {
 	RMAD_AM_JOB_MAP = 4,		/* root -> agents: rank -> node map */
 	RMAD_AM_BARRIER_ARRIVE = 5,	/* agent -> root */
 	RMAD_AM_BARRIER_RELEASE = 6,	/* root -> agents */
-	RMAD_AM_JOB_FAIL = 7,		/* a rank of the job died */
+	RMAD_AM_JOB_FAIL = 7,		/* a rank of the job died: count =
+					 * 1 + that rank (one of the
+					 * sender's), or 0 */
 	RMAD_AM_WIN_JOIN = 8,		/* agent -> root: local members */
 	RMAD_AM_WIN_READY = 9,		/* root -> members: all members */
 	RMAD_AM_WIN_FREE_ARRIVE = 10,	/* agent -> root: local frees done */

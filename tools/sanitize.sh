@@ -19,7 +19,7 @@ for s in "${stages[@]}"; do
 	case $s in
 	asan)
 		flags=address,undefined
-		tests="t/rma.sh t/fence.sh t/pscw.sh t/req.sh t/types.sh t/wincreate.sh t/dynamic.sh t/shared.sh t/stress.sh t/rma-kill.sh t/node-kill.sh t/client-kill.sh t/agent-kill.sh t/garbage.sh t/threads.sh t/accmix.sh t/accpull.sh t/tcache.sh t/acchold.sh t/rogue-win.sh t/rogue-job.sh t/hostile.sh t/admit.sh t/test_dtree t/test_accword"
+		tests="t/rma.sh t/fence.sh t/pscw.sh t/req.sh t/types.sh t/wincreate.sh t/dynamic.sh t/shared.sh t/stress.sh t/rma-kill.sh t/deaths.sh t/node-kill.sh t/client-kill.sh t/agent-kill.sh t/garbage.sh t/threads.sh t/accmix.sh t/accpull.sh t/tcache.sh t/acchold.sh t/rogue-win.sh t/rogue-job.sh t/hostile.sh t/admit.sh t/test_dtree t/test_accword"
 		export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 		export LSAN_OPTIONS=suppressions=$top/tools/lsan.supp:print_suppressions=0
 		export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
