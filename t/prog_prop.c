@@ -42,9 +42,11 @@
  *     is, which a late read of them would show at the target.
  *
  * Usage: prog_prop [-s SEED] [-n SEQS] [-e EPOCHS] [-k OPS] [-x MAXB]
- *                  [-f FLAVORS] [-m MODES]
+ *                  [-f FLAVORS] [-m MODES] [-o MEMS] [-v]
  * FLAVORS: letters of a (allocate), c (create), d (dynamic), s (shared:
- * one node only); MODES: f (fence), p (PSCW), l (lock), a (lock_all).
+ * one node only); MODES: f (fence), p (PSCW), l (lock), a (lock_all);
+ * MEMS: operands in m (malloc) or a (rmad_alloc_mem) memory.  -v prints
+ * every op as it is issued.
  * Prints "rank R: FAIL ..." lines (the first few per rank) and
  * "rank R: ok (...)" at the end.
  */
@@ -66,6 +68,7 @@ static uint64_t seed = 1;
 static int nseq = 4, nepochs = 4, nops = 8;
 static size_t maxb = 4u << 20;
 static const char *flavors = "acd", *modes = "fpla";
+static const char *mems = "ma";		/* m: malloc, a: rmad_alloc_mem */
 static int verbose;
 
 #define SHB	(64u << 10)		/* the common region's bytes */
@@ -402,7 +405,23 @@ static void plan_op(struct rng *r, struct op *o, const struct op *prev,
 	if (o->kind == K_GACC || o->kind == K_FOP)
 		if (!below(r, 6))
 			o->op = RMAD_NO_OP;
-	reuse = prev && !prev->common && below(r, 2);
+	/* the bytes of the previous op half the time, three times in four
+	 * after a large write (failure 2 of issue 70: a get after a large
+	 * accumulate and flush_local saw the old data) */
+	reuse = prev && !prev->common &&
+		below(r, 4) < (prev->kind != K_GET && prev->n * sq.es >= 32768 ?
+			       3u : 2u);
+	/* ARMCI-MPI's blocking accumulate in a lock_all epoch is an
+	 * accumulate and flush_local: then always a read of its bytes */
+	if (prev && sq.mode == 'a' && prev->kind == K_ACC && !prev->common &&
+	    prev->sync == S_FLUSH_LOCAL)
+		reuse = 1;
+	/* after a write, a read of its bytes half the time: the order a
+	 * later op must see (rmad(7), "Ordering") */
+	if (reuse && prev->kind != K_GET && below(r, 2)) {
+		x = below(r, 100);
+		o->kind = x < 50 ? K_GET : x < 80 ? K_GACC : K_FOP;
+	}
 	o->target = reuse ? prev->target : (int)below(r, (uint64_t)size);
 	/* the common region: SUM from everyone, no result looked at */
 	if (!reuse && (o->kind == K_ACC || o->kind == K_FOP) && !below(r, 5)) {
@@ -450,6 +469,8 @@ static void plan_op(struct rng *r, struct op *o, const struct op *prev,
 			  S_NONE;
 		if (x >= 85 && o->kind != K_FOP && o->kind != K_CAS)
 			o->sync = S_REQ;
+		else if (o->kind != K_GET && n * es >= 32768 && below(r, 2))
+			o->sync = S_FLUSH_LOCAL;
 	}
 }
 
@@ -484,11 +505,11 @@ static void buf_free(void *p)
 		free(p);
 }
 
-static void fail_head(const struct op *o, int k)
+static void op_head(const struct op *o, int k, const char *what)
 {
-	printf("rank %d: FAIL seed %llu seq %d (%s window, %s, disp_unit %d, "
+	printf("rank %d: %s seed %llu seq %d (%s window, %s, disp_unit %d, "
 	       "%s operands) epoch %d (%c) op %d: %s%s%s of %zu B to rank %d "
-	       "at %zu, target %s, origin %s, result %s%s: ", rank,
+	       "at %zu, target %s, origin %s, result %s%s: ", rank, what,
 	       (unsigned long long)seed, sq.q,
 	       (const char *[]){ "allocated", "created", "dynamic",
 				 "shared" }[sq.flavor],
@@ -502,25 +523,70 @@ static void fail_head(const struct op *o, int k)
 	       lay_name(&o->ol), lay_name(&o->rl), sname[o->sync]);
 }
 
-/* op k is complete at the origin: its result checked, its operands
- * scribbled over (a late read of them would show at the target) */
-static void complete(struct op *o, int k)
+static void fail_head(const struct op *o, int k)
 {
+	op_head(o, k, "FAIL");
+}
+
+/* Does op a touch bytes of op b (same target)? */
+static int overlap(const struct op *a, const struct op *b)
+{
+	return a->target == b->target && !a->common && !b->common &&
+	       a->off < b->off + b->tl.ext * sq.es &&
+	       b->off < a->off + a->tl.ext * sq.es;
+}
+
+static void op_brief(const char *what, const struct op *ops, int j)
+{
+	int plain = ops[j].kind == K_PUT || ops[j].kind == K_CAS;
+
+	printf("; %s: op %d, %s%s%s of %zu B%s", what, j, kname[ops[j].kind],
+	       plain ? "" : " ", plain ? "" : op_name(ops[j].op),
+	       ops[j].n * sq.es, sname[ops[j].sync]);
+}
+
+/* op k of ops is complete at the origin: its result checked, its
+ * operands scribbled over (a late read of them would show at the
+ * target).  A wrong result names the last earlier write of ours to its
+ * bytes, which it should have seen. */
+static void complete(struct op *ops, int k)
+{
+	struct op *o = &ops[k];
+
 	if (o->done)
 		return;
 	o->done = 1;
 	if (o->want && memcmp(o->rbuf, o->want, o->rlen)) {
 		size_t i = 0, es = sq.es, bad = 0;
 		unsigned char *g = o->rbuf;
+		int j = k - 1;
 
-		for (size_t j = 0; j < o->rlen; j += es)
-			if (memcmp(g + j, o->want + j, es) && !bad++)
-				i = j;
+		for (size_t b = 0; b < o->rlen; b += es)
+			if (memcmp(g + b, o->want + b, es) && !bad++)
+				i = b;
+		while (j >= 0 && (ops[j].kind == K_GET ||
+				  (ops[j].kind == K_GACC &&
+				   ops[j].op == RMAD_NO_OP) ||
+				  !overlap(&ops[j], o)))
+			j--;
 		if (fails < MAXFAIL) {
 			fail_head(o, k);
 			printf("%zu of %zu result elements wrong, the first at "
-			       "byte %zu: %g, want %g\n", bad, o->rlen / es, i,
+			       "byte %zu: %g, want %g", bad, o->rlen / es, i,
 			       el_num(sq.ty, g + i), el_num(sq.ty, o->want + i));
+			if (j >= 0)
+				op_brief("the last earlier write to its bytes",
+					 ops, j);
+			for (j = k + 1; j < nops; j++)
+				if (ops[j].kind != K_GET &&
+				    !(ops[j].kind == K_GACC &&
+				      ops[j].op == RMAD_NO_OP) &&
+				    overlap(&ops[j], o)) {
+					op_brief("a later write to them", ops,
+						 j);
+					break;
+				}
+			printf("\n");
 			fflush(stdout);
 		}
 		fails++;
@@ -619,7 +685,7 @@ static void complete_upto(struct op *ops, int k, int t)
 {
 	for (int j = 0; j <= k; j++)
 		if (t < 0 || ops[j].target == t)
-			complete(&ops[j], j);
+			complete(ops, j);
 }
 
 /* ---- one epoch ------------------------------------------------------- */
@@ -681,7 +747,7 @@ static void run_epoch(struct rng *r)
 		int e = issue(o);
 
 		if (verbose) {
-			fail_head(o, k);
+			op_head(o, k, "op");
 			printf("issued (%d)\n", e);
 		}
 
@@ -711,7 +777,7 @@ static void run_epoch(struct rng *r)
 			complete_upto(mine, k, -1);
 			break;
 		case S_REQ:
-			complete(o, k);
+			complete(mine, k);
 			break;
 		}
 	}
@@ -823,7 +889,7 @@ static void run_seq(int q, uint64_t *nop)
 	sq.ty = (int)below(&r, NTY);
 	sq.es = ety[sq.ty].es;
 	sq.du = sq.flavor != 2 && below(&r, 2) ? (int)sq.es : 1;
-	sq.amem = (int)below(&r, 2);
+	sq.amem = mems[below(&r, strlen(mems))] == 'a';
 	sq.S = (maxb + 4096 + sq.es - 1) / sq.es * sq.es;
 	sq.wsize = (size_t)size * sq.S + SHB;
 	sq.mod = calloc((size_t)size, sizeof(*sq.mod));
@@ -865,7 +931,7 @@ int main(int argc, char **argv)
 
 	if (t_init(&argc, &argv, &rank, &size, NULL))
 		return 1;
-	while ((c = getopt(argc, argv, "s:n:e:k:x:f:m:v")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:e:k:x:f:m:o:v")) != -1) {
 		switch (c) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': nseq = atoi(optarg); break;
@@ -874,6 +940,7 @@ int main(int argc, char **argv)
 		case 'x': maxb = (size_t)strtoull(optarg, NULL, 0); break;
 		case 'f': flavors = optarg; break;
 		case 'm': modes = optarg; break;
+		case 'o': mems = optarg; break;
 		case 'v': verbose = 1; break;
 		default:
 			printf("rank %d: FAIL usage\n", rank);
@@ -882,7 +949,8 @@ int main(int argc, char **argv)
 	}
 	if (nops < 1 || nseq < 0 || nepochs < 1 || maxb < 8 || !*flavors ||
 	    !*modes || strspn(flavors, "acds") != strlen(flavors) ||
-	    strspn(modes, "fpla") != strlen(modes)) {
+	    strspn(modes, "fpla") != strlen(modes) || !*mems ||
+	    strspn(mems, "ma") != strlen(mems)) {
 		printf("rank %d: FAIL bad arguments\n", rank);
 		return t_finish(rank, 1, " ");
 	}
