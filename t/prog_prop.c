@@ -42,11 +42,13 @@
  *     is, which a late read of them would show at the target.
  *
  * Usage: prog_prop [-s SEED] [-n SEQS] [-e EPOCHS] [-k OPS] [-x MAXB]
- *                  [-f FLAVORS] [-m MODES] [-o MEMS] [-v]
+ *                  [-f FLAVORS] [-m MODES] [-o MEMS] [-v] [-K]
  * FLAVORS: letters of a (allocate), c (create), d (dynamic), s (shared:
  * one node only); MODES: f (fence), p (PSCW), l (lock), a (lock_all);
  * MEMS: operands in m (malloc) or a (rmad_alloc_mem) memory.  -v prints
- * every op as it is issued.
+ * every op as it is issued; -K keeps operands as they were after their
+ * op completes (a wrong result is then an order broken, never a late
+ * read of the operands).
  * Prints "rank R: FAIL ..." lines (the first few per rank) and
  * "rank R: ok (...)" at the end.
  */
@@ -69,7 +71,7 @@ static int nseq = 4, nepochs = 4, nops = 8;
 static size_t maxb = 4u << 20;
 static const char *flavors = "acd", *modes = "fpla";
 static const char *mems = "ma";		/* m: malloc, a: rmad_alloc_mem */
-static int verbose;
+static int verbose, keep;		/* -K: operands not scribbled over */
 
 #define SHB	(64u << 10)		/* the common region's bytes */
 #define MAXFAIL	8			/* FAIL lines printed per rank */
@@ -298,7 +300,7 @@ static const char *sname[] = { "", " flush_local", " flush", " flush_local_all",
 			       " flush_all", " (request, waited)" };
 
 struct op {
-	int kind, target, op, common, sync, done;
+	int kind, target, op, common, sync, done, bad;
 	size_t n, off;			/* elements; bytes from the base */
 	struct lay tl, ol, rl;		/* target, origin, result layouts */
 	uint64_t dseed;			/* operand values */
@@ -591,7 +593,7 @@ static void complete(struct op *ops, int k)
 		}
 		fails++;
 	}
-	if (o->obuf)
+	if (o->obuf && !keep)
 		memset(o->obuf, 0xee, o->olen);
 	buf_free(o->obuf);
 	buf_free(o->rbuf);
@@ -607,22 +609,16 @@ static size_t tdisp_of(const struct op *o)
 	return o->off / (size_t)sq.du;
 }
 
-static int issue(struct op *o)
+/* Before its epoch: op o's types, operands and result buffer, so that
+ * the epoch issues one op after another with nothing in between (the
+ * tighter, the likelier an op overtakes an earlier one). */
+static int prepare(struct op *o)
 {
-	int ty = sq.ty, oc = lay_count(&o->ol), tc = lay_count(&o->tl);
-	int rc = lay_count(&o->rl), e;
-	rmad_datatype_t ot, tt, rt;
-	rmad_request_t rq = RMAD_REQUEST_NULL;
-	size_t td = tdisp_of(o);
-	int req = o->sync == S_REQ;
-	rmad_win_t w = sq.w;
+	int ty = sq.ty, e;
 
 	if ((e = lay_commit(&o->tl, ty)) || (e = lay_commit(&o->ol, ty)) ||
 	    (e = lay_commit(&o->rl, ty)))
 		return e;
-	ot = lay_type(&o->ol, ty);
-	tt = lay_type(&o->tl, ty);
-	rt = lay_type(&o->rl, ty);
 	o->olen = o->ol.ext * sq.es;
 	o->obuf = buf_new(o->olen);
 	if (!o->obuf)
@@ -641,6 +637,20 @@ static int issue(struct op *o)
 			return RMAD_ERR_NOMEM;
 		memset(o->rbuf, 0x5a, rl);
 	}
+	return 0;
+}
+
+static int issue(struct op *o)
+{
+	int ty = sq.ty, oc = lay_count(&o->ol), tc = lay_count(&o->tl);
+	int rc = lay_count(&o->rl), e;
+	rmad_datatype_t ot = lay_type(&o->ol, ty), tt = lay_type(&o->tl, ty);
+	rmad_datatype_t rt = lay_type(&o->rl, ty);
+	rmad_request_t rq = RMAD_REQUEST_NULL;
+	size_t td = tdisp_of(o);
+	int req = o->sync == S_REQ;
+	rmad_win_t w = sq.w;
+
 	switch (o->kind) {
 	case K_PUT:
 		e = req ? rmad_rput(o->obuf, oc, ot, o->target, td, tc, tt, w,
@@ -725,6 +735,17 @@ static void run_epoch(struct rng *r)
 				tg[m++] = tg[k];
 		ntg = m;
 	}
+	for (int k = 0; k < nops; k++) {
+		int e = prepare(&mine[k]);
+
+		if (e) {
+			fail_head(&mine[k], k);
+			printf("%s\n", rmad_strerror(e));
+			fflush(stdout);
+			fails++;
+			mine[k].bad = 1;
+		}
+	}
 	switch (sq.mode) {
 	case 'f':
 		asrt = below(r, 2) ? RMAD_MODE_NOPRECEDE : 0;
@@ -744,7 +765,13 @@ static void run_epoch(struct rng *r)
 	}
 	for (int k = 0; k < nops; k++) {
 		struct op *o = &mine[k];
-		int e = issue(o);
+		int e;
+
+		if (o->bad) {
+			o->done = 1;	/* its failure is counted */
+			continue;
+		}
+		e = issue(o);
 
 		if (verbose) {
 			op_head(o, k, "op");
@@ -931,7 +958,7 @@ int main(int argc, char **argv)
 
 	if (t_init(&argc, &argv, &rank, &size, NULL))
 		return 1;
-	while ((c = getopt(argc, argv, "s:n:e:k:x:f:m:o:v")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:e:k:x:f:m:o:vK")) != -1) {
 		switch (c) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': nseq = atoi(optarg); break;
@@ -942,6 +969,7 @@ int main(int argc, char **argv)
 		case 'm': modes = optarg; break;
 		case 'o': mems = optarg; break;
 		case 'v': verbose = 1; break;
+		case 'K': keep = 1; break;
 		default:
 			printf("rank %d: FAIL usage\n", rank);
 			return t_finish(rank, 1, " ");

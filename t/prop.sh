@@ -14,9 +14,10 @@
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
 pr="$top_builddir/t/prog_prop"
 secs=${PROP_SECONDS:-0}
-# the last: lock_all epochs only, where ARMCI-MPI's blocking accumulate
-# (accumulate, flush_local) is followed by a read of its bytes (issue 70's
-# failure 2)
+# the last: lock_all epochs only, operands in malloc memory and left as
+# they are after their op (so a wrong result there is an order broken),
+# where ARMCI-MPI's blocking accumulate (accumulate, flush_local) is
+# followed by a read of its bytes: issue 70's failure 2
 names=("1 node, 3 ranks" "shm, 2 vnodes, 3 ranks"
 	"tcp;ofi_rxm, 2 vnodes, 2 ranks" "tcp;ofi_rxm, 3 vnodes, 3 ranks"
 	"tcp;ofi_rxm, 2 vnodes, 2 ranks, lock_all")
@@ -27,7 +28,7 @@ flav=(acds acd acd acd acd)
 mode=(fpla fpla fpla fpla a)
 # sequences, epochs, ops per rank and epoch
 size=("-n 4 -e 3 -k 8" "-n 4 -e 3 -k 8" "-n 4 -e 3 -k 8" "-n 4 -e 3 -k 8"
-	"-n 4 -e 4 -k 12")
+	"-n 4 -e 4 -k 12 -o m -K")
 
 # one CONFIG SEED: a point, and the reproducer when it fails
 one() {
