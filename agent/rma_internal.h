@@ -126,9 +126,8 @@ struct rma_target {
 					 * them before they are answered */
 	uint8_t order_blocked;		/* an accumulate waits for them */
 	/*
-	 * The ordering promise (rmad(7), "Ordering"): an op waits while an
-	 * earlier one that changes the same bytes may still be applied
-	 * after it.  nlate: issued writes the target applies after what
+	 * The ordering promise (rmad(7), "Ordering"): a read waits while
+	 * an earlier write to its bytes may still be applied after it.  nlate: issued writes the target applies after what
 	 * follows them (pulled: read first; any, on an unordered channel),
 	 * spanning [late_lo, late_hi) of the window; amw_seq: the last
 	 * write sent as active messages, within [amw_lo, amw_hi), which a
@@ -137,6 +136,11 @@ struct rma_target {
 	 */
 	uint32_t nlate;
 	uint64_t late_lo, late_hi;
+	uint32_t nlate_put;		/* of them, puts: within [put_lo,
+					 * put_hi) (accumulate_ordering
+					 * releases a get-accumulate after
+					 * accumulates, never after puts) */
+	uint64_t put_lo, put_hi;
 	uint64_t amw_seq, amw_lo, amw_hi;
 	uint32_t ninplace;		/* of nissued, ops whose transfers use
 					 * the client's memory in place: not
@@ -318,6 +322,8 @@ int ty_issue(struct agent *a, struct rma_origin *o, struct rma_op *op);
 /* A chunk's struct rmad_am_typed into buf; its size. */
 size_t ty_chunk_head(struct rma_op *op, uint8_t *buf);
 size_t ty_room(struct agent *a, uint32_t unit);
+/* The window bytes a typed op reaches, [*lo, *hi) (ordering). */
+void ty_span(const struct rma_op *op, uint64_t *lo, uint64_t *hi);
 uint32_t ty_unit(const struct rma_op *op);
 /* Every chunk of op went out (or it failed): its slot may be reused. */
 void ty_sent(struct agent *a, struct rma_op *op);

@@ -41,6 +41,7 @@
 #include "atomics.h"
 #include "counter.h"
 #include "dtype.h"
+#include "hints.h"
 #include "lockword.h"
 #include "log.h"
 #include "rmad_abi.h"
@@ -188,12 +189,11 @@ static int op_writes(const struct rma_op *op)
 }
 
 /* The window bytes op may touch, [*lo, *hi): a derived target type's
- * reach is not kept here, so it may touch them all. */
+ * footprint, from its lowest to its highest byte. */
 static void op_span(const struct rma_op *op, uint64_t *lo, uint64_t *hi)
 {
 	if (op->ty) {
-		*lo = 0;
-		*hi = UINT64_MAX;
+		ty_span(op, lo, hi);
 	} else {
 		*lo = op->tdisp;
 		*hi = op->tdisp + op->len;
@@ -235,6 +235,10 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 		span_add(&t->late_lo, &t->late_hi, !t->nlate, op);
 		t->nlate++;
 		op->late = 1;
+		if (!is_acc(op->opcode)) {
+			span_add(&t->put_lo, &t->put_hi, !t->nlate_put, op);
+			t->nlate_put++;
+		}
 	}
 }
 
@@ -257,6 +261,8 @@ void uncount_issued(struct rma_target *t, struct rma_op *op)
 	if (op->late) {
 		op->late = 0;
 		t->nlate--;
+		if (!is_acc(op->opcode))
+			t->nlate_put--;
 	}
 	if (op->inplace) {
 		op->inplace = 0;
@@ -273,10 +279,13 @@ void note_inplace(struct rma_target *t, struct rma_op *op)
 }
 
 /*
- * The ordering promise (rmad(7), "Ordering"): operations from one
- * origin to one target are applied there in the order they were issued,
- * so an op whose bytes an earlier write still in flight may change after
- * it must wait.  Two kinds of write can be overtaken: one the target
+ * The ordering promise (rmad(7), "Ordering"): a read (get,
+ * get-accumulate, fetch-and-op, compare-and-swap) sees every earlier
+ * write of its origin to its bytes, so it waits while such a write still
+ * in flight may be applied after it (a later put is not held: MPI leaves
+ * two writes to the same bytes unordered, and holding them would
+ * serialize streams of large puts).  Two kinds of write can be
+ * overtaken: one the target
  * applies only after what follows it (pulled: the target reads its
  * operands first, and answers once applied; any write on an unordered
  * channel), until its answer; and one sent as active messages, by a
@@ -290,8 +299,15 @@ static int order_hazard(struct agent *a, struct rma_origin *o,
 {
 	uint64_t lo, hi;
 
+	/* only reads wait here; an accumulate after accumulates waits as
+	 * the window's accumulate_ordering says (issue_ops_target) */
+	if (!has_result(op->opcode))
+		return 0;
 	op_span(op, &lo, &hi);
-	if (t->nlate && lo < t->late_hi && t->late_lo < hi)
+	if (t->nlate && lo < t->late_hi && t->late_lo < hi &&
+	    (!is_acc(op->opcode) || (o->acc_order & RMAD_ACC_ORDER_RAW)))
+		return 1;
+	if (t->nlate_put && lo < t->put_hi && t->put_lo < hi)
 		return 1;
 	if (op->rdma && !op->pull && !op_writes(op) &&
 	    t->amw_seq > t->done_seq && t->amw_seq <= t->sent_seq &&

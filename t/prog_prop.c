@@ -370,6 +370,19 @@ static void model_apply(struct op *o, int org)
 	}
 }
 
+/* Does op a touch bytes of op b (same target)? */
+static int overlap(const struct op *a, const struct op *b)
+{
+	return a->target == b->target && !a->common && !b->common &&
+	       a->off < b->off + b->tl.ext * sq.es &&
+	       b->off < a->off + a->tl.ext * sq.es;
+}
+
+static int writes(const struct op *o)
+{
+	return o->kind != K_GET && !(o->kind == K_GACC && o->op == RMAD_NO_OP);
+}
+
 static const int int_ops[] = { RMAD_SUM, RMAD_MIN, RMAD_MAX, RMAD_REPLACE,
 			       RMAD_BXOR, RMAD_BAND, RMAD_BOR };
 
@@ -390,9 +403,10 @@ static size_t pick_bytes(struct rng *r)
 
 /* Plan op k of origin org in epoch e: prev is that origin's previous op
  * (NULL for its first), whose bytes it reuses half the time. */
-static void plan_op(struct rng *r, struct op *o, const struct op *prev,
-		    int org, int passive)
+static void plan_op(struct rng *r, struct op *o, int k, int org,
+		    int passive)
 {
+	const struct op *prev = k ? o - 1 : NULL;
 	size_t es = sq.es, bytes, n, room;
 	int reg = (org + sq.e) % size, reuse;
 	uint64_t x = below(r, 100);
@@ -463,6 +477,11 @@ static void plan_op(struct rng *r, struct op *o, const struct op *prev,
 		else
 			el_set(sq.ty, o->cmp, rnd(r));
 	}
+	/* a put after a write of ours to its bytes: MPI leaves the two
+	 * unordered, and so does rmad (rmad(7), "Ordering"): a get then */
+	for (int j = 0; o->kind == K_PUT && j < k; j++)
+		if (writes(o - k + j) && overlap(o - k + j, o))
+			o->kind = K_GET;
 	o->sync = S_NONE;
 	if (passive) {
 		x = below(r, 100);
@@ -530,14 +549,6 @@ static void fail_head(const struct op *o, int k)
 	op_head(o, k, "FAIL");
 }
 
-/* Does op a touch bytes of op b (same target)? */
-static int overlap(const struct op *a, const struct op *b)
-{
-	return a->target == b->target && !a->common && !b->common &&
-	       a->off < b->off + b->tl.ext * sq.es &&
-	       b->off < a->off + a->tl.ext * sq.es;
-}
-
 static void op_brief(const char *what, const struct op *ops, int j)
 {
 	int plain = ops[j].kind == K_PUT || ops[j].kind == K_CAS;
@@ -566,10 +577,7 @@ static void complete(struct op *ops, int k)
 		for (size_t b = 0; b < o->rlen; b += es)
 			if (memcmp(g + b, o->want + b, es) && !bad++)
 				i = b;
-		while (j >= 0 && (ops[j].kind == K_GET ||
-				  (ops[j].kind == K_GACC &&
-				   ops[j].op == RMAD_NO_OP) ||
-				  !overlap(&ops[j], o)))
+		while (j >= 0 && (!writes(&ops[j]) || !overlap(&ops[j], o)))
 			j--;
 		if (fails < MAXFAIL) {
 			fail_head(o, k);
@@ -580,10 +588,7 @@ static void complete(struct op *ops, int k)
 				op_brief("the last earlier write to its bytes",
 					 ops, j);
 			for (j = k + 1; j < nops; j++)
-				if (ops[j].kind != K_GET &&
-				    !(ops[j].kind == K_GACC &&
-				      ops[j].op == RMAD_NO_OP) &&
-				    overlap(&ops[j], o)) {
+				if (writes(&ops[j]) && overlap(&ops[j], o)) {
 					op_brief("a later write to them", ops,
 						 j);
 					break;
@@ -721,7 +726,7 @@ static void run_epoch(struct rng *r)
 		for (int k = 0; k < nops; k++) {
 			struct op *o = &all[(size_t)org * (size_t)nops + (size_t)k];
 
-			plan_op(r, o, k ? o - 1 : NULL, org, passive);
+			plan_op(r, o, k, org, passive);
 			model_apply(o, org);
 		}
 	for (int k = 0; k < nops; k++)
