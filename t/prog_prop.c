@@ -429,12 +429,14 @@ static void plan_op(struct rng *r, struct op *o, int k, int org,
 			       3u : 2u);
 	/* ARMCI-MPI's blocking accumulate in a lock_all epoch is an
 	 * accumulate and flush_local: then always a read of its bytes */
-	if (prev && sq.mode == 'a' && prev->kind == K_ACC && !prev->common &&
-	    prev->sync == S_FLUSH_LOCAL)
+	int armci = prev && sq.mode == 'a' && prev->kind == K_ACC &&
+		    !prev->common && prev->sync == S_FLUSH_LOCAL;
+
+	if (armci)
 		reuse = 1;
 	/* after a write, a read of its bytes half the time: the order a
 	 * later op must see (rmad(7), "Ordering") */
-	if (reuse && prev->kind != K_GET && below(r, 2)) {
+	if (reuse && prev->kind != K_GET && (armci || below(r, 2))) {
 		x = below(r, 100);
 		o->kind = x < 50 ? K_GET : x < 80 ? K_GACC : K_FOP;
 	}
