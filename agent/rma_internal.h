@@ -488,9 +488,16 @@ void set_err(struct rma_origin *o, int32_t st);
 void op_finish(struct agent *a, struct rma_origin *o, uint32_t i);
 int has_result(uint16_t opc);
 void uncount_issued(struct rma_target *t, struct rma_op *op);
-/* a transfer of op uses its client's memory in place: it is not complete
- * at the origin until that ends */
-void note_inplace(struct rma_target *t, struct rma_op *op);
+/* A transfer of op uses its client's memory in place: op is not
+ * complete at the origin (a flush_local waits) until it ends, when
+ * uncount_issued counts it out.  (Here, for rma_pull.c below too.) */
+static inline void note_inplace(struct rma_target *t, struct rma_op *op)
+{
+	if (op->inplace || !op->counted)
+		return;
+	op->inplace = 1;
+	t->ninplace++;
+}
 void xfer_done(struct rmad_fabric_xfer *fx, int status);
 void rma_fence_done(struct agent *a, struct agent_win *w, int status);
 struct rma_origin *origin_find(struct agent_win *w, uint32_t c,

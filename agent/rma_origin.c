@@ -270,14 +270,6 @@ void uncount_issued(struct rma_target *t, struct rma_op *op)
 	}
 }
 
-void note_inplace(struct rma_target *t, struct rma_op *op)
-{
-	if (op->inplace || !op->counted)
-		return;
-	op->inplace = 1;
-	t->ninplace++;
-}
-
 /*
  * The ordering promise (rmad(7), "Ordering"): a read (get,
  * get-accumulate, fetch-and-op, compare-and-swap) sees every earlier
