@@ -78,6 +78,8 @@ struct rma_op {
 	uint8_t nx;			/* of them, chunks in flight */
 	uint8_t staged;			/* origin, result: staging offsets */
 	uint8_t waited;			/* the client waits for it (KEEP) */
+	uint8_t late;			/* counted in its target's nlate */
+	uint8_t inplace;		/* counted in its target's ninplace */
 	uint64_t raddr, rkey;		/* rdma: target bytes, key */
 	uint64_t wseq;			/* its place on the channel */
 	uint16_t pflags;		/* RMAD_AMF_* it went out with */
@@ -123,6 +125,26 @@ struct rma_target {
 					 * fence's barrier message may follow
 					 * them before they are answered */
 	uint8_t order_blocked;		/* an accumulate waits for them */
+	/*
+	 * The ordering promise (rmad(7), "Ordering"): a read waits while
+	 * an earlier write to its bytes may still be applied after it.  nlate: issued writes the target applies after what
+	 * follows them (pulled: read first; any, on an unordered channel),
+	 * spanning [late_lo, late_hi) of the window; amw_seq: the last
+	 * write sent as active messages, within [amw_lo, amw_hi), which a
+	 * read served by the provider alone (fi_read) could overtake until
+	 * done_seq reaches it.
+	 */
+	uint32_t nlate;
+	uint64_t late_lo, late_hi;
+	uint32_t nlate_put;		/* of them, puts: within [put_lo,
+					 * put_hi) (accumulate_ordering
+					 * releases a get-accumulate after
+					 * accumulates, never after puts) */
+	uint64_t put_lo, put_hi;
+	uint64_t amw_seq, amw_lo, amw_hi;
+	uint32_t ninplace;		/* of nissued, ops whose transfers use
+					 * the client's memory in place: not
+					 * complete at the origin before */
 	/* ops on the ordered channel: sent, known applied, RMA_DONE asked */
 	uint64_t sent_seq, done_seq, flush_seq;
 	uint64_t retry_at;		/* LOCK_RETRY: ask again then */
@@ -304,6 +326,8 @@ int ty_issue(struct agent *a, struct rma_origin *o, struct rma_op *op);
 /* A chunk's struct rmad_am_typed into buf; its size. */
 size_t ty_chunk_head(struct rma_op *op, uint8_t *buf);
 size_t ty_room(struct agent *a, uint32_t unit);
+/* The window bytes a typed op reaches, [*lo, *hi) (ordering). */
+void ty_span(const struct rma_op *op, uint64_t *lo, uint64_t *hi);
 uint32_t ty_unit(const struct rma_op *op);
 /* Every chunk of op went out (or it failed): its slot may be reused. */
 void ty_sent(struct agent *a, struct rma_op *op);
@@ -468,6 +492,16 @@ void set_err(struct rma_origin *o, int32_t st);
 void op_finish(struct agent *a, struct rma_origin *o, uint32_t i);
 int has_result(uint16_t opc);
 void uncount_issued(struct rma_target *t, struct rma_op *op);
+/* A transfer of op uses its client's memory in place: op is not
+ * complete at the origin (a flush_local waits) until it ends, when
+ * uncount_issued counts it out.  (Here, for rma_pull.c below too.) */
+static inline void note_inplace(struct rma_target *t, struct rma_op *op)
+{
+	if (op->inplace || !op->counted)
+		return;
+	op->inplace = 1;
+	t->ninplace++;
+}
 void xfer_done(struct rmad_fabric_xfer *fx, int status);
 void rma_fence_done(struct agent *a, struct agent_win *w, int status);
 struct rma_origin *origin_find(struct agent_win *w, uint32_t c,

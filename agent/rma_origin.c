@@ -41,6 +41,7 @@
 #include "atomics.h"
 #include "counter.h"
 #include "dtype.h"
+#include "hints.h"
 #include "lockword.h"
 #include "log.h"
 #include "rmad_abi.h"
@@ -177,6 +178,40 @@ static int is_acc(uint16_t opc)
 	return rmad_op_desc(opc)->acc;
 }
 
+static int send_flush(struct agent *a, struct rma_origin *o,
+		      struct rma_target *t);
+
+/* Does op change the target's memory?  (A get-accumulate NO_OP and a
+ * get read it only.) */
+static int op_writes(const struct rma_op *op)
+{
+	return rmad_op_data_in(op->opcode, op->op);
+}
+
+/* The window bytes op may touch, [*lo, *hi): a derived target type's
+ * footprint, from its lowest to its highest byte. */
+static void op_span(const struct rma_op *op, uint64_t *lo, uint64_t *hi)
+{
+	if (op->ty) {
+		ty_span(op, lo, hi);
+	} else {
+		*lo = op->tdisp;
+		*hi = op->tdisp + op->len;
+	}
+}
+
+static void span_add(uint64_t *lo, uint64_t *hi, int first,
+		     const struct rma_op *op)
+{
+	uint64_t l, h;
+
+	op_span(op, &l, &h);
+	if (first || l < *lo)
+		*lo = l;
+	if (first || h > *hi)
+		*hi = h;
+}
+
 static void count_issued(struct rma_target *t, struct rma_op *op)
 {
 	if (op->counted)
@@ -194,6 +229,17 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 		t->npull++;
 	if (is_acc(op->opcode))
 		t->nacc++;
+	/* applied after what follows it: later ops to its bytes wait
+	 * (order_hazard) */
+	if (op_writes(op) && (op->pull || !op->o->R->ordered)) {
+		span_add(&t->late_lo, &t->late_hi, !t->nlate, op);
+		t->nlate++;
+		op->late = 1;
+		if (!is_acc(op->opcode)) {
+			span_add(&t->put_lo, &t->put_hi, !t->nlate_put, op);
+			t->nlate_put++;
+		}
+	}
 }
 
 void uncount_issued(struct rma_target *t, struct rma_op *op)
@@ -212,6 +258,56 @@ void uncount_issued(struct rma_target *t, struct rma_op *op)
 		t->npull--;
 	if (is_acc(op->opcode))
 		t->nacc--;
+	if (op->late) {
+		op->late = 0;
+		t->nlate--;
+		if (!is_acc(op->opcode))
+			t->nlate_put--;
+	}
+	if (op->inplace) {
+		op->inplace = 0;
+		t->ninplace--;
+	}
+}
+
+/*
+ * The ordering promise (rmad(7), "Ordering"): a read (get,
+ * get-accumulate, fetch-and-op, compare-and-swap) sees every earlier
+ * write of its origin to its bytes, so it waits while such a write still
+ * in flight may be applied after it (a later put is not held: MPI leaves
+ * two writes to the same bytes unordered, and holding them would
+ * serialize streams of large puts).  Two kinds of write can be
+ * overtaken: one the target
+ * applies only after what follows it (pulled: the target reads its
+ * operands first, and answers once applied; any write on an unordered
+ * channel), until its answer; and one sent as active messages, by a
+ * get that moves by fi_read, which the target's provider serves without
+ * its agent, until an answer or a FLUSH_ACK covers it (asked for here).
+ * 1 when op i must wait.  Disjoint bytes never wait; the spans are
+ * bounds, so a wait may be more than needed, never less.
+ */
+static int order_hazard(struct agent *a, struct rma_origin *o,
+			struct rma_target *t, const struct rma_op *op)
+{
+	uint64_t lo, hi;
+
+	/* only reads wait here; an accumulate after accumulates waits as
+	 * the window's accumulate_ordering says (issue_ops_target) */
+	if (!has_result(op->opcode))
+		return 0;
+	op_span(op, &lo, &hi);
+	if (t->nlate && lo < t->late_hi && t->late_lo < hi &&
+	    (!is_acc(op->opcode) || (o->acc_order & RMAD_ACC_ORDER_RAW)))
+		return 1;
+	if (t->nlate_put && lo < t->put_hi && t->put_lo < hi)
+		return 1;
+	if (op->rdma && !op->pull && !op_writes(op) &&
+	    t->amw_seq > t->done_seq && t->amw_seq <= t->sent_seq &&
+	    lo < t->amw_hi && t->amw_lo < hi) {
+		send_flush(a, o, t);
+		return 1;
+	}
+	return 0;
 }
 
 /* A chunk landed (or failed): CLEANUP for rdma ops. */
@@ -357,8 +453,10 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 			o->st.rdma_writes++;
 		else
 			o->st.rdma_reads++;
-		if (x->direct)
+		if (x->direct) {
 			a->st.xfer_inplace++;
+			note_inplace(t, op);	/* a flush_local waits */
+		}
 		R->xfree = x->next;
 		x->op = i;
 		x->serial = op->serial;
@@ -528,6 +626,12 @@ static int issue_op(struct agent *a, struct rma_origin *o,
 		op->sent += n;
 	}
 	ty_sent(a, op);
+	if (op->wseq && op_writes(op)) {
+		/* a get by fi_read waits for it to be known applied */
+		span_add(&t->amw_lo, &t->amw_hi,
+			 t->amw_seq <= t->done_seq, op);
+		t->amw_seq = op->wseq;
+	}
 	if (op->sent && op->sent >= op->len && !has_result(op->opcode) &&
 	    !(op->pflags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
 			    RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL))) {
@@ -594,8 +698,24 @@ uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t)
 	return list_pop(R, &t->head, &t->tail);
 }
 
+/* Does an op after pending get i change bytes that i reads?  Then i
+ * may not move behind it (the ordering promise). */
+static int written_after(struct rma_ctx *R, uint32_t i)
+{
+	uint64_t lo, hi, l, h;
+
+	op_span(&R->sh[i], &lo, &hi);
+	for (uint32_t j = R->sh[i].next; j != RMAD_NIL; j = R->sh[j].next) {
+		op_span(&R->sh[j], &l, &h);
+		if (op_writes(&R->sh[j]) && l < hi && lo < h)
+			return 1;
+	}
+	return 0;
+}
+
 /* Before the closing op: a plain get goes last, so that its answer
- * carries the ack (gets are not ordered with other operations). */
+ * carries the ack, unless a later op writes its bytes (rmad(7),
+ * "Ordering"). */
 static void get_to_tail(struct agent *a, struct rma_target *t)
 {
 	struct rma_ctx *R = a->rma;
@@ -604,7 +724,8 @@ static void get_to_tail(struct agent *a, struct rma_target *t)
 
 	for (uint32_t i = t->head; i != RMAD_NIL && R->sh[i].next != RMAD_NIL;
 	     prev = i, i = R->sh[i].next) {
-		if (R->sh[i].opcode != RMAD_OPC_GET || !can_ride(a, &R->sh[i]))
+		if (R->sh[i].opcode != RMAD_OPC_GET || !can_ride(a, &R->sh[i]) ||
+		    written_after(R, i))
 			continue;
 		if (prev == RMAD_NIL)
 			t->head = R->sh[i].next;
@@ -734,14 +855,17 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 		uint32_t i = t->head;
 		uint16_t fl = 0;
 
-		if (o->acc_order && is_acc(R->sh[i].opcode) &&
-		    !R->sh[i].counted &&
-		    (t->npull || (!R->ordered && t->nacc))) {
+		if (!R->sh[i].counted &&
+		    ((o->acc_order && is_acc(R->sh[i].opcode) &&
+		      (t->npull || (!R->ordered && t->nacc))) ||
+		     order_hazard(a, o, t, &R->sh[i]))) {
 			/* an unordered channel, or a pulled op (applied
 			 * after what follows it; a pulled put holds it back
 			 * too, more than MPI asks): the previous
 			 * accumulate must be answered before the next may
-			 * go (one partly sent goes on) */
+			 * go (one partly sent goes on); and any op waits
+			 * for an earlier write to its bytes that it could
+			 * overtake (order_hazard) */
 			if (!t->order_blocked)
 				o->st.order_waits++;
 			t->order_blocked = 1;

@@ -200,8 +200,10 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		}
 		R->xfree = x->next;
 		R->npull_slots++;
-		if (x->held)
+		if (x->held) {
 			a->st.xfer_inplace++;
+			note_inplace(t, op);	/* a flush_local waits */
+		}
 		x->pull = 1;
 		x->node = t->node;
 		x->disp = h.disp;

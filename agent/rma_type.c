@@ -74,6 +74,7 @@ struct ty_peer {
 
 struct rma_typed {
 	uint64_t key;
+	int64_t lo, hi;			/* its footprint, from tdisp */
 	uint32_t tcount;
 	uint32_t unit;			/* chunks are multiples of it */
 	int32_t node, slot;		/* slot -1 until its first chunk */
@@ -81,6 +82,12 @@ struct rma_typed {
 	uint32_t blob_len;
 	uint8_t blob[];
 };
+
+void ty_span(const struct rma_op *op, uint64_t *lo, uint64_t *hi)
+{
+	*lo = op->tdisp + (uint64_t)op->ty->lo;
+	*hi = op->tdisp + (uint64_t)op->ty->hi;
+}
 
 uint32_t agent_type_blob_max(struct agent *a)
 {
@@ -197,6 +204,8 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 		goto bad;
 	}
 	op->tdisp = base;
+	ty->lo = lo;
+	ty->hi = hi;
 	op->dtype = (uint8_t)RMAD_BYTE;	/* chunks count bytes */
 	ty->key = dtree_key(ty->blob, d->blob_len);
 	ty->blob_len = d->blob_len;

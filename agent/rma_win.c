@@ -74,7 +74,10 @@ static int sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
 					return 0;
 				break;
 			case RMAD_OPC_FLUSH_LOCAL:
-				if (t->head != RMAD_NIL || t->nres)
+				/* and no transfer reads the client's
+				 * memory in place any more */
+				if (t->head != RMAD_NIL || t->nres ||
+				    t->ninplace)
 					return 0;
 				break;
 			case RMAD_OPC_LOCK_WAIT:

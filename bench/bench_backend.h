@@ -338,6 +338,11 @@ static int b_flush(int r, bwin_t w)
 	return MPI_Win_flush(r, w);
 }
 
+static int b_flush_local(int r, bwin_t w)
+{
+	return MPI_Win_flush_local(r, w);
+}
+
 static int b_flush_all(bwin_t w)
 {
 	return MPI_Win_flush_all(w);
@@ -661,6 +666,11 @@ static int b_unlock_all(bwin_t w)
 static int b_flush(int r, bwin_t w)
 {
 	return rmad_win_flush(r, w);
+}
+
+static int b_flush_local(int r, bwin_t w)
+{
+	return rmad_win_flush_local(r, w);
 }
 
 static int b_flush_all(bwin_t w)

@@ -45,12 +45,12 @@
 
 enum { T_PUT, T_GET, T_ACC, T_GACC, T_FOP, T_CAS, T_PUT_BW, T_GET_BW, T_MR_1,
 	T_MR_ALL, T_POST, T_ASYNC, T_VPUT, T_VGET, T_VACC, T_HALO, T_OVERLAP,
-	T_MEM, T_WINS, T_NTESTS };
+	T_MEM, T_WINS, T_ACCGET, T_NTESTS };
 
 static const char *const test_names[T_NTESTS] = {
 	"put", "get", "acc", "gacc", "fop", "cas", "put_bw", "get_bw", "mr_1",
 	"mr_all", "post", "async", "vput", "vget", "vacc", "halo", "overlap",
-	"mem", "wins"
+	"mem", "wins", "accget"
 };
 
 #define MEM_WIN_SIZE 4096	/* bytes per rank of the mem test's window */
@@ -100,11 +100,13 @@ static void usage(FILE *f)
 "usage: " PROG_NAME " [options]   (run with 2 or more ranks)\n"
 "  -t, --tests LIST     comma list of put,get,acc,gacc,fop,cas,put_bw,\n"
 "                       get_bw,mr_1,mr_all,post,async,vput,vget,vacc,halo,\n"
-"                       overlap,mem,wins or the groups lat,bw,mr,strided\n"
-"                       (vput,vget,vacc), apps (halo,overlap), all\n"
-"                       (default; all leaves out strided, apps, mem and\n"
+"                       overlap,mem,wins,accget or the groups lat,bw,mr,\n"
+"                       strided (vput,vget,vacc), apps (halo,overlap),\n"
+"                       all (default; all leaves out strided, apps, mem,\n"
 "                       wins: --iters windows alive at once, the time to\n"
-"                       make and free one, the memory per window)\n"
+"                       make and free one, the memory per window, and\n"
+"                       accget: an accumulate, flush_local, a get of its\n"
+"                       bytes and flush, in one lock_all)\n"
 "  -m, --mode LIST      sync modes: lock (an epoch per op), flush (op +\n"
 "                       flush in one lock_all), fence (op + fence, every\n"
 "                       rank fencing), pscw (target: post + wait, origin:\n"
@@ -466,6 +468,7 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 	size_t esz;
 	int64_t one = 1, cmp, nv, res = 0;
 	int64_t *ones = (int64_t *)cbuf;
+	int missed = 0;			/* accget: gets that missed it */
 	double tstart;
 
 	acc_shape(size, &at, &count, &esz);
@@ -481,7 +484,7 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 		memset(rbuf, 0, size);
 		rc = put_sync(rbuf, size, acc_off());
 	}
-	if (t == T_ACC || t == T_GACC) {
+	if (t == T_ACC || t == T_GACC || t == T_ACCGET) {
 		if (esz == 8)
 			for (int i = 0; i < count; i++)
 				ones[i] = 1;
@@ -566,6 +569,15 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 			rc = rc ? rc : b_cas(&nv, &cmp, &res, target,
 					     acc_off(), win);
 			break;
+		case T_ACCGET:
+			/* ARMCI-MPI's blocking accumulate, then a get of
+			 * its bytes: it must see the accumulate */
+			rc = rc ? rc : b_acc(cbuf, count, at, target,
+					     acc_off(), win);
+			rc = rc ? rc : b_flush_local(target, win);
+			rc = rc ? rc : b_get(rbuf, count, at, target,
+					     acc_off(), win);
+			break;
 		}
 		if (coll) {
 			int rc2 = fence ? b_fence(0, win) : b_complete(win);
@@ -585,6 +597,11 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 			else
 				break;
 		}
+		/* counted, not stopped at: the row's time stays comparable
+		 * with an agent that lets the get overtake */
+		if (!rc && t == T_ACCGET &&
+		    !acc_region_is(rbuf, size, k + warm + 1) && !missed++)
+			check_fail(r, "the get missed the accumulate before it");
 		/* (a fence or PSCW loop cannot stop early: both sides count) */
 		if (!coll && k >= 0 && now() - tstart > opt.max_time)
 			break;
@@ -600,6 +617,10 @@ static int lat_origin(int t, int smode, size_t size, struct row *r)
 		rc = -1;
 	}
 	stats(r, samples, done, 1);
+	if (missed)
+		fprintf(stderr, PROG_NAME ": accget size %zu: %d of %d gets "
+			"missed the accumulate before them\n", size, missed,
+			warm + done);
 	if (rc)
 		return check_fail(r, "an RMA call failed");
 	/* check what the target holds, or what came back */
@@ -969,7 +990,7 @@ static int origin_row(int t, const char *mode, size_t size)
 		lat_origin(t, M_PSCW, size, &r);	/* every rank: a barrier */
 	else if (rank == origin && t >= T_VPUT && t <= T_VACC)
 		strided_origin(t, size, &r);
-	else if (rank == origin && t <= T_CAS)
+	else if (rank == origin && (t <= T_CAS || t == T_ACCGET))
 		lat_origin(t, strcmp(mode, "lock") ? M_FLUSH : M_LOCK, size,
 			   &r);
 	else if (rank == origin)
@@ -1039,6 +1060,8 @@ static int run_all(void)
 	}
 	for (int s = 0; opt.tests[T_OVERLAP] && s < opt.nsizes && !rc; s++)
 		rc = overlap_rows(opt.sizes[s]);
+	for (int s = 0; opt.tests[T_ACCGET] && s < opt.nsizes && !rc; s++)
+		rc = origin_row(T_ACCGET, "flush", opt.sizes[s]);
 	for (int k = 0; opt.tests[T_ASYNC] && k < opt.nts && !rc; k++)
 		for (int m = 0; m < NMODES && !rc; m++) {
 			struct row r = { .test = "async", .mode = mode_names[m],
@@ -1104,8 +1127,8 @@ int main(int argc, char **argv)
 	origin = 0;
 	target = nranks - 1;
 	/* the mem test alone needs no big buffers: keep the job small */
-	for (int t = 0; t < T_MEM; t++)	/* (mem, wins) */
-		only_mem &= !opt.tests[t];
+	for (int t = 0; t < T_NTESTS; t++)	/* (mem, wins) */
+		only_mem &= t == T_MEM || t == T_WINS || !opt.tests[t];
 	if (only_mem)
 		wsize = bsize = MEM_WIN_SIZE;
 	samples = calloc((size_t)opt.iters + 1, sizeof(*samples));

@@ -167,9 +167,11 @@ struct rmad_stats {
 	uint64_t rdma_reads;		/* fi_read chunks */
 	uint32_t target_hwm;		/* target elements held at once */
 	uint32_t ops_held_hwm;		/* ops the agent held at once */
-	uint64_t order_waits;		/* accumulates that waited for the
-					 * previous one's answer (ordering
-					 * on an unordered channel) */
+	uint64_t order_waits;		/* ops held for ordering: an
+					 * accumulate for the previous one's
+					 * answer, a read for an earlier
+					 * write to its bytes (rmad(7),
+					 * "Ordering") */
 	/* the window's fence barrier packets this process's agent sent
 	 * and received (shared by the node's members of the window) */
 	uint64_t fence_pkts_sent;
