@@ -17,11 +17,13 @@ prog="$top_builddir/t/prog_nodekill"
 n=0
 # over shm the agent hangs (SIGSTOP, no error anywhere: the confirmation
 # window, heartbeat_confirm_ms, finds it); over tcp;ofi_rxm it dies
-# (SIGKILL: a connection to its address is refused); over shm it dies
-# too (SIGKILL: its agent lock is free).  The evidence is looked for
-# once it is suspect (heartbeat_timeout_ms).
+# (SIGKILL: a connection to its address is refused, or, when the
+# provider saw it first, send errors with no echo after them: either is
+# evidence); over shm it dies too (SIGKILL: its agent lock is free).
+# The evidence is looked for once it is suspect (heartbeat_timeout_ms).
+# The reason is an extended regular expression.
 for c in "shm STOP 45 heartbeat_confirm_ms" \
-	"tcp;ofi_rxm KILL 10 refused a connection" \
+	"tcp;ofi_rxm KILL 10 refused a connection|send errors on the fabric" \
 	"shm KILL 10 its lock is free"; do
 	read -r prov sig within reason <<<"$c"
 	n=$((n + 1))
@@ -76,7 +78,7 @@ for c in "shm STOP 45 heartbeat_confirm_ms" \
 	# why, for both others: a stopped agent only the window finds; a
 	# killed one, its evidence
 	why=$(grep "node 1: declared dead" "$d/out" | head -n 2 | tr '\n' ' ')
-	[ "$(grep "node 1: declared dead" "$d/out" | grep -c "$reason")" -eq 2 ]
+	[ "$(grep "node 1: declared dead" "$d/out" | grep -cE "$reason")" -eq 2 ]
 	ok $? "$prov, SIG$sig: both declare it dead, for '$reason': ${why:-none}"
 	grep -q "FAIL" "$d/out" && diag "$(cat "$d/out")"
 	[ "$rc" -eq 4 ]
