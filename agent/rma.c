@@ -471,21 +471,6 @@ void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 	out->pscw_pkts_recv = w->pscw_recv;
 }
 
-/* An answer comes from its target's node, a request from its origin's. */
-static int rma_answer_type(int type)
-{
-	switch (type) {
-	case RMAD_AM_RMA_LOCK_GRANTED:
-	case RMAD_AM_RMA_LOCK_RETRY:
-	case RMAD_AM_RMA_UNLOCK_ACK:
-	case RMAD_AM_RMA_ACK:
-	case RMAD_AM_RMA_RESP:
-	case RMAD_AM_RMA_FLUSH_ACK:
-		return 1;
-	}
-	return 0;
-}
-
 /* The RMA packet types: the job and the ranks checked (a node speaks
  * only for its own ranks: no node of the mesh locks, writes or answers
  * in the name of another's), then handled. */

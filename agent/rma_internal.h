@@ -542,4 +542,20 @@ int32_t pscw_complete(struct agent *a, struct rma_origin *o,
 /* rma.c: an origin's end */
 void origin_drop_ops(struct agent *a, struct rma_origin *o, int st);
 
+/* An answer to one of our requests, not a request: it comes from its
+ * target's node, a request from its origin's. */
+static inline int rma_answer_type(int type)
+{
+	switch (type) {
+	case RMAD_AM_RMA_LOCK_GRANTED:
+	case RMAD_AM_RMA_LOCK_RETRY:
+	case RMAD_AM_RMA_UNLOCK_ACK:
+	case RMAD_AM_RMA_ACK:
+	case RMAD_AM_RMA_RESP:
+	case RMAD_AM_RMA_FLUSH_ACK:
+		return 1;
+	}
+	return 0;
+}
+
 #endif

@@ -272,27 +272,12 @@ void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status)
 		answer(a, h, type, status, 0, NULL, 0);
 }
 
-/* An answer to one of our requests, not a request? */
-static int is_answer(int type)
-{
-	switch (type) {
-	case RMAD_AM_RMA_LOCK_GRANTED:
-	case RMAD_AM_RMA_LOCK_RETRY:
-	case RMAD_AM_RMA_UNLOCK_ACK:
-	case RMAD_AM_RMA_ACK:
-	case RMAD_AM_RMA_RESP:
-	case RMAD_AM_RMA_FLUSH_ACK:
-		return 1;
-	}
-	return 0;
-}
-
 void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j)
 {
 	struct agent_win *w = agent_win_by_key(a, j, h->wkey);
 	struct win_local *l;
-	int is_ans = is_answer(h->type);
+	int is_ans = rma_answer_type(h->type);
 
 	if (is_ans && h->status == RMAD_ERR_PROC_FAILED)
 		/* the target's node says its rank died (on_rma checked
