@@ -186,12 +186,12 @@ while read -r f; do
 done <<<"$files_before"
 [ -e /etc/rmad ] && left="$left /etc/rmad"
 shm=$(find /dev/shm -maxdepth 1 -name 'rmad*' 2>/dev/null | tr '\n' ' ')
-procs=$(pgrep -x rmad | tr '\n' ' ')
+procs=$(pgrep -f '^/usr/bin/rmad( |$)' | tr '\n' ' ')
 if [ -z "$left$shm$procs" ]; then
 	point PASS "purged: no file, shared memory or agent process is left"
 else
 	point FAIL "left after purge: files:$left shm: $shm processes: $procs"
-	[ -n "$procs" ] && pkill -x rmad
+	[ -n "$procs" ] && pkill -f '^/usr/bin/rmad( |$)'
 fi
 echo "$(grep -c ':test-result: PASS' "$trs") passed, $(grep -c ':test-result: FAIL' "$trs") failed" >&2
 exit $rc

@@ -6,7 +6,9 @@
 # stress and kill tests, TSan over the multithreaded client test, each
 # in its own build), then the conformance stage (tools/suites.sh: MPICH's
 # RMA suite and OSU's one-sided benchmarks from ../shared/suites, on one
-# node and on 2 vnodes, judged against plain Open MPI's baselines).
+# node and on 2 vnodes, judged against plain Open MPI's baselines), then
+# the release stage (tools/release.sh: make distcheck, the Debian
+# packages, lintian, and the packages installed, used and purged).
 # Ends with a line "N passed, N failed" counting every TAP test point of
 # all of them.
 set -u
@@ -18,11 +20,12 @@ timeout --kill-after=30 1800 make -j1 check
 rc=$?
 bash "$top/tools/sanitize.sh" || rc=1
 bash "$top/tools/suites.sh" || rc=1
+bash "$top/tools/release.sh" || rc=1
 pass=0
 fail=0
 skip=0
 for b in "$top/_build" "$top/_build-asan" "$top/_build-tsan" \
-	"$top/_build-suites"; do
+	"$top/_build-suites" "$top/_build-release"; do
 	for trs in "$b"/t/*.trs; do
 		[ -e "$trs" ] || continue
 		p=$(grep -c '^:test-result: PASS' "$trs")
