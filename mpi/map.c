@@ -516,7 +516,9 @@ int rmpi_lock_type(int l, int *out)
  * MPI_ERR_OTHER whose string says what happened (rmpi_map_init), so
  * that MPI_Error_string tells a death from other failures.
  */
+#ifndef RMPI_HAVE_PROC_FAILED
 static int proc_failed = MPI_ERR_OTHER;
+#endif
 
 int rmpi_errclass(int e)
 {
@@ -537,10 +539,8 @@ int rmpi_errclass(int e)
 	case RMPI_ERR_DISP: return MPI_ERR_DISP;
 	case RMPI_ERR_LOCKTYPE: return MPI_ERR_LOCKTYPE;
 	case RMPI_ERR_ASSERT: return MPI_ERR_ASSERT;
-#if defined(MPI_ERR_PROC_FAILED)
-	case RMAD_ERR_PROC_FAILED: return MPI_ERR_PROC_FAILED;
-#elif defined(MPIX_ERR_PROC_FAILED)
-	case RMAD_ERR_PROC_FAILED: return MPIX_ERR_PROC_FAILED;
+#ifdef RMPI_HAVE_PROC_FAILED
+	case RMAD_ERR_PROC_FAILED: return RMPI_ERR_PROC_FAILED;
 #else
 	case RMAD_ERR_PROC_FAILED: return proc_failed;
 #endif
@@ -696,7 +696,7 @@ int rmpi_map_init(void)
 	if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, tdelete, &tkey,
 				    NULL) != MPI_SUCCESS)
 		return RMAD_ERR_INTERNAL;
-#if !defined(MPI_ERR_PROC_FAILED) && !defined(MPIX_ERR_PROC_FAILED)
+#ifndef RMPI_HAVE_PROC_FAILED
 	{
 		int c;
 
