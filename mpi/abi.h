@@ -18,6 +18,11 @@
  *              count_lo and count_hi_and_cancelled: the library sets only
  *              the public fields (MPI_SOURCE, MPI_TAG, MPI_ERROR) and the
  *              rest through PMPI_Status_set_elements/_set_cancelled.
+ *   commit     neither MPI says whether a type is committed; a send to
+ *              MPI_PROC_NULL, which does nothing, checks it as their
+ *              one-sided calls do (map.c) -- Open MPI at any count,
+ *              MPICH only for a count above 0, so its probe sends 1
+ *              (from a buffer that is never read).
  *   constants  both mpi.h define the same names; only MPI_ERR_PROC_FAILED
  *              (MPIX_ in both, Open MPI 5 and MPICH with ULFM) may be
  *              missing, and RMPI_HAVE_PROC_FAILED says whether it is.
@@ -58,6 +63,13 @@
 #elif defined(MPIX_ERR_PROC_FAILED)
 #define RMPI_HAVE_PROC_FAILED	1
 #define RMPI_ERR_PROC_FAILED	MPIX_ERR_PROC_FAILED
+#endif
+
+/* map.c's committed(): the count of its send to MPI_PROC_NULL */
+#ifdef RMPI_ABI_MPICH
+#define RMPI_COMMIT_PROBE_COUNT	1
+#else
+#define RMPI_COMMIT_PROBE_COUNT	0
 #endif
 
 /*

@@ -375,13 +375,18 @@ static void tcache_put(MPI_Datatype t, rmad_datatype_t r)
  * send of nothing to MPI_PROC_NULL does nothing else: on a duplicate of
  * MPI_COMM_SELF whose errors return (rmpi_map_init), its answer is the
  * one MPI_Put would give, also when Open MPI's checks are off
- * (mpi_param_check = 0: yes).
+ * (mpi_param_check = 0: yes).  MPICH checks the same at a count above 0.
  */
 static int committed(MPI_Datatype t)
 {
+	static const long never_read[4];
+
 	if (tcomm == MPI_COMM_NULL)
 		return 1;
-	return PMPI_Send(NULL, 0, t, MPI_PROC_NULL, 0, tcomm) == MPI_SUCCESS;
+	/* MPICH checks only a count above 0 (abi.h) */
+	return PMPI_Send(RMPI_COMMIT_PROBE_COUNT ? never_read : NULL,
+			 RMPI_COMMIT_PROBE_COUNT, t, MPI_PROC_NULL, 0,
+			 tcomm) == MPI_SUCCESS;
 }
 
 int rmpi_type_slow(MPI_Datatype t, rmad_datatype_t *out)

@@ -13,6 +13,10 @@
 #   mpi_typeop    the (datatype, op, call) table: the same under
 #                 librmad-mpich as under librmad-mpi (when Open MPI is
 #                 there too);
+#   mpi_edges     the corners MPICH's own suite found (zero counts,
+#                 MPI_BOTTOM, shared_query, adjacent dynamic regions...);
+#   mpi_argcheck  the error class of each misuse: the same table as
+#                 under librmad-mpi;
 #   mpi_async     the origins' epochs end while the target computes;
 #   mpi-bench     bench/mpi/mpi-bench unchanged;
 #   unmapped      strict mode's abort says what it could not map
@@ -27,7 +31,7 @@ command -v mpiexec.mpich >/dev/null 2>&1 ||
 	skip_all "librmad-mpich not built (configure found no mpicc.mpich)"
 export RMAD_MPICH_LIB="$lib"
 export LD_LIBRARY_PATH="$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-plan 14
+plan 16
 
 # tap_ok WHAT OUT RC: one point, passed when the program's TAP has no
 # "not ok", a plan, and it exited 0
@@ -116,6 +120,30 @@ else
 	ok $? "mpi_typeop: $n cases (no Open MPI build to compare with)"
 fi
 [ "$rc" -eq 0 ] || tail -5 "$T_TMP/mpich.err" | sed 's/^/# /'
+
+out=$(run_bounded 150 "$RMAD_RUN" -q --mpi --vnodes 2 --provider shm -np 4 \
+	"$d/mpi_edges" 2>&1)
+tap_ok "mpi_edges, 2 vnodes over shm, strict" "$out" $?
+
+# the class of each misuse, by name: as under librmad-mpi
+out=$(run_bounded 90 "$RMAD_RUN" -q --mpi -np 2 "$d/mpi_argcheck" 2>&1)
+rc=$?
+ompi="$top_builddir/t/mpi/mpi_argcheck"
+if [ -x "$ompi" ] && [ -r "$top_builddir/.libs/librmad-mpi.so" ]; then
+	ref=$(RMAD_MPI_LIB="$top_builddir/.libs/librmad-mpi.so" run_bounded 90 \
+		"$RMAD_RUN" -q --mpi -np 2 "$ompi" 2>&1)
+	n=$(echo "$out" | grep -c ': ERR_')
+	diffs=$(diff <(echo "$ref" | grep ': ERR_\|: SUCCESS' | sort) \
+		<(echo "$out" | grep ': ERR_\|: SUCCESS' | sort) | grep -c '^[<>]')
+	[ "$rc" -eq 0 ] && [ "$n" -gt 20 ] && [ "$diffs" -eq 0 ]
+	ok $? "mpi_argcheck: $n classes, as under librmad-mpi ($diffs lines differ, rc $rc)"
+	[ "$diffs" -eq 0 ] || diff <(echo "$ref" | grep ': ERR_\|: SUCCESS' |
+		sort) <(echo "$out" | grep ': ERR_\|: SUCCESS' | sort) |
+		head -20 | sed 's/^/# /'
+else
+	[ "$rc" -eq 0 ]
+	ok $? "mpi_argcheck runs (rc $rc; no Open MPI build to compare with)"
+fi
 
 out=$(run_bounded 90 "$RMAD_RUN" -q --mpi --vnodes 2 \
 	--provider 'tcp;ofi_rxm' -np 3 "$d/mpi_async" --seconds 2 \
