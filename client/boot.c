@@ -1,54 +1,97 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * boot.c - what librmad learns from the launcher.
+ * boot.c - what librmad learns from the launcher: the backend that
+ * serves (boot.h: preset, pmix, singleton) and what rmad-run adds.
  *
- * Only standard PMIx keys are used (PMIX_RANK from the proc, PMIX_JOB_SIZE,
- * PMIX_LOCAL_RANK, PMIX_LOCAL_SIZE), so Open MPI's mpirun, Slurm's PMIx
- * plugin and PRRTE all serve.  A process started without a launcher is a
- * 1-rank job.  Under rmad-run --vnodes K (RMAD_VNODES) the ranks are split
- * in blocks among K agents on one host: vnode v holds ranks
- * [ceil(v*N/K), ceil((v+1)*N/K)).
+ * A process started without a launcher is a 1-rank job.  Under rmad-run
+ * --vnodes K (RMAD_VNODES) the ranks are split in blocks among K agents
+ * on one host: vnode v holds ranks [ceil(v*N/K), ceil((v+1)*N/K)).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <pmix.h>
-
+#include "boot.h"
 #include "internal.h"
 #include "log.h"
 #include "util.h"
 
-static pmix_proc_t myproc;
+/* ------------------------------------------------------------ preset */
 
-static int get_u32(const pmix_proc_t *who, const char *key, uint32_t *out)
+static struct {
+	int set;
+	int rank, size, local_rank, local_size;
+	char nspace[RMAD_NSPACE_MAX];
+} preset;
+
+int rmad_boot_preset(int rank, int size, int local_rank, int local_size,
+		     const char *nspace)
 {
-	pmix_value_t *val = NULL;
-	pmix_status_t rc = PMIx_Get(who, key, NULL, 0, &val);
-
-	if (rc != PMIX_SUCCESS || !val)
-		return -1;
-	switch (val->type) {
-	case PMIX_UINT32:
-		*out = val->data.uint32;
-		break;
-	case PMIX_UINT16:
-		*out = val->data.uint16;
-		break;
-	case PMIX_INT:
-		*out = (uint32_t)val->data.integer;
-		break;
-	case PMIX_PROC_RANK:
-		*out = val->data.rank;
-		break;
-	default:
-		PMIX_VALUE_RELEASE(val);
-		return -1;
-	}
-	PMIX_VALUE_RELEASE(val);
+	if (size < 1 || rank < 0 || rank >= size || local_size < 1 ||
+	    local_rank < 0 || local_rank >= local_size || !nspace ||
+	    !*nspace || strlen(nspace) >= sizeof(preset.nspace))
+		return RMAD_ERR_ARG;
+	preset.rank = rank;
+	preset.size = size;
+	preset.local_rank = local_rank;
+	preset.local_size = local_size;
+	snprintf(preset.nspace, sizeof(preset.nspace), "%s", nspace);
+	preset.set = 1;
 	return 0;
 }
+
+static int preset_probe(void)
+{
+	return preset.set;
+}
+
+static int preset_init(struct rmad_bootinfo *b)
+{
+	b->rank = preset.rank;
+	b->size = preset.size;
+	b->local_rank = preset.local_rank;
+	b->local_size = preset.local_size;
+	snprintf(b->nspace, sizeof(b->nspace), "%s", preset.nspace);
+	return 0;
+}
+
+static const struct rmad_boot_backend boot_preset = {
+	.name = "preset",
+	.probe = preset_probe,
+	.init = preset_init,
+};
+
+/* --------------------------------------------------------- singleton */
+
+static int singleton_probe(void)
+{
+	return 1;
+}
+
+static int singleton_init(struct rmad_bootinfo *b)
+{
+	char host[64] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	b->singleton = 1;
+	snprintf(b->nspace, sizeof(b->nspace), "singleton.%s.%d", host,
+		 (int)getpid());
+	return 0;
+}
+
+static const struct rmad_boot_backend boot_singleton = {
+	.name = "singleton",
+	.probe = singleton_probe,
+	.init = singleton_init,
+};
+
+/* first that probes yes */
+static const struct rmad_boot_backend *const backends[] = {
+	&boot_preset, &rmad_boot_pmix, &boot_singleton,
+};
+
+/* -------------------------------------------------------------- boot */
 
 static int first_of(int v, int n, int k)
 {
@@ -60,43 +103,20 @@ int rmad_boot_client(struct rmad_bootinfo *b)
 	const char *vn = getenv("RMAD_VNODES");
 	const char *base = getenv("RMAD_VNODE_BASE");
 	const char *sess = getenv("RMAD_SESSION");
-	char host[64] = "";
+	int err;
 
 	memset(b, 0, sizeof(*b));
 	b->vnode = -1;
 	b->size = 1;
 	b->local_size = 1;
-	gethostname(host, sizeof(host) - 1);
-	if (getenv("PMIX_NAMESPACE") || getenv("PMIX_RANK") ||
-	    getenv("PMIX_SERVER_URI41") || getenv("PMIX_SERVER_URI4") ||
-	    getenv("PMIX_SERVER_URI3") || getenv("PMIX_SERVER_URI2")) {
-		pmix_status_t rc = PMIx_Init(&myproc, NULL, 0);
-		pmix_proc_t wild;
-		uint32_t v;
-
-		if (rc != PMIX_SUCCESS) {
-			rmad_err("PMIx_Init failed: %s", PMIx_Error_string(rc));
-			return RMAD_ERR_BOOTSTRAP;
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i]->probe()) {
+			b->be = backends[i];
+			break;
 		}
-		b->pmix = 1;
-		PMIX_PROC_CONSTRUCT(&wild);
-		PMIX_LOAD_PROCID(&wild, myproc.nspace, PMIX_RANK_WILDCARD);
-		b->rank = (int)myproc.rank;
-		if (get_u32(&wild, PMIX_JOB_SIZE, &v) < 0) {
-			rmad_err("PMIx: no job size");
-			return RMAD_ERR_BOOTSTRAP;
-		}
-		b->size = (int)v;
-		b->local_rank = get_u32(&myproc, PMIX_LOCAL_RANK, &v) ? 0 :
-				(int)v;
-		b->local_size = get_u32(&wild, PMIX_LOCAL_SIZE, &v) ?
-				b->size : (int)v;
-		snprintf(b->nspace, sizeof(b->nspace), "%s", myproc.nspace);
-	} else {
-		b->singleton = 1;
-		snprintf(b->nspace, sizeof(b->nspace), "singleton.%s.%d", host,
-			 (int)getpid());
-	}
+	err = b->be->init(b);
+	if (err)
+		return err;
 	if (b->size < 1 || b->rank < 0 || b->rank >= b->size) {
 		rmad_err("launcher gave rank %d of %d", b->rank, b->size);
 		return RMAD_ERR_BOOTSTRAP;
@@ -138,7 +158,8 @@ int rmad_boot_client(struct rmad_bootinfo *b)
 
 void rmad_boot_client_fini(struct rmad_bootinfo *b)
 {
-	if (b->pmix)
-		PMIx_Finalize(NULL, 0);
-	b->pmix = 0;
+	if (b->be && b->be->fini)
+		b->be->fini(b);
+	b->be = NULL;
+	preset.set = 0;		/* said for one rmad_init */
 }

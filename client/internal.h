@@ -28,6 +28,7 @@ struct rmad_bootinfo {
 	int vnode;			/* our vnode, -1 when not vnodes */
 	int pmix;			/* PMIx_Init succeeded */
 	int singleton;			/* no launcher */
+	const struct rmad_boot_backend *be;	/* who told us (boot.h) */
 	char nspace[RMAD_NSPACE_MAX];
 	char session[64];		/* "" until chosen */
 	int session_given;		/* from RMAD_SESSION */

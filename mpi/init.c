@@ -2,14 +2,16 @@
 /*
  * init.c - rmad beside MPI: MPI_Init and MPI_Init_thread start rmad
  * (rmad_init: the agents of rmad-run, or an embedded one for a plain
- * single-node mpirun), MPI_Finalize stops it first.
+ * single-node mpirun or mpiexec), MPI_Finalize stops it first.  Under a
+ * launcher without PMIx the job is learnt through MPI first (boot.c).
  *
  * The environment:
  *   RMAD_MPI_DISABLE=1  everything goes to MPI (the library is inert);
  *   RMAD_MPI_STRICT=1   anything rmad cannot serve aborts the job with
  *                       the reason, instead of falling back to MPI;
  *   RMAD_MPI_REPORT=1   one line per window at its free: who served it
- *                       and how many ops it took.
+ *                       and how many ops it took;
+ *   RMAD_MPI_BOOT=mpi|pmix  how the ranks learn their job (boot.c).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,7 +78,10 @@ static void start(int *argc, char ***argv)
 		rmpi.disabled = 1;
 		return;
 	}
-	err = rmad_init(argc, argv);
+	if (rmpi_boot_by_mpi())
+		err = rmpi_boot_mpi();
+	if (!err)
+		err = rmad_init(argc, argv);
 	if (!err) {
 		rmad_rank(&r);
 		rmad_size(&n);

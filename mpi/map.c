@@ -375,13 +375,18 @@ static void tcache_put(MPI_Datatype t, rmad_datatype_t r)
  * send of nothing to MPI_PROC_NULL does nothing else: on a duplicate of
  * MPI_COMM_SELF whose errors return (rmpi_map_init), its answer is the
  * one MPI_Put would give, also when Open MPI's checks are off
- * (mpi_param_check = 0: yes).
+ * (mpi_param_check = 0: yes).  MPICH checks the same at a count above 0.
  */
 static int committed(MPI_Datatype t)
 {
+	static const long never_read[4];
+
 	if (tcomm == MPI_COMM_NULL)
 		return 1;
-	return PMPI_Send(NULL, 0, t, MPI_PROC_NULL, 0, tcomm) == MPI_SUCCESS;
+	/* MPICH checks only a count above 0 (abi.h) */
+	return PMPI_Send(RMPI_COMMIT_PROBE_COUNT ? never_read : NULL,
+			 RMPI_COMMIT_PROBE_COUNT, t, MPI_PROC_NULL, 0,
+			 tcomm) == MPI_SUCCESS;
 }
 
 int rmpi_type_slow(MPI_Datatype t, rmad_datatype_t *out)
@@ -516,7 +521,9 @@ int rmpi_lock_type(int l, int *out)
  * MPI_ERR_OTHER whose string says what happened (rmpi_map_init), so
  * that MPI_Error_string tells a death from other failures.
  */
+#ifndef RMPI_HAVE_PROC_FAILED
 static int proc_failed = MPI_ERR_OTHER;
+#endif
 
 int rmpi_errclass(int e)
 {
@@ -537,10 +544,8 @@ int rmpi_errclass(int e)
 	case RMPI_ERR_DISP: return MPI_ERR_DISP;
 	case RMPI_ERR_LOCKTYPE: return MPI_ERR_LOCKTYPE;
 	case RMPI_ERR_ASSERT: return MPI_ERR_ASSERT;
-#if defined(MPI_ERR_PROC_FAILED)
-	case RMAD_ERR_PROC_FAILED: return MPI_ERR_PROC_FAILED;
-#elif defined(MPIX_ERR_PROC_FAILED)
-	case RMAD_ERR_PROC_FAILED: return MPIX_ERR_PROC_FAILED;
+#ifdef RMPI_HAVE_PROC_FAILED
+	case RMAD_ERR_PROC_FAILED: return RMPI_ERR_PROC_FAILED;
 #else
 	case RMAD_ERR_PROC_FAILED: return proc_failed;
 #endif
@@ -696,7 +701,7 @@ int rmpi_map_init(void)
 	if (PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, tdelete, &tkey,
 				    NULL) != MPI_SUCCESS)
 		return RMAD_ERR_INTERNAL;
-#if !defined(MPI_ERR_PROC_FAILED) && !defined(MPIX_ERR_PROC_FAILED)
+#ifndef RMPI_HAVE_PROC_FAILED
 	{
 		int c;
 

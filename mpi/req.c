@@ -30,7 +30,7 @@ static int nlive;			/* entries in rtab */
 
 static unsigned int rhash(MPI_Request m)
 {
-	uintptr_t v = (uintptr_t)m;
+	uintptr_t v = rmpi_hword(m);
 
 	return (unsigned int)((v >> 4) ^ (v >> 16)) & (RTAB - 1);
 }

@@ -14,13 +14,17 @@
  *           queries, MPI_Alloc_mem/MPI_Free_mem, and the window table;
  *   map.c   translation: datatypes (decoded and cached on the MPI type),
  *           ops, asserts, lock types, communicators and groups, errors;
- *   darray.c  a distributed-array datatype in rmad's constructors.
+ *   darray.c  a distributed-array datatype in rmad's constructors;
+ *   boot.c  the job learnt through MPI, where the launcher has no PMIx.
+ * abi.h holds what differs between the Open MPI and the MPICH builds.
  */
 #ifndef RMPI_H
 #define RMPI_H
 
 #include <mpi.h>
 #include <stdint.h>
+
+#include "abi.h"
 
 #include "rmad.h"
 
@@ -79,6 +83,10 @@ void rmpi_unmapped(const char *what, ...)
 #define RMPI_ERR_LOCKTYPE	(-1002)
 #define RMPI_ERR_ASSERT		(-1003)
 
+/* boot.c */
+int rmpi_boot_by_mpi(void);
+int rmpi_boot_mpi(void);
+
 /* map.c */
 int rmpi_map_init(void);
 void rmpi_map_fini(void);
@@ -132,7 +140,7 @@ extern struct rmpi_tslot rmpi_tcache[RMPI_TCACHE];
 
 static inline unsigned int rmpi_thash(MPI_Datatype t)
 {
-	uintptr_t v = (uintptr_t)t;
+	uintptr_t v = rmpi_hword(t);
 
 	return (unsigned int)((v >> 4) ^ (v >> 12)) & (RMPI_TCACHE - 1);
 }
@@ -183,6 +191,8 @@ static inline int rmpi_target(const struct mwin *m, int rank)
 struct rmad_request_s;
 #define RMPI_HIDDEN __attribute__((visibility("hidden")))
 RMPI_HIDDEN rmad_win_t rmad_win_resolve(rmad_win_t handle);
+RMPI_HIDDEN int rmad_boot_preset(int rank, int size, int local_rank,
+				 int local_size, const char *nspace);
 RMPI_HIDDEN void rmad_mpi_window_note(int by_rmad);
 RMPI_HIDDEN int rmad_win_flush_w(int target, rmad_win_t win);
 RMPI_HIDDEN int rmad_put_req(const void *origin, int ocount,

@@ -45,7 +45,7 @@ static int serials;			/* windows made by this process */
 
 static unsigned int whash(MPI_Win w)
 {
-	uintptr_t v = (uintptr_t)w;
+	uintptr_t v = rmpi_hword(w);
 
 	v ^= v >> 17;
 	v *= (uintptr_t)0x9e3779b97f4a7c15ull;

@@ -906,7 +906,9 @@ static void t_errors(void)
 
 /*
  * --unmapped: a put whose types are MPI_2COMPLEX (Open MPI's pair of
- * complexes, which MPI no longer names and rmad has no type for).
+ * complexes, which MPI no longer names and rmad has no type for), or
+ * under MPICH, which lacks it, MPIX_C_FLOAT16 (half floats, which rmad
+ * lacks too).
  * Prints the error class the put returned; under RMAD_MPI_STRICT=1 the
  * job aborts with the reason.
  */
@@ -914,7 +916,11 @@ static int unmapped(void)
 {
 	int rc;
 	long double v[4] = { 1, 2, 3, 4 }, *base;
+#ifdef MPI_2COMPLEX
 	MPI_Datatype fi = MPI_2COMPLEX;
+#else
+	MPI_Datatype fi = MPIX_C_FLOAT16;
+#endif
 	MPI_Win w;
 
 	MPI_Win_allocate(4 * np * 16, 16, MPI_INFO_NULL, MPI_COMM_WORLD,
