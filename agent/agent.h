@@ -178,22 +178,22 @@ typedef void (*am_handler_fn)(struct agent *a, const struct rmad_am_hdr *h,
 typedef void (*am_node_fn)(struct agent *a, int node);
 #define AM_NODE_HOOKS	4
 
-/* am.c: handlers by packet type, and what it knows of the other nodes'
- * liveness (heartbeats). */
+/* am.c: handlers by packet type, and what liveness.c knows of the other
+ * nodes' liveness (heartbeats). */
 struct am_ctx {
 	am_handler_fn handler[RMAD_AM_TYPE_MAX];
-	/* per node (am.c, hb_proof): our newest stamp it echoed (it lived
-	 * then), our last heartbeat to it, and its newest stamp, which our
-	 * heartbeats echo */
+	/* per node (liveness.c, hb_proof): our newest stamp it echoed (it
+	 * lived then), our last heartbeat to it, and its newest stamp,
+	 * which our heartbeats echo */
 	uint64_t *last_rx, *last_tx, *echo;
 	uint32_t *errs_seen;		/* per node: fabric send errors */
-	/* per node (am.c, suspects): held suspect; until when an echo
+	/* per node (liveness.c, suspects): held suspect; until when an echo
 	 * must come after send errors, and the proof it must beat; when
 	 * to look for its agent on this host next; echoed once */
 	uint8_t *suspect, *proved;
 	uint64_t *err_until, *err_rx, *probe_next;
 	uint64_t last_tick;
-	/* a static mesh's idle nodes (am.c, am_busy): per node, the jobs
+	/* a static mesh's idle nodes (liveness.c, am_busy): per node, the jobs
 	 * of ours that need it (am_watch), until when a packet sent to it
 	 * keeps it busy, until when a node that just became busy may take
 	 * to answer, and whether it was busy at the last tick */
@@ -204,7 +204,7 @@ struct am_ctx {
 	uint8_t *dead;			/* per node: declared dead (a static
 					 * mesh: not up) */
 	int ndead;
-	/* a static mesh (am.c): per node, our incarnation of what we hold
+	/* a static mesh (liveness.c): per node, our incarnation of what we hold
 	 * about it, and the one of its we took (0: none) */
 	uint64_t *mine, *theirs;
 	am_node_fn node_dead[AM_NODE_HOOKS];
@@ -213,14 +213,14 @@ struct am_ctx {
 	 * fabric message until the end of the loop's pass (am_flush) */
 	struct am_batch *batch;
 	int nbatch;
-	/* held packets (am.c): per node and window, in order */
+	/* held packets (am_held.c): per node and window, in order */
 	struct am_held *held;
 	int in_handler;			/* a handler runs: am_defer may keep */
 	int defer_now;			/* ... and it asked to */
 	uint64_t handling_since;	/* that packet's first deferral */
 };
 
-/* One open aggregate (am.c): whole packets bound for `node`, and for
+/* One open aggregate (am_batch.c): whole packets bound for `node`, and for
  * each the per-window statistics to count it in (or NULL). */
 #define AM_BATCHES	8
 #define AM_BATCH_PKTS	128
@@ -570,6 +570,18 @@ struct agent_win {
 	struct rmad_win_meta *sorted;	/* that table, NULL when "all, uniform" */
 	struct win_rkey *rkeys;		/* like sorted (or by rank), or NULL */
 };
+
+/*
+ * 1 if node was declared dead (liveness.c; a static mesh: it is not up):
+ * sends to it fail (am.c) and its open aggregate is not sent
+ * (am_batch.c).  Here, below both, since liveness.c writes the table
+ * they read.
+ */
+static inline int am_node_dead(const struct agent *a, int node)
+{
+	return a->am.dead && node >= 0 && node < a->nnodes &&
+	       a->am.dead[node];
+}
 
 /* Every module may note that work came in: the loop spins on a while. */
 static inline void agent_note_activity(struct agent *a)

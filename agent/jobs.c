@@ -23,6 +23,7 @@
 
 #include "agent.h"
 #include "am.h"
+#include "liveness.h"
 #include "completion.h"
 #include "jobs.h"
 #include "log.h"

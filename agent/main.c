@@ -33,6 +33,7 @@
 
 #include "agent.h"
 #include "am.h"
+#include "liveness.h"
 #include "bell.h"
 #include "clients.h"
 #include "completion.h"
@@ -1015,6 +1016,7 @@ static void agent_cleanup(struct agent *a)
 	bell_close(a);
 	rmad_fabric_close(a->fab);
 	a->fab = NULL;
+	liveness_fini(a);
 	am_fini(a);
 	rmad_boot_free(&a->boot);
 	agent_segment_destroy(a);
@@ -1079,6 +1081,7 @@ int main(int argc, char **argv)
 	if (setup_events(a))
 		goto fail;
 	am_init(a);
+	liveness_init(a);
 	agent_jobs_am_init(a);
 	/* regions of this user's agents that were killed (SIGKILL) */
 	agent_sweep_shm("/dev/shm", getuid());
@@ -1140,7 +1143,7 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	/* every agent of the mesh is up: watch them from now on */
-	if (am_start(a))
+	if (am_start(a) || liveness_start(a))
 		goto fail;
 	if (agent_listen(a))
 		goto fail;

@@ -26,7 +26,9 @@ layers=(
 	"fabric_rma"			# registrations, fi_write/fi_read
 	"bell"				# doorbells between one host's agents
 	"guard"				# the thread that raises a starved agent
+	"am_batch am_held"		# AM: node aggregates; held packets, hand-off
 	"am"				# active messages: send, receive, handlers
+	"liveness"			# heartbeats, static mesh handshake, deaths
 	"completion"			# op elements, lending, counters, wakeups
 	"jobs"				# jobs, rank->node map, barrier, ping
 	"mem"				# alloc_mem regions
