@@ -128,7 +128,7 @@ struct agent_stats {
 	uint64_t pkts_sent[RMAD_AM_TYPE_MAX];
 	uint64_t pkts_recv[RMAD_AM_TYPE_MAX];
 	uint64_t pkts_dropped;
-	uint64_t pkts_held;		/* kept behind a deferred one (am.c) */
+	uint64_t pkts_held;		/* kept behind a deferred one (am_held.c) */
 	uint64_t wakeups;
 	uint64_t sleeps;
 	uint64_t clients_attached;
@@ -137,7 +137,7 @@ struct agent_stats {
 					 * never registered (clients.c) */
 	uint64_t nodes_dead;		/* declared dead (heartbeats) */
 	uint64_t nodes_suspect;		/* held suspect: no echo for
-					 * heartbeat_timeout_ms (am.c) */
+					 * heartbeat_timeout_ms (liveness.c) */
 	uint64_t hb_gap_max_us;		/* longest wait for a node's next
 					 * echo, of those that came */
 	uint64_t tick_gap_max_us;	/* longest time between two runs
@@ -353,7 +353,7 @@ struct agent {
 	int embedded;			/* started by a client; idle exit */
 	int vnode;			/* -1: node's only agent */
 	int mesh;			/* a static mesh (mesh.c): nodes come
-					 * and go (am.c) */
+					 * and go (liveness.c) */
 
 	/* session and files */
 	char session[64];

@@ -39,6 +39,8 @@
 #include "pin.h"
 #include "ctl.h"
 #include "jobs.h"
+#include "jobs_bar.h"
+#include "jobs_ping.h"
 #include "mem.h"
 #include "rma.h"
 #include "windows.h"

@@ -30,7 +30,9 @@ layers=(
 	"am"				# active messages: send, receive, handlers
 	"liveness"			# heartbeats, static mesh handshake, deaths
 	"completion"			# op elements, lending, counters, wakeups
-	"jobs"				# jobs, rank->node map, barrier, ping
+	"jobs_bar"			# the job-wide barrier
+	"jobs"				# jobs, rank->node map, deaths, job packets
+	"jobs_events jobs_ping"		# job packets, deaths, tick; rmad_ping
 	"mem"				# alloc_mem regions
 	"winmem"			# can a created window be reached
 	"wintab"			# the tables of windows: hash, blocks, quotas
@@ -50,7 +52,9 @@ layers=(
 	"ctl"				# rmadctl status
 	"clients"			# socket, attach, submission rings
 	"schedule"			# scheduling class, polling sleeps
-	"main"				# the loop, config, start and stop
+	"options"			# config: command line, rmad.conf, reload
+	"loop"				# the progress loop, its events, the tick
+	"main"				# start and stop
 )
 declare -A rank
 for i in "${!layers[@]}"; do
