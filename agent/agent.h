@@ -321,7 +321,7 @@ struct job_hooks {
 			  int32_t rank);
 };
 
-/* main.c: the command line, and the "one agent per place" lock. */
+/* main.c, options.c: the command line, and the "one agent per place" lock. */
 enum { PRINT_RUN_DIR = 1, PRINT_RANK_CPUS = 2, PRINT_VNODE_CORES = 4 };
 struct main_ctx {
 	char **set_args;		/* --set KEY=VALUE, applied again on
@@ -377,7 +377,7 @@ struct agent {
 	struct event *fab_ev;		/* the fabric's wait fd (fab_watch) */
 	struct event *wake_ev;		/* a sleep's idle_poll_us timer */
 	struct bell *bell;		/* bell.c: peers wake us (shm), or NULL */
-	/* progress (main.c): event-driven while the core is shared */
+	/* progress (loop.c): event-driven while the core is shared */
 	int event_mode;
 	int rt;				/* SCHED_FIFO now (rt_priority) */
 	int rt_refused;			/* ... and the system said no */
@@ -395,7 +395,7 @@ struct agent {
 	uint64_t woke_at;		/* when sched_idle_poll saw it */
 	uint64_t ws_off_until;		/* no sched_idle_poll before then */
 	uint64_t ws_off_ns;		/* the last such pause */
-	uint64_t ws_prev;		/* while ws_idle: the last pass (main.c) */
+	uint64_t ws_prev;		/* while ws_idle: the last pass (loop.c) */
 	uint64_t bell_next;		/* while polling: the doorbell's next
 					 * read (doorbell_rung) */
 	int ws_idle;			/* in SCHED_IDLE, polling (sched_idle_poll) */

@@ -431,14 +431,67 @@ void jobs_fail_all(struct agent *a, struct agent_job *j, int32_t rank)
 		a->job_hooks.failed(a, j);
 }
 
-/* Agent 0: collect JOINs until every rank is covered once. */
-void jobs_root_join(struct agent *a, const struct rmad_am_hdr *h,
-		      const struct rmad_am_job *jp,
-		      const struct rmad_am_rank_run *runs, int32_t n)
+/* Every rank of j joined: merge the runs, check that they cover each
+ * rank once, and send the map to every node that holds ranks. */
+static void root_send_map(struct agent *a, struct agent_job *j)
 {
-	struct agent_job *j = job_find(a, h->job);
 	int32_t m = 0, nodes = 0;
 	struct rmad_am_rank_run *merged;
+
+	qsort(j->jruns, (size_t)j->jnruns, sizeof(*j->jruns), cmp_runs);
+	merged = malloc(sizeof(*merged) * (size_t)j->jnruns);
+	if (!merged)
+		return;
+	for (int32_t k = 0; k < j->jnruns; k++) {
+		struct rmad_am_rank_run *r = &j->jruns[k];
+		int32_t expect = m ? merged[m - 1].first + merged[m - 1].count
+				   : 0;
+
+		if (r->first != expect) {
+			rmad_err("job %s: rank map has a gap or overlap at %d",
+				 j->nspace, r->first);
+			free(merged);
+			jobs_fail_all(a, j, -1);
+			return;
+		}
+		if (m && merged[m - 1].node == r->node)
+			merged[m - 1].count += r->count;
+		else
+			merged[m++] = *r;
+	}
+	if (j->jranks != j->size) {
+		rmad_err("job %s: %d ranks joined, job has %d", j->nspace,
+			 j->jranks, j->size);
+		free(merged);
+		jobs_fail_all(a, j, -1);
+		return;
+	}
+	/* send the map to every node that holds ranks, once each */
+	for (int node = 0; node < a->nnodes; node++) {
+		int holds = 0;
+
+		for (int32_t k = 0; k < m && !holds; k++)
+			holds = merged[k].node == node;
+		if (holds) {
+			send_runs(a, node, RMAD_AM_JOB_MAP, j, merged, m);
+			nodes++;
+		}
+	}
+	rmad_info("job %s: %d ranks on %d nodes, map sent", j->nspace,
+		  j->size, nodes);
+	free(merged);
+	jobs_unwatch_joins(a, j);
+	j->jranks = -1;		/* done: a late JOIN is an error */
+	if (j->local_size == 0 && j->nlocal == 0)
+		jobs_free(a, j);
+}
+
+/* Agent 0: collect JOINs until every rank is covered once. */
+void jobs_root_join(struct agent *a, const struct rmad_am_hdr *h,
+		    const struct rmad_am_job *jp,
+		    const struct rmad_am_rank_run *runs, int32_t n)
+{
+	struct agent_job *j = job_find(a, h->job);
 
 	if (!j) {
 		j = job_new(a, jp->nspace, jp->size, 0, (int)h->src_node);
@@ -511,58 +564,12 @@ void jobs_root_join(struct agent *a, const struct rmad_am_hdr *h,
 		send_held(a, j, (int)h->src_node);
 	if (j->jranks < j->size)
 		return;
-
-	qsort(j->jruns, (size_t)j->jnruns, sizeof(*j->jruns), cmp_runs);
-	merged = malloc(sizeof(*merged) * (size_t)j->jnruns);
-	if (!merged)
-		return;
-	for (int32_t k = 0; k < j->jnruns; k++) {
-		struct rmad_am_rank_run *r = &j->jruns[k];
-		int32_t expect = m ? merged[m - 1].first + merged[m - 1].count
-				   : 0;
-
-		if (r->first != expect) {
-			rmad_err("job %s: rank map has a gap or overlap at %d",
-				 j->nspace, r->first);
-			free(merged);
-			jobs_fail_all(a, j, -1);
-			return;
-		}
-		if (m && merged[m - 1].node == r->node)
-			merged[m - 1].count += r->count;
-		else
-			merged[m++] = *r;
-	}
-	if (j->jranks != j->size) {
-		rmad_err("job %s: %d ranks joined, job has %d", j->nspace,
-			 j->jranks, j->size);
-		free(merged);
-		jobs_fail_all(a, j, -1);
-		return;
-	}
-	/* send the map to every node that holds ranks, once each */
-	for (int node = 0; node < a->nnodes; node++) {
-		int holds = 0;
-
-		for (int32_t k = 0; k < m && !holds; k++)
-			holds = merged[k].node == node;
-		if (holds) {
-			send_runs(a, node, RMAD_AM_JOB_MAP, j, merged, m);
-			nodes++;
-		}
-	}
-	rmad_info("job %s: %d ranks on %d nodes, map sent", j->nspace,
-		  j->size, nodes);
-	free(merged);
-	jobs_unwatch_joins(a, j);
-	j->jranks = -1;		/* done: a late JOIN is an error */
-	if (j->local_size == 0 && j->nlocal == 0)
-		jobs_free(a, j);
+	root_send_map(a, j);
 }
 
 void jobs_got_map(struct agent *a, const struct rmad_am_hdr *h,
-		    const struct rmad_am_job *jp,
-		    const struct rmad_am_rank_run *runs, int32_t n)
+		  const struct rmad_am_job *jp,
+		  const struct rmad_am_rank_run *runs, int32_t n)
 {
 	struct agent_job *j = job_find(a, h->job);
 

@@ -317,7 +317,7 @@ int options_show(struct agent *a, const char *fmt)
 }
 
 int options_load(struct agent *a, int argc, char **argv, int *fg,
-		       int *use_pmix, const char **show)
+		 int *use_pmix, const char **show)
 {
 	char err[256];
 	const char *env = getenv("RMAD_CONF");

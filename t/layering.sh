@@ -23,6 +23,7 @@ layers=(
 	"fabric_tag"			# message tags: keys, sessions, replays
 	"fabric_impl"			# the transport's state (a header)
 	"fabric fabric_probe boot mesh pin sweep"	# libfabric, evidence of a death, PMIx, the static mesh, hwloc, dead agents' files
+	"fabric_open"			# the transport's setup and teardown
 	"fabric_rma"			# registrations, fi_write/fi_read
 	"bell"				# doorbells between one host's agents
 	"guard"				# the thread that raises a starved agent
@@ -50,7 +51,8 @@ layers=(
 	"rma_pkt"			# RMA: packets from other agents
 	"rma"				# RMA: entry points
 	"ctl"				# rmadctl status
-	"clients"			# socket, attach, submission rings
+	"rings"				# submission rings: take, check, dispatch
+	"clients"			# socket, attach, detach
 	"schedule"			# scheduling class, polling sleeps
 	"options"			# config: command line, rmad.conf, reload
 	"loop"				# the progress loop, its events, the tick
