@@ -128,7 +128,7 @@ struct agent_stats {
 	uint64_t pkts_sent[RMAD_AM_TYPE_MAX];
 	uint64_t pkts_recv[RMAD_AM_TYPE_MAX];
 	uint64_t pkts_dropped;
-	uint64_t pkts_held;		/* kept behind a deferred one (am.c) */
+	uint64_t pkts_held;		/* kept behind a deferred one (am_held.c) */
 	uint64_t wakeups;
 	uint64_t sleeps;
 	uint64_t clients_attached;
@@ -137,7 +137,7 @@ struct agent_stats {
 					 * never registered (clients.c) */
 	uint64_t nodes_dead;		/* declared dead (heartbeats) */
 	uint64_t nodes_suspect;		/* held suspect: no echo for
-					 * heartbeat_timeout_ms (am.c) */
+					 * heartbeat_timeout_ms (liveness.c) */
 	uint64_t hb_gap_max_us;		/* longest wait for a node's next
 					 * echo, of those that came */
 	uint64_t tick_gap_max_us;	/* longest time between two runs
@@ -178,22 +178,22 @@ typedef void (*am_handler_fn)(struct agent *a, const struct rmad_am_hdr *h,
 typedef void (*am_node_fn)(struct agent *a, int node);
 #define AM_NODE_HOOKS	4
 
-/* am.c: handlers by packet type, and what it knows of the other nodes'
- * liveness (heartbeats). */
+/* am.c: handlers by packet type, and what liveness.c knows of the other
+ * nodes' liveness (heartbeats). */
 struct am_ctx {
 	am_handler_fn handler[RMAD_AM_TYPE_MAX];
-	/* per node (am.c, hb_proof): our newest stamp it echoed (it lived
-	 * then), our last heartbeat to it, and its newest stamp, which our
-	 * heartbeats echo */
+	/* per node (liveness.c, hb_proof): our newest stamp it echoed (it
+	 * lived then), our last heartbeat to it, and its newest stamp,
+	 * which our heartbeats echo */
 	uint64_t *last_rx, *last_tx, *echo;
 	uint32_t *errs_seen;		/* per node: fabric send errors */
-	/* per node (am.c, suspects): held suspect; until when an echo
+	/* per node (liveness.c, suspects): held suspect; until when an echo
 	 * must come after send errors, and the proof it must beat; when
 	 * to look for its agent on this host next; echoed once */
 	uint8_t *suspect, *proved;
 	uint64_t *err_until, *err_rx, *probe_next;
 	uint64_t last_tick;
-	/* a static mesh's idle nodes (am.c, am_busy): per node, the jobs
+	/* a static mesh's idle nodes (liveness.c, am_busy): per node, the jobs
 	 * of ours that need it (am_watch), until when a packet sent to it
 	 * keeps it busy, until when a node that just became busy may take
 	 * to answer, and whether it was busy at the last tick */
@@ -204,7 +204,7 @@ struct am_ctx {
 	uint8_t *dead;			/* per node: declared dead (a static
 					 * mesh: not up) */
 	int ndead;
-	/* a static mesh (am.c): per node, our incarnation of what we hold
+	/* a static mesh (liveness.c): per node, our incarnation of what we hold
 	 * about it, and the one of its we took (0: none) */
 	uint64_t *mine, *theirs;
 	am_node_fn node_dead[AM_NODE_HOOKS];
@@ -213,14 +213,14 @@ struct am_ctx {
 	 * fabric message until the end of the loop's pass (am_flush) */
 	struct am_batch *batch;
 	int nbatch;
-	/* held packets (am.c): per node and window, in order */
+	/* held packets (am_held.c): per node and window, in order */
 	struct am_held *held;
 	int in_handler;			/* a handler runs: am_defer may keep */
 	int defer_now;			/* ... and it asked to */
 	uint64_t handling_since;	/* that packet's first deferral */
 };
 
-/* One open aggregate (am.c): whole packets bound for `node`, and for
+/* One open aggregate (am_batch.c): whole packets bound for `node`, and for
  * each the per-window statistics to count it in (or NULL). */
 #define AM_BATCHES	8
 #define AM_BATCH_PKTS	128
@@ -321,7 +321,7 @@ struct job_hooks {
 			  int32_t rank);
 };
 
-/* main.c: the command line, and the "one agent per place" lock. */
+/* main.c, options.c: the command line, and the "one agent per place" lock. */
 enum { PRINT_RUN_DIR = 1, PRINT_RANK_CPUS = 2, PRINT_VNODE_CORES = 4 };
 struct main_ctx {
 	char **set_args;		/* --set KEY=VALUE, applied again on
@@ -353,7 +353,7 @@ struct agent {
 	int embedded;			/* started by a client; idle exit */
 	int vnode;			/* -1: node's only agent */
 	int mesh;			/* a static mesh (mesh.c): nodes come
-					 * and go (am.c) */
+					 * and go (liveness.c) */
 
 	/* session and files */
 	char session[64];
@@ -377,7 +377,7 @@ struct agent {
 	struct event *fab_ev;		/* the fabric's wait fd (fab_watch) */
 	struct event *wake_ev;		/* a sleep's idle_poll_us timer */
 	struct bell *bell;		/* bell.c: peers wake us (shm), or NULL */
-	/* progress (main.c): event-driven while the core is shared */
+	/* progress (loop.c): event-driven while the core is shared */
 	int event_mode;
 	int rt;				/* SCHED_FIFO now (rt_priority) */
 	int rt_refused;			/* ... and the system said no */
@@ -395,7 +395,7 @@ struct agent {
 	uint64_t woke_at;		/* when sched_idle_poll saw it */
 	uint64_t ws_off_until;		/* no sched_idle_poll before then */
 	uint64_t ws_off_ns;		/* the last such pause */
-	uint64_t ws_prev;		/* while ws_idle: the last pass (main.c) */
+	uint64_t ws_prev;		/* while ws_idle: the last pass (loop.c) */
 	uint64_t bell_next;		/* while polling: the doorbell's next
 					 * read (doorbell_rung) */
 	int ws_idle;			/* in SCHED_IDLE, polling (sched_idle_poll) */
@@ -570,6 +570,18 @@ struct agent_win {
 	struct rmad_win_meta *sorted;	/* that table, NULL when "all, uniform" */
 	struct win_rkey *rkeys;		/* like sorted (or by rank), or NULL */
 };
+
+/*
+ * 1 if node was declared dead (liveness.c; a static mesh: it is not up):
+ * sends to it fail (am.c) and its open aggregate is not sent
+ * (am_batch.c).  Here, below both, since liveness.c writes the table
+ * they read.
+ */
+static inline int am_node_dead(const struct agent *a, int node)
+{
+	return a->am.dead && node >= 0 && node < a->nnodes &&
+	       a->am.dead[node];
+}
 
 /* Every module may note that work came in: the loop spins on a while. */
 static inline void agent_note_activity(struct agent *a)

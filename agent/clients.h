@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "agent.h"
+#include "rings.h"		/* agent_poll_rings, agent_rings_empty */
 
 /* The client slots (max_clients, all free) and the list of registered
  * ones: 0, or RMAD_ERR_NOMEM; agent_clients_free gives them back. */
@@ -18,10 +19,6 @@ void agent_clients_free(struct agent *a);
 int agent_listen(struct agent *a);
 void agent_unlisten(struct agent *a);
 void agent_accept_pending(struct agent *a);
-/* Take submitted ops off every client's ring; how many. */
-int agent_poll_rings(struct agent *a);
-int agent_rings_empty(struct agent *a);
-int agent_clients_waiting(struct agent *a);
 void agent_drop_all_clients(struct agent *a);
 /* Close the connections that did not register within
  * register_timeout_ms (the agent's tick). */

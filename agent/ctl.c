@@ -31,6 +31,7 @@
 
 #include "agent.h"
 #include "am.h"
+#include "liveness.h"
 #include "completion.h"
 #include "ctl.h"
 #include "stats.h"

@@ -10,10 +10,16 @@
  * thread.  Providers progress manually, so nothing arrives unless
  * rmad_fabric_progress() is called (on either side).
  *
- * Messages to one node are handed to the provider in the order they were
- * sent; with a provider that orders send-after-send (shm, tcp;ofi_rxm)
- * they are also delivered in that order.  The receive callback does not
- * learn the sender: the caller's header has to carry it.
+ * Messages to one node sent with rmad_fabric_send() are handed to the
+ * provider in the order they were sent; with a provider that orders
+ * send-after-send (rmad_fabric_ordered: shm, tcp;ofi_rxm) they are also
+ * delivered in that order.  rmad_fabric_send_urgent() (heartbeats and
+ * their echoes) is ordered with none of them: it goes ahead of what
+ * waits in the node's queue.  The receive callback learns the sender as
+ * the provider names it (src, FI_SOURCE; see rmad_fabric_recv_cb), never
+ * as the message says, and whether the message came bound to our session
+ * with it (flags); the caller's header names the node it claims, which
+ * am.c checks against src.
  */
 #ifndef RMAD_AGENT_FABRIC_H
 #define RMAD_AGENT_FABRIC_H
@@ -82,7 +88,7 @@ int rmad_fabric_set_auth(struct rmad_fabric *f, const uint64_t *keys);
 /*
  * With tags, our session with node: the incarnation we hold of it
  * (mine) and the one it holds of us (theirs), as a static mesh shakes
- * hands (am.c); both 0 (what rmad_fabric_set_auth sets: keys that are
+ * hands (liveness.c); both 0 (what rmad_fabric_set_auth sets: keys that are
  * new at each launch) is a session too, one of them 0 is none.  Messages
  * to a node that is up (rmad_fabric_set_down) and in session go bound:
  * under a key of the session, numbered, each taken once, and those come

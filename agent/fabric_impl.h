@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fabric_impl.h - the transport's own state, shared by fabric.c (the
- * endpoint, messages, progress) and fabric_rma.c (registrations and
- * one-sided transfers).  Nothing else includes it.
+ * fabric_impl.h - the transport's own state, shared by fabric.c
+ * (messages, progress), fabric_open.c (setup and teardown),
+ * fabric_probe.c and fabric_rma.c (registrations and one-sided
+ * transfers).  Nothing else includes it.
  */
 #ifndef RMAD_FABRIC_IMPL_H
 #define RMAD_FABRIC_IMPL_H
@@ -11,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -145,6 +147,18 @@ struct rmad_fabric {
 };
 
 /* Tags on (rmad_fabric_set_auth)? */
+/* The shm provider (alone, or first of a stack). */
+static inline bool fab_is_shm(const char *prov)
+{
+	return prov && !strncmp(prov, "shm", 3) &&
+	       (prov[3] == '\0' || prov[3] == ';');
+}
+
+/* fabric.c, for fabric_open.c: post a receive buffer (0, or
+ * RMAD_ERR_FABRIC); put a send buffer on the free list. */
+int fab_post_recv(struct rmad_fabric *f, struct fab_op *op);
+void fab_put_send(struct rmad_fabric *f, struct fab_op *op);
+
 static inline bool fab_tagged(const struct rmad_fabric *f)
 {
 	return f->tags.key != NULL;

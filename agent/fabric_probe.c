@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fabric_probe.c - evidence that a peer's endpoint is gone, beside what
- * the provider reports (rmad_fabric_probe; am.c, suspects).
+ * the provider reports (rmad_fabric_probe; liveness.c, suspects).
  */
 #include <errno.h>
 #include <poll.h>

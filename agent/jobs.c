@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * jobs.c - the jobs an agent serves, their rank->node map, the
- * hierarchical barrier and the ping, and the dispatch of active messages
- * from other agents.
+ * jobs.c - the jobs an agent serves: their table, their rank->node map
+ * and the deaths of their ranks.  The barrier (jobs_bar.c) is below it;
+ * the job packets from other agents, nodes' deaths and the tick
+ * (jobs_events.c) and the ping (jobs_ping.c) above it.
  *
  * Map: when all of a job's local ranks have attached, the agent sends
  * their runs to agent 0 (JOB_JOIN).  Agent 0 waits until the runs cover
@@ -10,40 +11,29 @@
  * holds a rank (JOB_MAP).  The map is kept as runs of consecutive ranks,
  * so it is O(nodes) for block placements, and it is kept once per node.
  *
- * Barrier: node-local first (the agent counts its clients' arrivals in
- * the shared segment's rings), then between agents: each agent sends
- * BARRIER_ARRIVE to the job's lowest node, which sends BARRIER_RELEASE
- * to all once every agent of the job arrived.
+ * Barrier (jobs_bar.c): node-local first, then between agents, through
+ * the job's lowest node; its packets are checked in jobs_events.c.
  *
- * Every message from the fabric is checked (version, type, lengths, node
- * and rank ranges) before it is used; bad ones are dropped and logged.
+ * Every message from the fabric is checked (jobs_events.c: version,
+ * type, lengths, node and rank ranges) before it comes here.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
 #include "am.h"
+#include "liveness.h"
 #include "completion.h"
 #include "jobs.h"
+#include "jobs_bar.h"
 #include "log.h"
 #include "rmad_abi.h"
 #include "util.h"
-
-/* A pong that has not come back by then is not coming (agent lost). */
-#define PING_TIMEOUT_NS	(10ull * 1000000000ull)
-
-struct pending_bar {
-	uint32_t client, gen, op;
-};
 
 
 /* The most runs (ranks in a row on one node) a job's map may have: it
  * bounds what a JOB_MAP makes us allocate (48 MiB). */
 #define JOB_RUNS_MAX	(1 << 22)
-
-/* agent_job.node_bits */
-#define JN_IN		1u
-#define JN_ARRIVED	2u	/* << parity: 2 and 4 */
 
 static uint64_t nspace_key(const char *ns)
 {
@@ -54,24 +44,6 @@ static uint64_t nspace_key(const char *ns)
 	return h;
 }
 
-static int ensure_bar_tables(struct agent *a)
-{
-	if (a->jb.bar_wait)
-		return 0;
-	a->jb.bar_wait = calloc((size_t)a->p.max_jobs,
-				sizeof(*a->jb.bar_wait));
-	a->jb.bar_nwait = calloc((size_t)a->p.max_jobs,
-				 sizeof(*a->jb.bar_nwait));
-	if (!a->jb.bar_wait || !a->jb.bar_nwait) {
-		free(a->jb.bar_wait);
-		free(a->jb.bar_nwait);
-		a->jb.bar_wait = NULL;
-		a->jb.bar_nwait = NULL;
-		return RMAD_ERR_NOMEM;
-	}
-	return 0;
-}
-
 static struct agent_job *job_find(struct agent *a, uint64_t key)
 {
 	for (int k = 0; k < a->p.max_jobs; k++)
@@ -80,8 +52,6 @@ static struct agent_job *job_find(struct agent *a, uint64_t key)
 	return NULL;
 }
 
-static void job_free(struct agent *a, struct agent_job *j);
-static void job_fail_all(struct agent *a, struct agent_job *j, int32_t rank);
 
 /* An entry a node's JOIN made at this root, still waiting for its map
  * and holding no rank here: all that one node can make us keep. */
@@ -98,7 +68,7 @@ static int remote_pending(const struct agent_job *j)
  * more than for_node would.  So a node sending JOINs of made-up jobs
  * takes at most a fair share of max_jobs from the others, and is
  * refused the rest itself.  The failure is sent to every node, as any
- * (job_fail_all): the nodes of a real job so evicted fail its ranks.
+ * (jobs_fail_all): the nodes of a real job so evicted fail its ranks.
  */
 static struct agent_job *job_evict(struct agent *a, int for_node)
 {
@@ -136,8 +106,8 @@ static struct agent_job *job_evict(struct agent *a, int for_node)
 			  "of %s: node %d's JOINs made %d of the jobs that "
 			  "wait here for their map", old->nspace, whose, most,
 			  count[most]);
-		job_fail_all(a, old, -1);
-		job_free(a, old);
+		jobs_fail_all(a, old, -1);
+		jobs_free(a, old);
 	}
 	free(count);
 	return old;
@@ -161,7 +131,7 @@ static struct agent_job *job_slot(struct agent *a, int for_node)
 	}
 	if (!old)
 		return job_evict(a, for_node);
-	job_free(a, old);
+	jobs_free(a, old);
 	return old;
 }
 
@@ -171,7 +141,7 @@ static struct agent_job *job_new(struct agent *a, const char *ns,
 {
 	struct agent_job *j;
 
-	if (ensure_bar_tables(a))
+	if (jobs_bar_tables(a))
 		return NULL;
 	j = job_slot(a, for_node);
 	if (j) {
@@ -209,7 +179,7 @@ static void watch_map(struct agent *a, struct agent_job *j, int on)
 
 /* The collector watches each node that joined j until the map is out
  * (or j goes): one watch per run it holds. */
-static void unwatch_joins(struct agent *a, struct agent_job *j)
+void jobs_unwatch_joins(struct agent *a, struct agent_job *j)
 {
 	for (int32_t k = 0; k < j->jnruns; k++)
 		am_watch(a, j->jruns[k].node, 0);
@@ -228,10 +198,8 @@ static void send_held(struct agent *a, struct agent_job *j, int node)
 		am_send(a, node, &h, NULL, 0);
 }
 
-static void job_free(struct agent *a, struct agent_job *j)
+void jobs_free(struct agent *a, struct agent_job *j)
 {
-	int k = (int)(j - a->jobs);
-
 	if (j->watched_map)
 		watch_map(a, j, 0);
 	if (j->watched_root >= 0)
@@ -239,15 +207,11 @@ static void job_free(struct agent *a, struct agent_job *j)
 
 	if (a->job_hooks.freed)
 		a->job_hooks.freed(a, j);
-	for (int x = 0; x < a->jb.bar_nwait[k]; x++)
-		agent_op_abandon(a, a->jb.bar_wait[k][x].op);
+	jobs_bar_free(a, j);
 	free(j->map);
 	free(j->node_bits);
 	free(j->dead);
-	unwatch_joins(a, j);
-	free(a->jb.bar_wait[k]);
-	a->jb.bar_wait[k] = NULL;
-	a->jb.bar_nwait[k] = 0;
+	jobs_unwatch_joins(a, j);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -256,7 +220,7 @@ struct agent_job *agent_job_get(struct agent *a, const char *nspace,
 {
 	struct agent_job *j;
 
-	*err = ensure_bar_tables(a);
+	*err = jobs_bar_tables(a);
 	if (*err)
 		return NULL;
 	j = job_find(a, nspace_key(nspace));
@@ -303,7 +267,7 @@ void agent_job_put(struct agent *a, struct agent_job *j)
 	    rmad_now_ns() - j->born_ns <
 		    (uint64_t)a->p.attach_timeout_ms * 1000000ull)
 		return;
-	job_free(a, j);
+	jobs_free(a, j);
 }
 
 int agent_rank_node(struct agent_job *j, int32_t rank)
@@ -441,13 +405,11 @@ void agent_job_client_joined(struct agent *a, struct agent_job *j)
 	free(runs);
 }
 
-static void fail_barriers(struct agent *a, struct agent_job *j, int status);
-
 /* Job j fails: tell every agent, so that no barrier, window creation or
  * free waits on it anywhere; with rank (>= 0, one of ours) which of its
  * processes died, once for each that does, so that every operation on
  * it ends there (agent_job_rank_dead). */
-static void job_fail_all(struct agent *a, struct agent_job *j, int32_t rank)
+void jobs_fail_all(struct agent *a, struct agent_job *j, int32_t rank)
 {
 	struct rmad_am_hdr h = {
 		.type = RMAD_AM_JOB_FAIL,
@@ -463,20 +425,73 @@ static void job_fail_all(struct agent *a, struct agent_job *j, int32_t rank)
 	if (j->failed)
 		return;
 	j->failed = 1;
-	unwatch_joins(a, j);
-	fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+	jobs_unwatch_joins(a, j);
+	jobs_bar_fail(a, j, RMAD_ERR_PROC_FAILED);
 	if (a->job_hooks.failed)
 		a->job_hooks.failed(a, j);
 }
 
-/* Agent 0: collect JOINs until every rank is covered once. */
-static void root_join(struct agent *a, const struct rmad_am_hdr *h,
-		      const struct rmad_am_job *jp,
-		      const struct rmad_am_rank_run *runs, int32_t n)
+/* Every rank of j joined: merge the runs, check that they cover each
+ * rank once, and send the map to every node that holds ranks. */
+static void root_send_map(struct agent *a, struct agent_job *j)
 {
-	struct agent_job *j = job_find(a, h->job);
 	int32_t m = 0, nodes = 0;
 	struct rmad_am_rank_run *merged;
+
+	qsort(j->jruns, (size_t)j->jnruns, sizeof(*j->jruns), cmp_runs);
+	merged = malloc(sizeof(*merged) * (size_t)j->jnruns);
+	if (!merged)
+		return;
+	for (int32_t k = 0; k < j->jnruns; k++) {
+		struct rmad_am_rank_run *r = &j->jruns[k];
+		int32_t expect = m ? merged[m - 1].first + merged[m - 1].count
+				   : 0;
+
+		if (r->first != expect) {
+			rmad_err("job %s: rank map has a gap or overlap at %d",
+				 j->nspace, r->first);
+			free(merged);
+			jobs_fail_all(a, j, -1);
+			return;
+		}
+		if (m && merged[m - 1].node == r->node)
+			merged[m - 1].count += r->count;
+		else
+			merged[m++] = *r;
+	}
+	if (j->jranks != j->size) {
+		rmad_err("job %s: %d ranks joined, job has %d", j->nspace,
+			 j->jranks, j->size);
+		free(merged);
+		jobs_fail_all(a, j, -1);
+		return;
+	}
+	/* send the map to every node that holds ranks, once each */
+	for (int node = 0; node < a->nnodes; node++) {
+		int holds = 0;
+
+		for (int32_t k = 0; k < m && !holds; k++)
+			holds = merged[k].node == node;
+		if (holds) {
+			send_runs(a, node, RMAD_AM_JOB_MAP, j, merged, m);
+			nodes++;
+		}
+	}
+	rmad_info("job %s: %d ranks on %d nodes, map sent", j->nspace,
+		  j->size, nodes);
+	free(merged);
+	jobs_unwatch_joins(a, j);
+	j->jranks = -1;		/* done: a late JOIN is an error */
+	if (j->local_size == 0 && j->nlocal == 0)
+		jobs_free(a, j);
+}
+
+/* Agent 0: collect JOINs until every rank is covered once. */
+void jobs_root_join(struct agent *a, const struct rmad_am_hdr *h,
+		    const struct rmad_am_job *jp,
+		    const struct rmad_am_rank_run *runs, int32_t n)
+{
+	struct agent_job *j = job_find(a, h->job);
 
 	if (!j) {
 		j = job_new(a, jp->nspace, jp->size, 0, (int)h->src_node);
@@ -522,7 +537,7 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		if (runs[k].count > j->size - sum) {
 			rmad_err("job %s: node %u joins more ranks than the "
 				 "job has", j->nspace, h->src_node);
-			job_fail_all(a, j, -1);
+			jobs_fail_all(a, j, -1);
 			return;
 		}
 		sum += runs[k].count;
@@ -549,58 +564,12 @@ static void root_join(struct agent *a, const struct rmad_am_hdr *h,
 		send_held(a, j, (int)h->src_node);
 	if (j->jranks < j->size)
 		return;
-
-	qsort(j->jruns, (size_t)j->jnruns, sizeof(*j->jruns), cmp_runs);
-	merged = malloc(sizeof(*merged) * (size_t)j->jnruns);
-	if (!merged)
-		return;
-	for (int32_t k = 0; k < j->jnruns; k++) {
-		struct rmad_am_rank_run *r = &j->jruns[k];
-		int32_t expect = m ? merged[m - 1].first + merged[m - 1].count
-				   : 0;
-
-		if (r->first != expect) {
-			rmad_err("job %s: rank map has a gap or overlap at %d",
-				 j->nspace, r->first);
-			free(merged);
-			job_fail_all(a, j, -1);
-			return;
-		}
-		if (m && merged[m - 1].node == r->node)
-			merged[m - 1].count += r->count;
-		else
-			merged[m++] = *r;
-	}
-	if (j->jranks != j->size) {
-		rmad_err("job %s: %d ranks joined, job has %d", j->nspace,
-			 j->jranks, j->size);
-		free(merged);
-		job_fail_all(a, j, -1);
-		return;
-	}
-	/* send the map to every node that holds ranks, once each */
-	for (int node = 0; node < a->nnodes; node++) {
-		int holds = 0;
-
-		for (int32_t k = 0; k < m && !holds; k++)
-			holds = merged[k].node == node;
-		if (holds) {
-			send_runs(a, node, RMAD_AM_JOB_MAP, j, merged, m);
-			nodes++;
-		}
-	}
-	rmad_info("job %s: %d ranks on %d nodes, map sent", j->nspace,
-		  j->size, nodes);
-	free(merged);
-	unwatch_joins(a, j);
-	j->jranks = -1;		/* done: a late JOIN is an error */
-	if (j->local_size == 0 && j->nlocal == 0)
-		job_free(a, j);
+	root_send_map(a, j);
 }
 
-static void got_map(struct agent *a, const struct rmad_am_hdr *h,
-		    const struct rmad_am_job *jp,
-		    const struct rmad_am_rank_run *runs, int32_t n)
+void jobs_got_map(struct agent *a, const struct rmad_am_hdr *h,
+		  const struct rmad_am_job *jp,
+		  const struct rmad_am_rank_run *runs, int32_t n)
 {
 	struct agent_job *j = job_find(a, h->job);
 
@@ -645,7 +614,7 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 			rmad_err("job %s: the rank map does not cover the job",
 				 j->nspace);
 			j->failed = 1;
-			fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+			jobs_bar_fail(a, j, RMAD_ERR_PROC_FAILED);
 			return;
 		}
 		if (k < j->map_runs)
@@ -655,7 +624,7 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 	if (!j->node_bits) {
 		rmad_err("out of memory for job %s's map", j->nspace);
 		j->failed = 1;
-		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
+		jobs_bar_fail(a, j, RMAD_ERR_PROC_FAILED);
 		return;
 	}
 	j->job_nodes = 0;
@@ -672,118 +641,6 @@ static void got_map(struct agent *a, const struct rmad_am_hdr *h,
 	watch_map(a, j, 1);
 	rmad_dbg("job %s: map ready, %d runs on %d nodes", j->nspace,
 		 j->map_runs, j->job_nodes);
-	agent_job_retry_barriers(a, j);
-}
-
-/* ------------------------------------------------------ the barrier */
-
-static int bar_root(struct agent_job *j)
-{
-	return j->map_ready ? j->bar_root : 0;
-}
-
-static void complete_pending(struct agent *a, struct agent_job *j,
-			     int status)
-{
-	int k = (int)(j - a->jobs);
-	int n = a->jb.bar_nwait[k];
-
-	a->jb.bar_nwait[k] = 0;
-	for (int x = 0; x < n; x++) {
-		struct pending_bar *pb = &a->jb.bar_wait[k][x];
-
-		if (a->cl[pb->client].registered &&
-		    a->cl[pb->client].gen == pb->gen)
-			agent_complete_op(a, pb->client, pb->op, status);
-		else
-			agent_op_abandon(a, pb->op);
-	}
-	agent_flush_wakeups(a);
-}
-
-static void fail_barriers(struct agent *a, struct agent_job *j, int status)
-{
-	j->bar_local = 0;
-	complete_pending(a, j, status);
-}
-
-static void root_arrive(struct agent *a, struct agent_job *j, uint64_t ep)
-{
-	int par = (int)(ep & 1);
-
-	if (++j->bar_arrived[par] < j->job_nodes)
-		return;
-	j->bar_arrived[par] = 0;
-	for (int node = 0; node < a->nnodes; node++) {
-		struct rmad_am_hdr h = {
-			.type = RMAD_AM_BARRIER_RELEASE,
-			.job = j->key,
-			.count = ep,
-		};
-
-		j->node_bits[node] &= (uint8_t)~(JN_ARRIVED << par);
-		if (j->node_bits[node] & JN_IN)
-			am_send(a, node, &h, NULL, 0);
-	}
-}
-
-static void bar_release(struct agent *a, struct agent_job *j, uint64_t ep)
-{
-	if (ep != j->bar_epoch) {
-		rmad_warn("job %s: release of epoch %llu, at %llu", j->nspace,
-			  (unsigned long long)ep,
-			  (unsigned long long)j->bar_epoch);
-		return;
-	}
-	j->bar_epoch++;
-	j->bar_local = 0;
-	complete_pending(a, j, 0);
-}
-
-void agent_job_retry_barriers(struct agent *a, struct agent_job *j)
-{
-	struct rmad_am_hdr h = {
-		.type = RMAD_AM_BARRIER_ARRIVE,
-		.job = j->key,
-	};
-
-	if (j->failed) {
-		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
-		return;
-	}
-	if (!j->map_ready || j->bar_local < j->local_size)
-		return;
-	h.count = j->bar_epoch;
-	j->bar_local = -1;	/* sent: wait for the release */
-	am_send(a, bar_root(j), &h, NULL, 0);
-}
-
-void agent_op_barrier(struct agent *a, uint32_t c, uint32_t op)
-{
-	struct agent_job *j = a->cl[c].job;
-	int k = (int)(j - a->jobs);
-
-	if (j->failed) {
-		agent_complete_op(a, c, op, RMAD_ERR_PROC_FAILED);
-		return;
-	}
-	if (a->jb.bar_nwait[k] >= j->local_size || j->bar_local < 0) {
-		/* a second barrier from one rank before the release */
-		agent_complete_op(a, c, op, RMAD_ERR_SYNC);
-		return;
-	}
-	if (!a->jb.bar_wait[k]) {
-		a->jb.bar_wait[k] = calloc((size_t)j->local_size,
-					   sizeof(**a->jb.bar_wait));
-		if (!a->jb.bar_wait[k]) {
-			agent_complete_op(a, c, op, RMAD_ERR_NOMEM);
-			return;
-		}
-	}
-	a->jb.bar_wait[k][a->jb.bar_nwait[k]++] = (struct pending_bar){
-		.client = c, .gen = a->cl[c].gen, .op = op,
-	};
-	j->bar_local++;
 	agent_job_retry_barriers(a, j);
 }
 
@@ -870,343 +727,7 @@ void agent_job_client_died(struct agent *a, struct agent_job *j,
 		rmad_warn("job %s: rank %d died; its barriers fail, and every "
 			  "operation on it", j->nspace, rank);
 	rank_dead(a, j, rank);
-	job_fail_all(a, j, rank);
-}
-
-/* ------------------------------------------------------------ ping */
-
-void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
-		   const struct rmad_op_elem *e)
-{
-	struct agent_job *j = a->cl[c].job;
-	int32_t target = e->target;
-	struct agent_ping *p;
-	struct rmad_am_hdr h = { .type = RMAD_AM_PING };
-	int node;
-
-	if (!j->map_ready) {
-		agent_complete_op(a, c, op, RMAD_ERR_SYNC);
-		return;
-	}
-	node = agent_rank_node(j, target);
-	if (node < 0) {
-		agent_complete_op(a, c, op, RMAD_ERR_RANK);
-		return;
-	}
-	if (node == a->node) {
-		agent_complete_op(a, c, op, 0);
-		return;
-	}
-	if (am_node_dead(a, node)) {
-		agent_complete_op(a, c, op, RMAD_ERR_PROC_FAILED);
-		return;
-	}
-	p = malloc(sizeof(*p));
-	if (!p) {
-		agent_complete_op(a, c, op, RMAD_ERR_NOMEM);
-		return;
-	}
-	p->client = c;
-	p->gen = a->cl[c].gen;
-	p->op = op;
-	p->cookie = ++a->next_cookie;
-	p->t0 = rmad_now_ns();
-	p->node = node;
-	p->next = a->pings;
-	a->pings = p;
-	h.job = j->key;
-	h.target = target;
-	h.seq = p->cookie;
-	if (am_send(a, node, &h, NULL, 0)) {
-		a->pings = p->next;
-		free(p);
-		agent_complete_op(a, c, op, RMAD_ERR_FABRIC);
-	}
-}
-
-/* A ping (off the list) ends: its client gets status, unless the client
- * is gone, in which case its element goes home. */
-static void ping_end(struct agent *a, struct agent_ping *p, int status)
-{
-	if (a->cl[p->client].registered && a->cl[p->client].gen == p->gen)
-		agent_complete_op(a, p->client, p->op, status);
-	else
-		agent_op_abandon(a, p->op);
-	free(p);
-}
-
-/*
- * A job whose map is still not made attach_timeout_ms after this agent
- * heard of it waits for a rank that never attached, most likely one that
- * exited or died before rmad_init: nobody else can notice that one, so
- * the job fails everywhere instead of waiting forever.
- */
-static int attach_timeouts(struct agent *a, uint64_t now)
-{
-	uint64_t limit = (uint64_t)a->p.attach_timeout_ms * 1000000ull;
-	int done = 0;
-
-	for (int k = 0; k < a->p.max_jobs; k++) {
-		struct agent_job *j = &a->jobs[k];
-
-		if (!j->in_use || j->map_ready)
-			continue;
-		if (j->failed) {
-			/* a collector's entry for other nodes, kept to answer
-			 * their late JOINs until the limit */
-			if (j->nlocal == 0 && (!limit ||
-					       now - j->born_ns >= limit))
-				job_free(a, j);
-			continue;
-		}
-		if (!limit || now - j->born_ns < limit)
-			continue;
-		if (j->nlocal_ever < j->local_size)
-			rmad_err("job %s: %d of its %d ranks on this node "
-				 "attached within attach_timeout_ms (%ld ms); "
-				 "the others exited or died before rmad_init: "
-				 "the job fails", j->nspace, j->nlocal_ever,
-				 j->local_size, a->p.attach_timeout_ms);
-		else
-			rmad_err("job %s: %d of %d ranks joined within "
-				 "attach_timeout_ms (%ld ms); a rank on another "
-				 "node never attached: the job fails", j->nspace,
-				 j->jranks > 0 ? j->jranks : j->nlocal_ever,
-				 j->size, a->p.attach_timeout_ms);
-		job_fail_all(a, j, -1);
-		done = 1;
-		if (j->nlocal == 0)
-			job_free(a, j);	/* agent 0's entry for other nodes */
-	}
-	return done;
-}
-
-/* Root of j, which our JOIN has not reached: the lowest node up now
- * (every agent of the job picks the same one once it saw the old one
- * dead), watched in its place. */
-static void job_new_root(struct agent *a, struct agent_job *j)
-{
-	int root = am_root(a);
-
-	if (root == j->root)
-		return;
-	rmad_info("job %s: node %d, which would collect its map, is dead: "
-		  "node %d does", j->nspace, j->root, root);
-	if (j->watched_root >= 0)
-		am_watch(a, j->watched_root, 0);
-	j->prev_root = j->root;	/* its map, if it comes after all, counts */
-	j->root = root;
-	j->watched_root = root;
-	am_watch(a, root, 1);
-}
-
-/* JOINs that wait for their root: sent once it echoed our probe, or to
- * the next root once it was declared dead. */
-static void join_retry(struct agent *a)
-{
-	for (int k = 0; k < a->p.max_jobs; k++) {
-		struct agent_job *j = &a->jobs[k];
-
-		if (!j->in_use || !j->join_wait || j->failed)
-			continue;
-		if (am_node_dead(a, j->root))
-			job_new_root(a, j);
-		agent_job_client_joined(a, j);
-	}
-}
-
-/* Called from the agent's tick: fail pings whose answer never came, and
- * jobs whose ranks did not all attach; send JOINs that waited. */
-void agent_jobs_tick(struct agent *a)
-{
-	uint64_t now = rmad_now_ns();
-	int done = attach_timeouts(a, now);
-
-	join_retry(a);
-
-	for (struct agent_ping **pp = &a->pings; *pp;) {
-		struct agent_ping *p = *pp;
-
-		if (now - p->t0 < PING_TIMEOUT_NS) {
-			pp = &p->next;
-			continue;
-		}
-		*pp = p->next;
-		rmad_warn("ping to a remote agent unanswered for 10 s");
-		ping_end(a, p, RMAD_ERR_FABRIC);
-		done = 1;
-	}
-	if (done)
-		agent_flush_wakeups(a);
-}
-
-static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
-{
-	for (struct agent_ping **pp = &a->pings; *pp; pp = &(*pp)->next) {
-		struct agent_ping *p = *pp;
-
-		if (p->cookie != h->seq)
-			continue;
-		*pp = p->next;
-		ping_end(a, p, 0);
-		agent_flush_wakeups(a);
-		return;
-	}
-	rmad_dbg("pong with unknown cookie from node %u", h->src_node);
-}
-
-/* --------------------------------------------------------- dispatch */
-
-static int check_runs(struct agent *a, const struct rmad_am_job *jp,
-		      const struct rmad_am_rank_run *runs, int32_t n)
-{
-	if (jp->size < 1 || !memchr(jp->nspace, '\0', sizeof(jp->nspace)))
-		return -1;
-	for (int32_t k = 0; k < n; k++)
-		if (runs[k].first < 0 || runs[k].count < 1 ||
-		    runs[k].first > jp->size - runs[k].count ||
-		    runs[k].node < 0 || runs[k].node >= a->nnodes)
-			return -1;
-	return 0;
-}
-
-static void on_pong(struct agent *a, const struct rmad_am_hdr *h,
-		    const void *payload)
-{
-	(void)payload;
-	got_pong(a, h);
-}
-
-/* JOB_JOIN (to the root) and JOB_MAP: runs of ranks and their nodes. */
-static void on_job(struct agent *a, const struct rmad_am_hdr *h,
-		   const void *payload)
-{
-	const struct rmad_am_job *jp = payload;
-	struct rmad_am_job jcopy;
-	const struct rmad_am_rank_run *runs;
-	int32_t n = (int32_t)h->count;
-
-	if (h->payload_len < sizeof(*jp) || h->count > 1u << 20 ||
-	    h->payload_len != sizeof(*jp) + h->count * sizeof(*runs)) {
-		a->st.pkts_dropped++;
-		rmad_warn("dropped job packet with bad length");
-		return;
-	}
-	memcpy(&jcopy, jp, sizeof(jcopy));
-	runs = (const void *)((const char *)payload + sizeof(*jp));
-	if (check_runs(a, &jcopy, runs, n)) {
-		a->st.pkts_dropped++;
-		rmad_warn("dropped job packet with bad ranks");
-		return;
-	}
-	if (h->type == RMAD_AM_JOB_JOIN) {
-		/* agent 0 collects maps; in a static mesh whichever node
-		 * the sender saw as the lowest one up */
-		if (a->node != 0 && !a->mesh) {
-			a->st.pkts_dropped++;
-			return;
-		}
-		root_join(a, h, &jcopy, runs, n);
-	} else {
-		got_map(a, h, &jcopy, runs, n);
-	}
-}
-
-/* BARRIER_ARRIVE at the root: from a node of the job, for the epoch at
- * hand or the next (a fast node may arrive again before our own
- * release ran), and once per epoch; one that a node of the mesh sends
- * for another, or twice, would release the barrier early. */
-static void on_barrier_arrive(struct agent *a, const struct rmad_am_hdr *h,
-			      const void *payload)
-{
-	struct agent_job *j = job_find(a, h->job);
-	int node = (int)h->src_node;
-	uint8_t bit = (uint8_t)(JN_ARRIVED << (h->count & 1));
-
-	(void)payload;
-	if (!j || !j->map_ready || bar_root(j) != a->node ||
-	    !agent_job_on_node(a, j, node) || h->count - j->bar_epoch > 1 ||
-	    (j->node_bits[node] & bit)) {
-		a->st.pkts_dropped++;
-		rmad_warn("job %s: dropped a barrier arrival from node %d "
-			  "for epoch %llu", j ? j->nspace : "?", node,
-			  (unsigned long long)h->count);
-		return;
-	}
-	j->node_bits[node] |= bit;
-	root_arrive(a, j, h->count);
-}
-
-/* BARRIER_RELEASE: from the barrier's root, once our arrival went. */
-static void on_barrier_release(struct agent *a, const struct rmad_am_hdr *h,
-			       const void *payload)
-{
-	struct agent_job *j = job_find(a, h->job);
-
-	(void)payload;
-	if (!j || !j->map_ready || (int)h->src_node != bar_root(j) ||
-	    j->bar_local != -1) {
-		a->st.pkts_dropped++;
-		rmad_warn("job %s: dropped a barrier release from node %u",
-			  j ? j->nspace : "?", h->src_node);
-		return;
-	}
-	bar_release(a, j, h->count);
-}
-
-static void on_job_held(struct agent *a, const struct rmad_am_hdr *h,
-			const void *payload)
-{
-	struct agent_job *j = job_find(a, h->job);
-
-	(void)payload;
-	if (!j || j->map_ready || (int)h->src_node != j->root) {
-		a->st.pkts_dropped++;
-		return;
-	}
-	if (!j->root_held)
-		rmad_dbg("job %s: node %u, which collects its map, holds %u "
-			 "of its ranks", j->nspace, h->src_node,
-			 (unsigned)h->count);
-	j->root_held = 1;
-}
-
-static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
-			const void *payload)
-{
-	struct agent_job *j = job_find(a, h->job);
-
-	(void)payload;
-	/* once the map is out, only a node of the job fails it; before,
-	 * any node may hold ranks of it that we do not know of */
-	if (j && j->map_ready && !agent_job_on_node(a, j, (int)h->src_node)) {
-		a->st.pkts_dropped++;
-		rmad_warn("job %s: a failure from node %u, which holds no "
-			  "rank of it: dropped", j->nspace, h->src_node);
-		return;
-	}
-	if (j && j->map_ready && h->count > 0 &&
-	    h->count <= (uint64_t)j->size) {
-		int32_t r = (int32_t)(h->count - 1);
-
-		/* a node speaks for its own ranks only */
-		if (agent_rank_node(j, r) == (int)h->src_node)
-			rank_dead(a, j, r);
-		else
-			rmad_warn("job %s: node %u says rank %d died, which "
-				  "is not its own: ignored", j->nspace,
-				  h->src_node, r);
-	}
-	if (j && !j->failed) {
-		rmad_warn("job %s: failed, says node %u (a rank or node of "
-			  "it died, or its map cannot be made)", j->nspace,
-			  h->src_node);
-		j->failed = 1;
-		unwatch_joins(a, j);
-		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
-		if (a->job_hooks.failed)
-			a->job_hooks.failed(a, j);
-	}
+	jobs_fail_all(a, j, rank);
 }
 
 /* Does job j have ranks on node?  Before the map: the node collecting
@@ -1227,66 +748,6 @@ int agent_job_on_node(const struct agent *a, const struct agent_job *j,
 	}
 	return node >= 0 && node < a->nnodes &&
 	       (j->node_bits[node] & JN_IN);
-}
-
-/* Node is dead: the jobs with ranks there fail (their barriers, window
- * creations and frees), and pings to it end with PROC_FAILED. */
-static void jobs_node_dead(struct agent *a, int node)
-{
-	int done = 0;
-
-	for (int k = 0; k < a->p.max_jobs; k++) {
-		struct agent_job *j = &a->jobs[k];
-
-		if (!j->in_use || j->failed || !agent_job_on_node(a, j, node))
-			continue;
-		if (a->mesh && !j->map_ready && node == j->root &&
-		    node != a->node && !j->root_held) {
-			/* the map never came: the next root collects it,
-			 * our JOIN (again) first (join_retry) */
-			job_new_root(a, j);
-			j->joined = 0;
-			j->join_wait = 1;
-			continue;
-		}
-		rmad_warn("job %s: node %d is dead; its ranks there failed",
-			  j->nspace, node);
-		if (!j->map_ready && a->node == j->root) {
-			/* the nodes that joined wait for a map that will
-			 * not come: they fail now, not at attach_timeout_ms */
-			job_fail_all(a, j, -1);
-			continue;
-		}
-		j->failed = 1;
-		fail_barriers(a, j, RMAD_ERR_PROC_FAILED);
-		if (a->job_hooks.failed)
-			a->job_hooks.failed(a, j);
-	}
-	for (struct agent_ping **pp = &a->pings; *pp;) {
-		struct agent_ping *p = *pp;
-
-		if (p->node != node) {
-			pp = &p->next;
-			continue;
-		}
-		*pp = p->next;
-		ping_end(a, p, RMAD_ERR_PROC_FAILED);
-		done = 1;
-	}
-	if (done)
-		agent_flush_wakeups(a);
-}
-
-void agent_jobs_am_init(struct agent *a)
-{
-	am_on_node_dead(a, jobs_node_dead);
-	am_register(a, RMAD_AM_PONG, on_pong);
-	am_register(a, RMAD_AM_JOB_JOIN, on_job);
-	am_register(a, RMAD_AM_JOB_MAP, on_job);
-	am_register(a, RMAD_AM_BARRIER_ARRIVE, on_barrier_arrive);
-	am_register(a, RMAD_AM_BARRIER_RELEASE, on_barrier_release);
-	am_register(a, RMAD_AM_JOB_FAIL, on_job_fail);
-	am_register(a, RMAD_AM_JOB_HELD, on_job_held);
 }
 
 struct agent_job *agent_job_find(struct agent *a, uint64_t key)

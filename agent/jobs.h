@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * jobs.h - jobs (PMIx namespaces) this agent serves, their rank->node map, the job-wide barrier and rmad_ping (jobs.c).
+ * jobs.h - jobs (PMIx namespaces) this agent serves, their rank->node
+ * map and deaths (jobs.c), and what drives them (jobs_events.c); the
+ * barrier is in jobs_bar.h, rmad_ping in jobs_ping.h.
  */
 #ifndef RMAD_AGENT_JOBS_H
 #define RMAD_AGENT_JOBS_H
@@ -29,9 +31,6 @@ int agent_job_proc_dead(const struct agent_job *j, int32_t rank);
 void agent_job_rank_failed(struct agent *a, struct agent_job *j,
 			   int32_t rank);
 void agent_job_client_joined(struct agent *a, struct agent_job *j);
-void agent_op_barrier(struct agent *a, uint32_t client, uint32_t op);
-void agent_op_ping(struct agent *a, uint32_t client, uint32_t op,
-		   const struct rmad_op_elem *e);
 /* The node that serves rank of job j, or -1. */
 int agent_rank_node(struct agent_job *j, int32_t rank);
 /* How many ranks of job j node serves (by the map: 0 before it). */
@@ -40,9 +39,22 @@ int32_t agent_job_node_ranks(const struct agent_job *j, int node);
  * it, the collector, and on the collector the nodes that joined. */
 int agent_job_on_node(const struct agent *a, const struct agent_job *j,
 		      int node);
-void agent_job_retry_barriers(struct agent *a, struct agent_job *j);
-void agent_jobs_tick(struct agent *a);
-/* Registers the job, barrier and pong packet handlers with am. */
-void agent_jobs_am_init(struct agent *a);
+
+/*
+ * For jobs_events.c, which the packets, deaths and timeouts drive: a
+ * job's entry goes; the job fails everywhere (every node told; rank >=
+ * 0: which of ours died); the collector stops watching the nodes that
+ * joined; at the root, a node's JOB_JOIN (checked runs); a JOB_MAP
+ * (checked runs).
+ */
+void jobs_free(struct agent *a, struct agent_job *j);
+void jobs_fail_all(struct agent *a, struct agent_job *j, int32_t rank);
+void jobs_unwatch_joins(struct agent *a, struct agent_job *j);
+void jobs_root_join(struct agent *a, const struct rmad_am_hdr *h,
+		    const struct rmad_am_job *jp,
+		    const struct rmad_am_rank_run *runs, int32_t n);
+void jobs_got_map(struct agent *a, const struct rmad_am_hdr *h,
+		  const struct rmad_am_job *jp,
+		  const struct rmad_am_rank_run *runs, int32_t n);
 
 #endif

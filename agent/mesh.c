@@ -14,7 +14,7 @@
  * entry is mesh_self, or the one entry whose address belongs to this
  * host (a host that runs several agents of the mesh, as in tests, must
  * say which with mesh_self).  Which nodes are up, and when one comes
- * back, is am.c's business (heartbeats).
+ * back, is liveness.c's business (heartbeats).
  */
 #include <arpa/inet.h>
 #include <errno.h>

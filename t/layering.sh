@@ -23,12 +23,17 @@ layers=(
 	"fabric_tag"			# message tags: keys, sessions, replays
 	"fabric_impl"			# the transport's state (a header)
 	"fabric fabric_probe boot mesh pin sweep"	# libfabric, evidence of a death, PMIx, the static mesh, hwloc, dead agents' files
+	"fabric_open"			# the transport's setup and teardown
 	"fabric_rma"			# registrations, fi_write/fi_read
 	"bell"				# doorbells between one host's agents
 	"guard"				# the thread that raises a starved agent
+	"am_batch am_held"		# AM: node aggregates; held packets, hand-off
 	"am"				# active messages: send, receive, handlers
+	"liveness"			# heartbeats, static mesh handshake, deaths
 	"completion"			# op elements, lending, counters, wakeups
-	"jobs"				# jobs, rank->node map, barrier, ping
+	"jobs_bar"			# the job-wide barrier
+	"jobs"				# jobs, rank->node map, deaths, job packets
+	"jobs_events jobs_ping"		# job packets, deaths, tick; rmad_ping
 	"mem"				# alloc_mem regions
 	"winmem"			# can a created window be reached
 	"wintab"			# the tables of windows: hash, blocks, quotas
@@ -46,9 +51,12 @@ layers=(
 	"rma_pkt"			# RMA: packets from other agents
 	"rma"				# RMA: entry points
 	"ctl"				# rmadctl status
-	"clients"			# socket, attach, submission rings
+	"rings"				# submission rings: take, check, dispatch
+	"clients"			# socket, attach, detach
 	"schedule"			# scheduling class, polling sleeps
-	"main"				# the loop, config, start and stop
+	"options"			# config: command line, rmad.conf, reload
+	"loop"				# the progress loop, its events, the tick
+	"main"				# start and stop
 )
 declare -A rank
 for i in "${!layers[@]}"; do

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * prog_aggr.c - node-level aggregation (agent/am.c, the aggregate key):
+ * prog_aggr.c - node-level aggregation (agent/am_batch.c, the aggregate key):
  * every rank sends small operations to the next rank (on another node
  * under --vnodes), through two windows at once; the operations of all
  * clients and windows of a node bound for one node share fabric

@@ -20,7 +20,7 @@
  *
  * With -s as well its heartbeats echo only the first stamp of the
  * agent's it saw, as a stash of a dead node's heartbeats held back and
- * played one by one would (agent/am.c, hb_proof): each proves only that
+ * played one by one would (agent/liveness.c, hb_proof): each proves only that
  * the node lived when that stamp was sent.
  *
  * With -j FILE it plays node -n to every agent listed at once, the
@@ -283,7 +283,7 @@ static int echo_heartbeat(const struct rmad_am_hdr *h, uint32_t claim,
 
 /*
  * Be node claim to the agent at to for 4 s, as a mesh peer that comes
- * back is (agent/am.c, the static mesh): answer each of its heartbeats
+ * back is (agent/liveness.c, the static mesh): answer each of its heartbeats
  * with one of ours that echoes its incarnation, so that it takes us for
  * node claim up again; after 1.5 s send ten PINGs.  The PONGs that come
  * back.
