@@ -6,7 +6,7 @@ set -eu
 pkgs=(build-essential autoconf automake libtool pkg-config
 	libpmix-dev libfabric-dev libfabric-bin libhwloc-dev libevent-dev
 	liburcu-dev openmpi-bin libopenmpi-dev procps groff-base iproute2 util-linux
-	clang libfuzzer-14-dev debhelper lintian)
+	clang libfuzzer-14-dev debhelper lintian mpich libmpich-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
