@@ -91,7 +91,7 @@ fi
 grep '^[EW]:' "$out/lintian.log" >>"$log"
 
 # 3. installed, used, removed
-pkgs=(rmad librmad0 librmad-dev librmad-mpi0)
+pkgs=(rmad librmad0 librmad-dev librmad-mpi0 librmad-mpich0)
 if [ "$(id -u)" -ne 0 ]; then
 	point SKIP "the package test installs packages: it needs root"
 	exit $rc
