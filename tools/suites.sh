@@ -171,6 +171,9 @@ suites_mpich_abi() {
 	fi
 	echo "suites: mpichabi, 1node: $(($(date +%s) - t0)) s" | tee -a "$log"
 }
+# OSU's benchmarks: those run without validation, and those with (-c)
+osu_a="osu_put_latency osu_get_latency osu_get_acc_latency osu_put_bw osu_get_bw osu_put_bibw"
+osu_c="osu_acc_latency osu_fop_latency osu_cas_latency"
 
 for s in "${which[@]}"; do
 	for place in 1node 2vnodes; do
@@ -187,12 +190,14 @@ for s in "${which[@]}"; do
 			judge mpich-rma "$place" "$dir"
 			;;
 		osu)
-			# -c (validation) where OSU has it: acc, fop, cas
+			# -c (validation) where OSU has it: acc, fop, cas.
+			# BENCHES: each run builds and probes (--help, a
+			# launch each) only the benchmarks it runs
 			LAUNCH="$launch" OUTDIR="$dir-a" \
-				ONLY='^osu_(put_latency|get_latency|get_acc_latency|put_bw|get_bw|put_bibw) ' \
+				BENCHES="$osu_a" ONLY="^(${osu_a// /|}) " \
 				bash "$suites/osu/run.sh" >"$dir.log" 2>&1
 			LAUNCH="$launch" OUTDIR="$dir-c" \
-				ONLY='^osu_(acc|fop|cas)_latency ' \
+				BENCHES="$osu_c" ONLY="^(${osu_c// /|}) " \
 				OSU_ARGS="-m 1:4096 -i 100 -x 10 -c" \
 				bash "$suites/osu/run.sh" >>"$dir.log" 2>&1
 			mkdir -p "$dir"

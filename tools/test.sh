@@ -16,7 +16,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 bash "$top/tools/deps.sh" || exit 1
 bash "$top/tools/build.sh" || { echo "0 passed, 1 failed"; exit 1; }
 cd "$top/_build"
-timeout --kill-after=30 1800 make -j1 check
+# two tests at a time: they wait on jobs and timeouts far more than they
+# compute (20-25 % of the two cores each); every test has its own run
+# directory, sessions and ports (t/lib.sh)
+timeout --kill-after=30 1800 make -j2 check
 rc=$?
 bash "$top/tools/sanitize.sh" || rc=1
 bash "$top/tools/suites.sh" || rc=1
