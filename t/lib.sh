@@ -206,6 +206,11 @@ t_cleanup() {
 		p=${p%%:*}
 		kill -0 "$p" 2>/dev/null || rm -f "$f"
 	done
+	# T_KEEP=DIR: a failed test's logs stay, under DIR, for a post-mortem
+	if [ -n "${T_KEEP:-}" ] && [ "$T_FAIL" -gt 0 ]; then
+		mkdir -p "$T_KEEP" &&
+			cp -r "$T_TMP" "$T_KEEP/$(basename "$0" .sh).$$" 2>/dev/null
+	fi
 	rm -rf "$T_RUNDIR"
 }
 trap t_cleanup EXIT

@@ -94,8 +94,12 @@ wait "${pids[0]}" "${pids[1]}" 2>/dev/null
 
 # A restart quicker than the heartbeat timeout: node 0 still has node 1
 # up, in session, and must take the new agent's unbound heartbeat as a
-# restart, then shake hands anew under the new incarnations.
-slow="--set heartbeat_timeout_ms=30000 --set mesh_key_file=$key"
+# restart, then shake hands anew under the new incarnations.  Heartbeats
+# every 2 s: send errors to the killed agent are evidence two heartbeats
+# on (liveness.c), and an agent started on two loaded cores may take
+# longer than 100 ms to answer.
+slow="--set heartbeat_timeout_ms=30000 --set heartbeat_ms=2000"
+slow="$slow --set mesh_key_file=$key"
 agent quick 0 $slow
 agent quick 1 $slow
 wait_for "ups quick 0 1 && ups quick 1 1" 20
@@ -104,7 +108,9 @@ wait "${pids[1]}" 2>/dev/null
 agent quick 1 $slow
 wait_for "ups quick 0 2 && ups quick 1 1" 20 &&
 	grep -q "node 1: declared dead.*it restarted" "$T_TMP/quick0.log"
-ok $? "with a key, agent 1 killed and started again at once: taken as a restart, up again"
+st=$?
+ok $st "with a key, agent 1 killed and started again at once: taken as a restart, up again"
+[ $st -eq 0 ] || diag "$(grep "node 1" "$T_TMP/quick0.log")"
 kill "${pids[0]}" "${pids[1]}"
 wait "${pids[0]}" "${pids[1]}" 2>/dev/null
 
