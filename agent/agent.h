@@ -467,6 +467,8 @@ struct win_local {
 					 * created */
 	void *data;			/* the window there, unless created */
 	size_t map_len;
+	int dead;			/* its process died (windows.c
+					 * agent_win_member_dead) */
 	int acc_stuck;			/* its acc_lock was held too long
 					 * (rma_xfer.c acc_lock) */
 	int status;			/* 0, or why it cannot take part

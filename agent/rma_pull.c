@@ -271,10 +271,15 @@ void pull_op_end(struct agent *a, uint32_t i)
 	if (!R->bounce)
 		return;
 	/*
-	 * Its chunks' keys read nothing any more, and a chunk whose target
-	 * lives keeps its slot until the answer comes: a provider that
-	 * reads without checking the key (shm's process_vm_readv path)
-	 * must never find another op's bytes there.
+	 * A chunk whose target lives keeps its slot until the answer
+	 * comes: a provider that reads without checking the key (shm's
+	 * process_vm_readv path) must never find another op's bytes there.
+	 * Its key stays open with it, but for a get's chunk in the client's
+	 * own memory, which the target would write after the op ended: a
+	 * read or write that names a closed key costs tcp;ofi_rxm the
+	 * connection it came on, and every message queued there (windows.c,
+	 * keep_mapping), while the slot's bounce buffer or a held region
+	 * the target only reads is still ours.
 	 */
 	for (int k = 0; k < XFER_MAX; k++) {
 		struct rma_xfer *x = &R->xfers[k];
@@ -287,8 +292,10 @@ void pull_op_end(struct agent *a, uint32_t i)
 			slot_release(R, x);
 			continue;
 		}
-		rmad_fabric_mr_close(x->mr);
-		x->mr = NULL;
+		if (x->held && op->opcode == RMAD_OPC_GET) {
+			rmad_fabric_mr_close(x->mr);
+			x->mr = NULL;
+		}
 		x->pull = 2;
 	}
 }

@@ -105,27 +105,32 @@ static void joined_free(struct agent_win *w)
 }
 
 /*
- * A freed window's mapping that was open to the fabric.  Closing the
- * registration refuses every transfer that starts later, but one the
- * provider already took may still be placing bytes there (tcp reads a
- * write's data off the socket straight into the mapping, after the key
- * was checked; shm's fast RMA is a process_vm_writev of the origin's
- * agent into ours, checked by no key): unmapped at once, it writes into
- * freed memory, or into whatever the address maps next (t/deaths.sh
- * found the first).  So the mapping stays WIN_KEEP_NS after the close:
- * by then the origins have heard of the death or the free (one message)
- * and every chunk they had in flight (rdma_chunk bytes, a few per op)
- * has landed or failed.
+ * A freed window's mapping that was open to the fabric, and its
+ * registration.  A transfer the provider already took may still be
+ * placing bytes there (tcp reads a write's data off the socket straight
+ * into the mapping, after the key was checked; shm's fast RMA is a
+ * process_vm_writev of the origin's agent into ours, checked by no
+ * key): unmapped at once, it writes into freed memory, or into whatever
+ * the address maps next (t/deaths.sh found the first).  Nor may the
+ * registration close at once: tcp;ofi_rxm answers a write that names a
+ * closed key by dropping the connection to the origin's agent, and with
+ * it every message queued on it, other ranks' and other jobs' (a lock
+ * grant, a barrier: their job fails; t/deaths.sh found that too).  So
+ * both stay WIN_KEEP_NS after the free: by then the origins have heard
+ * of the death or the free (one message) and every chunk they had in
+ * flight (rdma_chunk bytes, a few per op) has landed or failed.
  */
 #define WIN_KEEP_NS	(10ull * 1000 * 1000 * 1000)
 struct win_keep {
 	struct win_keep *next;
 	void *base;
 	size_t len;
+	struct rmad_fabric_mr *mr;
 	uint64_t until;
 };
 
-static void keep_mapping(struct agent *a, void *base, size_t len)
+static void keep_mapping(struct agent *a, void *base, size_t len,
+			 struct rmad_fabric_mr *mr)
 {
 	struct win_keep *k = malloc(sizeof(*k));
 
@@ -134,6 +139,7 @@ static void keep_mapping(struct agent *a, void *base, size_t len)
 		rmad_err("out of memory keeping a window's mapping: leaked");
 		return;
 	}
+	k->mr = mr;
 	k->base = base;
 	k->len = len;
 	k->until = rmad_now_ns() + WIN_KEEP_NS;
@@ -152,6 +158,7 @@ void agent_win_tick(struct agent *a, uint64_t now)
 			continue;
 		}
 		*pp = k->next;
+		rmad_fabric_mr_close(k->mr);	/* before its memory goes */
 		munmap(k->base, k->len);
 		free(k);
 	}
@@ -160,10 +167,12 @@ void agent_win_tick(struct agent *a, uint64_t now)
 /*
  * Member l of w died: its same-node peers, which reach its window with
  * loads and stores of their own, see its control page say so (every
- * later access and synchronization on it fails, client/rma.c), and its
- * registration closes, so that a transfer from another node fails at
- * its provider rather than land in a dead rank's memory (the mapping
- * stays until the window goes, and a while after: keep_mapping).
+ * later access and synchronization on it fails, client/rma.c); requests
+ * from other nodes are refused (rma_pkt.c), and their origins fail
+ * every op on it once they hear of the death.  Its registration stays
+ * open until the window goes, and a while after (keep_mapping): what
+ * lands there meanwhile lands in memory no one reads, where a write to
+ * a closed key would cost the connection it came on.
  */
 void agent_win_member_dead(struct agent *a, struct agent_win *w,
 			   struct win_local *l)
@@ -172,6 +181,7 @@ void agent_win_member_dead(struct agent *a, struct agent_win *w,
 
 	(void)w;
 	(void)a;
+	l->dead = 1;
 	if (ctl) {
 		/* release: what the agent did for the death (its locks
 		 * released) comes before the flag; and a peer asleep on
@@ -180,8 +190,6 @@ void agent_win_member_dead(struct agent *a, struct agent_win *w,
 		__atomic_store_n(&ctl->dead, 1, __ATOMIC_RELEASE);
 		rmad_futex_wake(&ctl->lock, INT32_MAX);
 	}
-	rmad_fabric_mr_close(l->mr);
-	l->mr = NULL;
 }
 
 static void win_destroy(struct agent *a, struct agent_win *w)
@@ -192,18 +200,21 @@ static void win_destroy(struct agent *a, struct agent_win *w)
 	if (a->win_gone_hook)
 		a->win_gone_hook(a, w);	/* the RMA layer's state */
 	for (int32_t i = 0; i < w->nhere; i++) {
-		/* closed before the memory it covers goes */
-		rmad_fabric_mr_close(w->local[i].mr);
+		struct win_local *l = &w->local[i];
+
 		/* a window freed as MPI says (every epoch on it complete
-		 * everywhere) has nothing in flight; one of a failed job
-		 * may (keep_mapping) */
-		if (w->local[i].base && w->local[i].map_len &&
-		    w->local[i].fab_open && !a->stopping &&
-		    (w->failed || w->job->failed))
-			keep_mapping(a, w->local[i].base,
-				     w->local[i].map_len);
-		else if (w->local[i].base && w->local[i].map_len)
-			munmap(w->local[i].base, w->local[i].map_len);
+		 * everywhere) has nothing in flight; one of a failed job,
+		 * or with a dead member, may (keep_mapping) */
+		if (l->base && l->map_len && l->fab_open && !a->stopping &&
+		    (w->failed || w->job->failed || l->dead)) {
+			keep_mapping(a, l->base, l->map_len, l->mr);
+		} else {
+			/* closed before the memory it covers goes */
+			rmad_fabric_mr_close(l->mr);
+			if (l->base && l->map_len)
+				munmap(l->base, l->map_len);
+		}
+		l->mr = NULL;
 		if (w->local[i].fd >= 0)
 			close(w->local[i].fd);
 		free(w->local[i].posts);
