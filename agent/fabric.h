@@ -184,6 +184,10 @@ int rmad_fabric_mr_reg(struct rmad_fabric *f, void *buf, size_t len,
 		       int remote, struct rmad_fabric_mr **out, uint64_t *key,
 		       uint64_t *raddr, void **desc);
 void rmad_fabric_mr_close(struct rmad_fabric_mr *mr);
+
+/* libfabric, loaded now rather than at the first rmad_fabric_open
+ * (fi_load.c): 0, or -FI_ENOSYS, said in the log */
+int rmad_fi_load(void);
 int rmad_fabric_needs_local_mr(struct rmad_fabric *f);
 
 /* How many sends to node failed (provider errors), ever: a sign that it

@@ -17,8 +17,10 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
 
 #include "fabric.h"
+#include "fi_load.h"
 #include "fabric_tag.h"
 
 #define FAB_API_VERSION	FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)

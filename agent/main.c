@@ -359,6 +359,11 @@ int main(int argc, char **argv)
 	rmad_log_init("rmad", (int)a->p.log_level);
 	if (!fg && !a->embedded)
 		daemonize();
+	/* libfabric (fi_load.h), before our signal handlers: the psm
+	 * libraries it pulls in set their own as they load.  An embedded
+	 * agent (one node) opens no fabric. */
+	if (!a->embedded)
+		rmad_fi_load();
 	crash_install("rmad");
 
 	a->base = event_base_new();
