@@ -21,6 +21,7 @@ layers=(
 	"crash"				# the report of a fatal signal
 	"secret"			# random bytes, SipHash-2-4, key files
 	"fabric_tag"			# message tags: keys, sessions, replays
+	"fi_load"			# libfabric, loaded on first use
 	"fabric_impl"			# the transport's state (a header)
 	"fabric fabric_probe boot mesh pin sweep"	# libfabric, evidence of a death, PMIx, the static mesh, hwloc, dead agents' files
 	"fabric_open"			# the transport's setup and teardown
