@@ -90,10 +90,15 @@ grep -q "job .*: node 1 is dead; its ranks there failed" "$T_TMP/agent0.log" &&
 ok $? "node 0 knew node 1 had joined, and told node 2"
 : >"$d/f.go"
 wait "$jpid"
+jst=$?
 line=$(grep '^rank 0: init' "$d/out")
 echo "$line" | grep -q "result -9 "
-ok $? "rank 0, attaching after that to node 0: $line"
-grep -q "^rank 0: init\|^rank 2: init" "$d/out" || diag "$(cat "$d/out")"
+st=$?
+ok $st "rank 0, attaching after that to node 0: $line"
+if [ $st -ne 0 ]; then
+	diag "mpirun's status $jst, its output: $(cat "$d/out")"
+	diag "node 0: $(grep -v ': debug: ' "$T_TMP/agent0.log" | tail -n 20)"
+fi
 
 # node 1 again; a job of 2 ranks on node 0, which collects its map:
 # rank 1 attaches, node 1 dies (it has no ranks of the job), rank 0
