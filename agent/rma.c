@@ -299,26 +299,6 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 	make_rma_progress_win(a, o);
 }
 
-int make_rma_progress_global(struct agent *a)
-{
-	struct rma_ctx *R = a->rma;
-
-	int n = 0;
-
-	if (R->lwait)
-		n += retry_grants(a);
-	if (R->retry_pending) {
-		R->retry_pending = 0;
-		for (struct agent_win *w = R->owins; w; w = w->onext)
-			for (struct rma_origin *o = w->origins, *nx; o;
-			     o = nx) {
-				nx = o->next;
-				n += make_rma_progress_win(a, o);
-			}
-	}
-	return n;
-}
-
 /* A client is gone: its locks on this node's windows go, and its epochs
  * end (locks it holds elsewhere are released by messages). */
 void agent_rma_client_gone(struct agent *a, uint32_t c)
@@ -714,9 +694,7 @@ int agent_rma_init(struct agent *a)
 		return RMAD_ERR_NOMEM;
 
 	R->nsh = rmad_shm_nops(&a->lay);
-	R->progress_win = make_rma_progress_win;
-	R->route_sync = pscw_route;
-	R->target_ready = pscw_ready;
+	rma_progress_init(a);
 	/* without send-after-send order every op must be answered */
 	R->ordered = rmad_fabric_ordered(a->fab) && a->p.am_ordering;
 	R->sh = calloc(R->nsh, sizeof(*R->sh));

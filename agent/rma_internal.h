@@ -286,13 +286,6 @@ struct rma_ctx {
 	struct agent_win *owins;
 	int retry_pending;
 	int ordered;			/* the fabric keeps send-after-send */
-	/* make_rma_progress_win (rma_win.c, a layer up), for the transfer
-	 * completions of rma_origin.c */
-	int (*progress_win)(struct agent *a, struct rma_origin *o);
-	/* pscw_route and pscw_ready (rma_pscw.c, a layer up), for route() */
-	int (*route_sync)(struct agent *a, struct rma_origin *o, uint32_t i);
-	int (*target_ready)(struct agent *a, struct rma_origin *o,
-			    int32_t rank);
 	struct rma_xfer xfers[XFER_MAX], *xfree;
 	char *bounce;			/* XFER_MAX x rdma_chunk, lazily */
 	size_t bounce_len;
@@ -483,44 +476,21 @@ void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status);
 void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 		  const void *payload, struct agent_job *j);
 
-/* rma_origin.c */
+/* rma_oplist.c: the operation table's data */
 struct rma_target *target_find(struct rma_origin *o, int32_t rank);
 struct rma_target *target_new(struct agent *a, struct rma_origin *o,
 				     int32_t rank, int state);
 void target_free(struct rma_origin *o, struct rma_target *t);
 void set_err(struct rma_origin *o, int32_t st);
 void op_finish(struct agent *a, struct rma_origin *o, uint32_t i);
-int has_result(uint16_t opc);
-void uncount_issued(struct rma_target *t, struct rma_op *op);
-/* A transfer of op uses its client's memory in place: op is not
- * complete at the origin (a flush_local waits) until it ends, when
- * uncount_issued counts it out.  (Here, for rma_pull.c below too.) */
-static inline void note_inplace(struct rma_target *t, struct rma_op *op)
-{
-	if (op->inplace || !op->counted)
-		return;
-	op->inplace = 1;
-	t->ninplace++;
-}
-void xfer_done(struct rmad_fabric_xfer *fx, int status);
-void rma_fence_done(struct agent *a, struct agent_win *w, int status);
 struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
 				      uint32_t gen);
 void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
 		     uint32_t i);
 uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail);
+/* op i onto / off target t's pending list (the origin's count held) */
+void tlist_add(struct rma_origin *o, struct rma_target *t, uint32_t i);
 uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t);
-void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
-			  int node, int type, int excl);
-int route(struct agent *a, struct rma_origin *o, uint32_t i);
-/* route() and issue_ops_target() alone, when only op i's target can
- * move: 1 when done, 0 for the general path (make_rma_progress_win) */
-int route_issue_fast(struct agent *a, struct rma_origin *o, uint32_t i);
-/* ISSUE_OPS_TARGET plus the target's lazy lock and release (origin) */
-int issue_ops_target(struct agent *a, struct rma_origin *o,
-		     struct rma_target *t);
-/* MAKE_RMA_PROGRESS_WIN (rma_win.c) */
-int make_rma_progress_win(struct agent *a, struct rma_origin *o);
 struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 				     uint32_t c, uint32_t nslots,
 				     uint32_t npool);
@@ -538,6 +508,68 @@ int pscw_sync_done(struct agent *a, struct rma_origin *o,
 		   const struct rma_op *op);
 int32_t pscw_complete(struct agent *a, struct rma_origin *o,
 		      const struct rma_op *op);
+
+/* rma_origin.c: routing and issuing ops */
+int has_result(uint16_t opc);
+/* the accumulate family, kept in order unless accumulate_ordering says
+ * otherwise */
+int origin_is_acc(uint16_t opc);
+void uncount_issued(struct rma_target *t, struct rma_op *op);
+/* A transfer of op uses its client's memory in place: op is not
+ * complete at the origin (a flush_local waits) until it ends, when
+ * uncount_issued counts it out.  (Here, for rma_pull.c below too.) */
+static inline void note_inplace(struct rma_target *t, struct rma_op *op)
+{
+	if (op->inplace || !op->counted)
+		return;
+	op->inplace = 1;
+	t->ninplace++;
+}
+/* Must op, next on t, wait for an earlier write it could overtake?  1
+ * when it must (a FLUSH may go to hurry the answer). */
+int origin_order_hazard(struct agent *a, struct rma_origin *o,
+			struct rma_target *t, const struct rma_op *op);
+/* Can op carry piggybacked synchronization: one active message? */
+int origin_can_ride(struct agent *a, const struct rma_op *op);
+/* Send what the credits allow of op i with the piggybacked flags; 1
+ * once every byte went out (or it failed). */
+int origin_issue_op(struct agent *a, struct rma_origin *o,
+		    struct rma_target *t, uint32_t i, uint16_t flags);
+/* RMA_DONE (a FLUSH) for what went out unanswered; 1 if one went. */
+int origin_send_flush(struct agent *a, struct rma_origin *o,
+		      struct rma_target *t);
+/* Before the closing op: a plain get goes last (its answer carries the
+ * ack), unless a later op writes its bytes. */
+void origin_get_to_tail(struct agent *a, struct rma_target *t);
+void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
+			  int node, int type, int excl);
+int route(struct agent *a, struct rma_origin *o, uint32_t i);
+
+/* rma_win.c: synchronization state changes */
+/* Is sync request i satisfied?  (Everything before it was placed.) */
+int rma_sync_done(struct agent *a, struct rma_origin *o, uint32_t i);
+/* Sync request i, done and off the queue, completes: 1, or 0 for a
+ * fence now in its window's barrier. */
+int rma_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i);
+/* o's FENCE completes with st */
+void rma_fence_finish(struct agent *a, struct rma_origin *o, int32_t st);
+/* w's fence barrier released (0) or failed (the windows' fence hook) */
+void rma_fence_done(struct agent *a, struct agent_win *w, int status);
+/* lock_all's window protocol, its next batch: 1 if moved */
+int rma_lock_all_step(struct agent *a, struct rma_origin *o);
+
+/* rma_progress.c: the seeds' basic routines (see there) */
+int issue_ops_target(struct agent *a, struct rma_origin *o,
+		     struct rma_target *t);
+int make_rma_progress_target(struct agent *a, struct rma_origin *o,
+			     struct rma_target *t);
+int make_rma_progress_win(struct agent *a, struct rma_origin *o);
+/* route() and make_rma_progress_target() alone, when only op i's target
+ * can move: 1 when done, 0 for the general path (make_rma_progress_win) */
+int route_issue_fast(struct agent *a, struct rma_origin *o, uint32_t i);
+/* a fi_write/fi_read chunk landed (the transfer slots' completion) */
+void xfer_done(struct rmad_fabric_xfer *fx, int status);
+void rma_progress_init(struct agent *a);
 
 /* rma.c: an origin's end */
 void origin_drop_ops(struct agent *a, struct rma_origin *o, int st);

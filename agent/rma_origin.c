@@ -1,28 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rma_origin.c - the origin side's operation table, after the seeds.
+ * rma_origin.c - the origin side's issue, after the seeds: where a
+ * submitted op goes (route: a target element's pending list, the sync
+ * queue, or done at once, with the lock, PSCW and fence rules of the
+ * epoch), and how one op leaves (origin_issue_op: as active messages,
+ * CHUNKS_INFLIGHT chunks at a time, with the piggybacked lock, unlock,
+ * ack request or PSCW complete; large contiguous puts and gets by
+ * fi_write/fi_read through bounce buffers, issue_rdma; accumulates the
+ * target reads, rma_pull.c), and what an issued op waits for (ordering
+ * hazards, counts of what is out).
  *
- * Each (client, window) pair that posts remote operations gets an origin
- * state (struct rma_origin): its window state (enum win_state), a slot
- * array of target elements hashed by rank, and a queue of
- * synchronization requests.  Each target element holds its per-target
- * lock state (enum target_state) and the list of its pending ops; ops
- * that were sent but not answered are counted (nissued, nres), never
- * listed, since their answers name them by cookie.  Target elements
- * come from a window-local pool first, then from the global pool
- * (target_pool).  When both are empty the origin stalls its submissions
- * and runs CLEANUP_WIN_AGGRESSIVE: in a lock_all epoch it switches to the
- * window protocol (lock every remote member, LOCKALL_BATCH at a time);
- * otherwise it picks one of its targets, in the order LOCK_GRANTED,
- * LOCK_ISSUED, LOCK_CALLED, completes its ops and frees the element,
- * remembering a granted lock so that UNLOCK still reaches it.
- *
- * The seeds' routines: issue_ops_target() here; issue_ops_win(),
- * make_rma_progress_win() and cleanup_win_aggressive() in rma_win.c
- * (make_rma_progress_global() in rma.c); answers are cleaned up as they arrive
- * (rma_pkt.c).  Transfers larger than one active message are pipelined,
- * CHUNKS_INFLIGHT chunks per op at a time, and large contiguous ones move
- * by fi_write/fi_read (issue_rdma) through bounce buffers.
+ * The table's data (origins, target elements, op lists) is
+ * rma_oplist.c; the seeds' ISSUE_OPS_* / CLEANUP_* / MAKE_RMA_PROGRESS_*
+ * routines, which call in here, are rma_progress.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -48,15 +38,6 @@
 #include "util.h"
 #include "rma_internal.h"
 
-struct rma_target *target_find(struct rma_origin *o, int32_t rank)
-{
-	for (struct rma_target *t = o->slots[(uint32_t)rank % o->nslots]; t;
-	     t = t->next)
-		if (t->rank == rank)
-			return t;
-	return NULL;
-}
-
 static int evicted_has(struct rma_origin *o, int32_t rank)
 {
 	for (int i = 0; i < o->nevicted; i++)
@@ -75,92 +56,6 @@ static int evicted_take(struct rma_origin *o, int32_t rank)
 	return 0;
 }
 
-struct rma_target *target_new(struct agent *a, struct rma_origin *o,
-				     int32_t rank, int state)
-{
-	struct rma_ctx *R = a->rma;
-
-	struct rma_target *t = o->lfree;
-	int node = agent_rank_node(o->w->job, rank);
-
-	if (node < 0)
-		return NULL;
-	if (t) {
-		o->lfree = t->next;
-	} else if ((t = R->tfree)) {
-		R->tfree = t->next;
-	} else {
-		o->need_target = 1;
-		return NULL;
-	}
-	memset(t, 0, sizeof(*t));
-	t->local = o->lmem && t >= o->lmem && t < o->lmem + o->nlmem;
-	t->rank = rank;
-	t->node = node;
-	t->state = (uint8_t)state;
-	t->head = t->tail = RMAD_NIL;
-	t->next = o->slots[(uint32_t)rank % o->nslots];
-	o->slots[(uint32_t)rank % o->nslots] = t;
-	if (++o->ntargets > (int)o->st.target_hwm)
-		o->st.target_hwm = (uint32_t)o->ntargets;
-	(void)a;
-	return t;
-}
-
-void target_free(struct rma_origin *o, struct rma_target *t)
-{
-	struct rma_ctx *R = o->R;
-
-	struct rma_target **pp = &o->slots[(uint32_t)t->rank % o->nslots];
-
-	for (; *pp; pp = &(*pp)->next)
-		if (*pp == t) {
-			*pp = t->next;
-			break;
-		}
-	o->ntargets--;
-	if (t->local) {
-		t->next = o->lfree;
-		o->lfree = t;
-	} else {
-		t->next = R->tfree;
-		R->tfree = t;
-	}
-}
-
-/*
- * The epoch's first asynchronous error, for its next synchronization.
- * A dead node is not one error among others: it is reported by every
- * sync that covers it (a flush or unlock of one of its ranks, found by
- * the node's state, and every flush_all or unlock_all of the epoch), and
- * never by a sync that covers only live ranks.
- */
-void set_err(struct rma_origin *o, int32_t st)
-{
-	if (st == RMAD_ERR_PROC_FAILED)
-		o->dead_seen = 1;
-	else if (st && !o->err)
-		o->err = st;
-}
-
-void op_finish(struct agent *a, struct rma_origin *o, uint32_t i)
-{
-	struct rma_ctx *R = a->rma;
-
-	struct rma_op *op = &R->sh[i];
-	int32_t st = op->status;
-
-	set_err(o, st);
-	if (op->pull && op->nx)
-		pull_op_end(a, i);	/* chunks out: their keys close */
-	if (rmad_op_desc(op->opcode)->rma)
-		o->st.ops_completed++;
-	op->serial = 0;
-	op->o = NULL;
-	ty_op_free(a, op);
-	agent_complete_op(a, op->client, i, st);
-}
-
 static int am_type(uint16_t opc)
 {
 	return rmad_op_desc(opc)->am_type;
@@ -173,13 +68,10 @@ int has_result(uint16_t opc)
 
 /* The accumulate family, which MPI keeps in order per origin and target
  * unless accumulate_ordering says otherwise. */
-static int is_acc(uint16_t opc)
+int origin_is_acc(uint16_t opc)
 {
 	return rmad_op_desc(opc)->acc;
 }
-
-static int send_flush(struct agent *a, struct rma_origin *o,
-		      struct rma_target *t);
 
 /* Does op change the target's memory?  (A get-accumulate NO_OP and a
  * get read it only.) */
@@ -227,15 +119,15 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 		t->nrdma++;
 	if (op->pull)
 		t->npull++;
-	if (is_acc(op->opcode))
+	if (origin_is_acc(op->opcode))
 		t->nacc++;
 	/* applied after what follows it: later ops to its bytes wait
-	 * (order_hazard) */
+	 * (origin_order_hazard) */
 	if (op_writes(op) && (op->pull || !op->o->R->ordered)) {
 		span_add(&t->late_lo, &t->late_hi, !t->nlate, op);
 		t->nlate++;
 		op->late = 1;
-		if (!is_acc(op->opcode)) {
+		if (!origin_is_acc(op->opcode)) {
 			span_add(&t->put_lo, &t->put_hi, !t->nlate_put, op);
 			t->nlate_put++;
 		}
@@ -256,12 +148,12 @@ void uncount_issued(struct rma_target *t, struct rma_op *op)
 		t->nrdma--;
 	if (op->pull)
 		t->npull--;
-	if (is_acc(op->opcode))
+	if (origin_is_acc(op->opcode))
 		t->nacc--;
 	if (op->late) {
 		op->late = 0;
 		t->nlate--;
-		if (!is_acc(op->opcode))
+		if (!origin_is_acc(op->opcode))
 			t->nlate_put--;
 	}
 	if (op->inplace) {
@@ -286,7 +178,7 @@ void uncount_issued(struct rma_target *t, struct rma_op *op)
  * 1 when op i must wait.  Disjoint bytes never wait; the spans are
  * bounds, so a wait may be more than needed, never less.
  */
-static int order_hazard(struct agent *a, struct rma_origin *o,
+int origin_order_hazard(struct agent *a, struct rma_origin *o,
 			struct rma_target *t, const struct rma_op *op)
 {
 	uint64_t lo, hi;
@@ -297,60 +189,17 @@ static int order_hazard(struct agent *a, struct rma_origin *o,
 		return 0;
 	op_span(op, &lo, &hi);
 	if (t->nlate && lo < t->late_hi && t->late_lo < hi &&
-	    (!is_acc(op->opcode) || (o->acc_order & RMAD_ACC_ORDER_RAW)))
+	    (!origin_is_acc(op->opcode) || (o->acc_order & RMAD_ACC_ORDER_RAW)))
 		return 1;
 	if (t->nlate_put && lo < t->put_hi && t->put_lo < hi)
 		return 1;
 	if (op->rdma && !op->pull && !op_writes(op) &&
 	    t->amw_seq > t->done_seq && t->amw_seq <= t->sent_seq &&
 	    lo < t->amw_hi && t->amw_lo < hi) {
-		send_flush(a, o, t);
+		origin_send_flush(a, o, t);
 		return 1;
 	}
 	return 0;
-}
-
-/* A chunk landed (or failed): CLEANUP for rdma ops. */
-void xfer_done(struct rmad_fabric_xfer *fx, int status)
-{
-	struct rma_xfer *x = (struct rma_xfer *)fx;
-	struct agent *a = x->a;
-	struct rma_ctx *R = a->rma;
-	struct rma_op *op = &R->sh[x->op];
-	struct rma_origin *o = op->o;
-	struct rma_target *t;
-
-	agent_mem_drop(a, x->held);
-	x->held = NULL;
-	if (op->serial != x->serial || !o) {
-		/* the op ended without us (its window went away) */
-		x->next = R->xfree;
-		R->xfree = x;
-		return;
-	}
-	op->nx--;
-	if (status && agent_job_rank_dead(a, o->w->job, op->target))
-		status = RMAD_ERR_PROC_FAILED;	/* that is why */
-	if (status && !op->status)
-		op->status = status;
-	if (!status && !op->status && op->opcode == RMAD_OPC_GET &&
-	    !x->direct) {
-		int err = op_io(a, op, op->origin + x->off, x->buf, x->len,
-				1);
-
-		if (err)
-			op->status = err;
-	}
-	op->done += x->len;
-	x->next = R->xfree;
-	R->xfree = x;
-	t = target_find(o, op->target);
-	if (op->done >= op->len && op->sent >= op->len) {
-		if (t)
-			uncount_issued(t, op);
-		op_finish(a, o, x->op);
-	}
-	R->progress_win(a, o);
 }
 
 /*
@@ -428,7 +277,6 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 		if (err)
 			break;
 		x->direct = buf != NULL;
-		x->fx.done = xfer_done;
 		if (!buf)
 			buf = x->buf;
 		err = put ? rmad_fabric_write(a->fab, t->node, buf, (size_t)n,
@@ -478,36 +326,6 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 	return 1;
 }
 
-struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
-				      uint32_t gen)
-{
-	for (struct rma_origin *o = w->origins; o; o = o->next)
-		if (o->client == c && o->gen == gen && !o->dying)
-			return o;
-	return NULL;
-}
-
-void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
-		     uint32_t i)
-{
-	R->sh[i].next = RMAD_NIL;
-	if (*tail != RMAD_NIL)
-		R->sh[*tail].next = i;
-	else
-		*head = i;
-	*tail = i;
-}
-
-uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail)
-{
-	uint32_t i = *head;
-
-	*head = R->sh[i].next;
-	if (*head == RMAD_NIL)
-		*tail = RMAD_NIL;
-	return i;
-}
-
 /* Bytes of one active-message chunk of elements of size es. */
 static size_t am_room(struct agent *a, size_t es)
 {
@@ -519,7 +337,7 @@ static size_t am_room(struct agent *a, size_t es)
 }
 
 /* Can op carry piggybacked synchronization: one active message? */
-static int can_ride(struct agent *a, const struct rma_op *op)
+int origin_can_ride(struct agent *a, const struct rma_op *op)
 {
 	return !op->rdma && !op->sent &&
 	       op->len <= (op->ty ? ty_room(a, ty_unit(op)) :
@@ -533,7 +351,7 @@ static int can_ride(struct agent *a, const struct rma_op *op)
  * is done once it left: the ordered channel makes a later answer cover
  * it (ack elimination).
  */
-static int issue_op(struct agent *a, struct rma_origin *o,
+int origin_issue_op(struct agent *a, struct rma_origin *o,
 		    struct rma_target *t, uint32_t i, uint16_t flags)
 {
 	struct rma_ctx *R = a->rma;
@@ -662,7 +480,7 @@ void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 }
 
 /* RMA_DONE for what went out unanswered, unless one is on its way. */
-static int send_flush(struct agent *a, struct rma_origin *o,
+int origin_send_flush(struct agent *a, struct rma_origin *o,
 		      struct rma_target *t)
 {
 	struct rmad_am_hdr h = {
@@ -679,23 +497,6 @@ static int send_flush(struct agent *a, struct rma_origin *o,
 	t->flush_seq = t->sent_seq;
 	osend(a, o, t->node, &h, NULL, 0);
 	return 1;
-}
-
-static void tlist_add(struct rma_origin *o, struct rma_target *t, uint32_t i)
-{
-	struct rma_ctx *R = o->R;
-	list_add(R, &t->head, &t->tail, i);
-	t->npend++;
-	if (++o->nheld > o->st.ops_held_hwm)
-		o->st.ops_held_hwm = o->nheld;
-}
-
-uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t)
-{
-	struct rma_ctx *R = o->R;
-	t->npend--;
-	o->nheld--;
-	return list_pop(R, &t->head, &t->tail);
 }
 
 /* Does an op after pending get i change bytes that i reads?  Then i
@@ -716,7 +517,7 @@ static int written_after(struct rma_ctx *R, uint32_t i)
 /* Before the closing op: a plain get goes last, so that its answer
  * carries the ack, unless a later op writes its bytes (rmad(7),
  * "Ordering"). */
-static void get_to_tail(struct agent *a, struct rma_target *t)
+void origin_get_to_tail(struct agent *a, struct rma_target *t)
 {
 	struct rma_ctx *R = a->rma;
 
@@ -724,7 +525,7 @@ static void get_to_tail(struct agent *a, struct rma_target *t)
 
 	for (uint32_t i = t->head; i != RMAD_NIL && R->sh[i].next != RMAD_NIL;
 	     prev = i, i = R->sh[i].next) {
-		if (R->sh[i].opcode != RMAD_OPC_GET || !can_ride(a, &R->sh[i]) ||
+		if (R->sh[i].opcode != RMAD_OPC_GET || !origin_can_ride(a, &R->sh[i]) ||
 		    written_after(R, i))
 			continue;
 		if (prev == RMAD_NIL)
@@ -736,226 +537,6 @@ static void get_to_tail(struct agent *a, struct rma_target *t)
 		t->tail = i;
 		return;
 	}
-}
-
-/*
- * ISSUE_OPS_TARGET plus the target's lazy lock and release; 1 if moved.
- *
- * LOCK_CALLED: a lone short op waits for the epoch's end (single short
- * op: LOCK, op and UNLOCK in one packet); otherwise the first op carries
- * the lock request and the others wait for the grant.  LOCK_GRANTED:
- * ops go out as they come (up to piggyback_threshold of them wait for
- * the closing synchronization), the last before an unlock or flush
- * carrying UNLOCK or the request for an ack (RMA_DONE).
- */
-/*
- * Per-target locks are acquired in the order they were called: t's
- * request waits while a lock called before it is not granted yet, and
- * that earlier lock is requested now even if it has no operation to
- * ride on.  So processes that lock targets in one order never hold a
- * later lock while waiting for an earlier one, and cannot deadlock each
- * other (rmad(7), "Lock order").  0 when t may go; 1 when it must wait,
- * 2 when it must wait and an earlier lock was just told to go.
- */
-static int lock_order_wait(struct rma_origin *o, struct rma_target *t)
-{
-	int wait = 0;
-
-	if (o->state != RMA_PER_TARGET)
-		return 0;
-	for (uint32_t s = 0; s < o->nslots; s++)
-		for (struct rma_target *e = o->slots[s]; e; e = e->next) {
-			if (e == t || e->state == RMA_LOCK_GRANTED ||
-			    e->lseq >= t->lseq)
-				continue;
-			if (!wait)
-				wait = 1;
-			if (e->state == RMA_LOCK_CALLED && !e->lock_now) {
-				e->lock_now = 1;
-				wait = 2;
-			}
-		}
-	return wait;
-}
-
-int issue_ops_target(struct agent *a, struct rma_origin *o,
-		     struct rma_target *t)
-{
-	struct rma_ctx *R = a->rma;
-
-	uint64_t thr = (uint64_t)a->p.single_op_threshold;
-	int moved = 0, closing;
-
-	if (t->state == RMA_LOCK_CALLED) {
-		uint32_t i = t->head;
-
-		if (i == RMAD_NIL && !t->evict && !t->lock_now) {
-			if (t->want_unlock) {
-				/* locked, never used: nothing to send */
-				target_free(o, t);
-				return 1;
-			}
-			return 0;
-		}
-		switch (lock_order_wait(o, t)) {
-		case 1:
-			return 0;
-		case 2:
-			return 1;	/* the earlier one goes first */
-		}
-		if (t->retry_at && rmad_now_ns() < t->retry_at) {
-			R->retry_pending = 1;
-			return 0;
-		}
-		t->retry_at = 0;
-		/* not a typed op: its chunks are applied as they arrive,
-		 * never queued with a lock request (rma_type.c) */
-		if (i != RMAD_NIL && can_ride(a, &R->sh[i]) && !R->sh[i].ty) {
-			int lone = R->sh[i].next == RMAD_NIL && thr &&
-				   R->sh[i].len <= thr;
-			uint16_t fl = t->excl ? RMAD_AMF_LOCK_EXCL :
-						RMAD_AMF_LOCK_SHARED;
-
-			if (lone && !t->want_unlock && !t->sync_want &&
-			    !t->release && !t->evict && !o->no_hold &&
-			    !t->lock_now)
-				return 0;	/* until the epoch's end */
-			if (lone && t->want_unlock)
-				fl |= RMAD_AMF_UNLOCK;
-			tlist_pop(o, t);
-			t->state = RMA_LOCK_ISSUED;
-			issue_op(a, o, t, i, fl | RMAD_AMF_ACK_REQ);
-			if (R->sh[i].pflags & fl &
-			    (RMAD_AMF_LOCK_EXCL | RMAD_AMF_LOCK_SHARED)) {
-				t->lock_op = 1;
-				o->st.piggyback_lock++;
-				if (fl & RMAD_AMF_UNLOCK) {
-					t->unlocking = 1;
-					o->st.piggyback_unlock++;
-					o->st.single_op++;
-				}
-				return 1;
-			}
-			/* it failed before it left: the lock goes alone */
-		}
-		send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_LOCK,
-			      t->excl);
-		t->state = RMA_LOCK_ISSUED;
-		return 1;
-	}
-	if (t->state != RMA_LOCK_GRANTED)
-		return 0;
-	closing = t->want_unlock || t->sync_want;
-	if (!closing && !t->release && !t->evict && !o->no_hold &&
-	    t->npend && t->npend <= (uint32_t)a->p.piggyback_threshold)
-		return 0;	/* wait for the closing synchronization */
-	if (closing)
-		get_to_tail(a, t);
-	while (t->head != RMAD_NIL) {
-		uint32_t i = t->head;
-		uint16_t fl = 0;
-
-		if (!R->sh[i].counted &&
-		    ((o->acc_order && is_acc(R->sh[i].opcode) &&
-		      (t->npull || (!R->ordered && t->nacc))) ||
-		     order_hazard(a, o, t, &R->sh[i]))) {
-			/* an unordered channel, or a pulled op (applied
-			 * after what follows it; a pulled put holds it back
-			 * too, more than MPI asks): the previous
-			 * accumulate must be answered before the next may
-			 * go (one partly sent goes on); and any op waits
-			 * for an earlier write to its bytes that it could
-			 * overtake (order_hazard) */
-			if (!t->order_blocked)
-				o->st.order_waits++;
-			t->order_blocked = 1;
-			return moved;
-		}
-		t->order_blocked = 0;
-		if (closing && R->sh[i].next == RMAD_NIL &&
-		    can_ride(a, &R->sh[i])) {
-			/* a closing message that follows it (close_rides)
-			 * needs no answer */
-			fl = t->close_rides ? 0 : RMAD_AMF_ACK_REQ;
-			if (t->want_unlock && !t->nocheck && !o->nocheck_all &&
-			    !t->unlocking && !t->nrdma &&
-			    (R->ordered || !t->nissued))
-				fl |= RMAD_AMF_UNLOCK;
-			/* the PSCW complete rides the same way, once every
-			 * op before it is known to be applied first.  On an
-			 * ordered channel it asks for no answer (close_rides
-			 * is set): a complete is local (the target's wait
-			 * sees the ops applied), so the origin need not wait
-			 * for a busy target's agent */
-			if (t->pscw_close && !t->nrdma &&
-			    (R->ordered || !t->nissued))
-				fl |= RMAD_AMF_PSCW_DONE;
-		}
-		if (!issue_op(a, o, t, i, fl))
-			return moved;
-		if (R->sh[i].pflags & fl & RMAD_AMF_PSCW_DONE) {
-			/* the COMPLETE op sends no notice of its own */
-			R->sh[t->pscw_close - 1].pflags |= RMAD_AMF_PSCW_DONE;
-			t->pscw_close = 0;
-			o->st.piggyback_flush++;
-		}
-		if (R->sh[i].pflags & fl & RMAD_AMF_UNLOCK) {
-			t->unlocking = 1;
-			o->st.piggyback_unlock++;
-		} else if (R->sh[i].pflags & fl & RMAD_AMF_ACK_REQ) {
-			o->st.piggyback_flush++;
-		}
-		tlist_pop(o, t);
-		moved = 1;
-	}
-	if (t->nissued || t->unlocking)
-		return moved;
-	if (t->want_unlock) {
-		if (t->close_rides) {
-			/* the closing message (the fence's barrier
-			 * message, the complete notice, or the complete
-			 * riding on the last op) goes behind them all on
-			 * the ordered channel: done here */
-			target_free(o, t);
-			return 1;
-		}
-		if (t->nocheck || o->nocheck_all) {
-			/* no lock to release, but the ops must be in */
-			if (t->done_seq != t->sent_seq)
-				return send_flush(a, o, t) | moved;
-			target_free(o, t);
-			return 1;
-		}
-		t->unlocking = 1;
-		send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_UNLOCK,
-			      t->excl);
-		return 1;
-	}
-	if (t->done_seq != t->sent_seq) {
-		/* a flush waits, or the element goes: RMA_DONE first */
-		if (t->sync_want || t->evict)
-			return send_flush(a, o, t) | moved;
-		return moved;
-	}
-	if (t->evict) {
-		/* CLEANUP_WIN_AGGRESSIVE: its ops are done; keep the lock */
-		if (o->state == RMA_PER_TARGET && !t->nocheck) {
-			if (o->nevicted == o->capevicted) {
-				int cap = o->capevicted ? 2 * o->capevicted : 8;
-				int32_t *p = realloc(o->evicted,
-						     sizeof(*p) * (size_t)cap);
-
-				if (!p)
-					return moved;
-				o->evicted = p;
-				o->capevicted = cap;
-			}
-			o->evicted[o->nevicted++] = t->rank;
-		}
-		target_free(o, t);
-		return 1;
-	}
-	return moved;
 }
 
 /*
@@ -1084,7 +665,7 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		return 0;
 	case RMAD_OPC_START:
 	case RMAD_OPC_COMPLETE:
-		return R->route_sync(a, o, i);
+		return pscw_route(a, o, i);
 	case RMAD_OPC_LOCK_WAIT:
 		/* a same-node lock is next: every lock called before it
 		 * must be held first, ops or not */
@@ -1152,7 +733,7 @@ make:
 		case RMA_FENCE_ISSUED:
 			return -1;	/* the target may not be in the fence */
 		case RMA_PSCW:
-			switch (R->target_ready(a, o, op->target)) {
+			switch (pscw_ready(a, o, op->target)) {
 			case 0:
 				return -1;	/* until it posts */
 			case -1:
@@ -1176,127 +757,3 @@ make:
 	return 0;
 }
 
-/*
- * ROUTE and issue in one step, for a data op whose target is granted and
- * open (no closing synchronization, no release or eviction pending) while
- * nothing else of the origin is in motion (no stalled submission, no sync
- * waiting, no lock_all pass, not dying).  Then only that target can move,
- * and MAKE_RMA_PROGRESS_WIN would walk every target slot twice to issue
- * its ops alone; this issues them directly.  Returns 1 when op i went
- * this way, 0 (nothing done) when the caller takes the general path.
- */
-int route_issue_fast(struct agent *a, struct rma_origin *o, uint32_t i)
-{
-	struct rma_op *op = &a->rma->sh[i];
-	struct rma_target *t;
-
-	switch (op->opcode) {
-	case RMAD_OPC_PUT:
-	case RMAD_OPC_GET:
-	case RMAD_OPC_ACC:
-	case RMAD_OPC_GACC:
-	case RMAD_OPC_CAS:
-		break;
-	default:
-		return 0;
-	}
-	if (op->staged || op->waited || op->ty || o->shead != RMAD_NIL ||
-	    o->yhead != RMAD_NIL || o->state == RMA_LOCK_ALL_ISSUED ||
-	    o->la_unlock || o->dying || o->nevicted)
-		return 0;
-	t = target_find(o, op->target);
-	if (!t || t->state != RMA_LOCK_GRANTED || t->want_unlock ||
-	    t->sync_want || t->release || t->evict || t->pscw_close ||
-	    am_node_dead(a, t->node))
-		return 0;
-	tlist_add(o, t, i);
-	issue_ops_target(a, o, t);
-	return 1;
-}
-
-struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
-				     uint32_t c, uint32_t nslots,
-				     uint32_t npool)
-{
-	struct rma_origin *o = calloc(1, sizeof(*o));
-
-	if (!o)
-		return NULL;
-	o->slots = calloc(nslots, sizeof(*o->slots));
-	o->lmem = npool ? calloc(npool, sizeof(*o->lmem)) : NULL;
-	o->la_node = calloc(a->nnodes > 0 ? (size_t)a->nnodes : 1,
-			    sizeof(*o->la_node));
-	if (!o->slots || (npool && !o->lmem) || !o->la_node) {
-		free(o->slots);
-		free(o->lmem);
-		free(o->la_node);
-		free(o);
-		return NULL;
-	}
-	for (uint32_t k = 0; k < npool; k++) {
-		o->lmem[k].next = o->lfree;
-		o->lfree = &o->lmem[k];
-	}
-	o->nslots = nslots;
-	o->nlmem = npool;
-	o->w = w;
-	o->R = a->rma;
-	o->client = c;
-	o->gen = a->cl[c].gen;
-	o->rank = a->cl[c].rank;
-	o->shead = o->stail = o->yhead = o->ytail = RMAD_NIL;
-	o->fence_op = RMAD_NIL;
-	o->next = w->origins;
-	if (!w->origins) {
-		/* its first origin: w joins the windows with origins */
-		w->oprev = NULL;
-		w->onext = a->rma->owins;
-		if (w->onext)
-			w->onext->oprev = w;
-		a->rma->owins = w;
-	}
-	w->origins = o;
-	return o;
-}
-
-void origin_free(struct agent *a, struct rma_origin *o)
-{
-	struct rma_ctx *R = a->rma;
-
-	for (struct rma_origin **pp = &o->w->origins; *pp;
-	     pp = &(*pp)->next)
-		if (*pp == o) {
-			*pp = o->next;
-			break;
-		}
-	if (!o->w->origins) {
-		/* its last: w leaves the list (onext stays, so that a pass
-		 * over the list that freed it goes on) */
-		struct agent_win *w = o->w;
-
-		if (w->oprev)
-			w->oprev->onext = w->onext;
-		else if (R->owins == w)
-			R->owins = w->onext;
-		if (w->onext)
-			w->onext->oprev = w->oprev;
-		w->oprev = NULL;
-	}
-	for (uint32_t s = 0; s < o->nslots; s++)
-		while (o->slots[s]) {
-			struct rma_target *t = o->slots[s];
-
-			o->slots[s] = t->next;
-			if (!t->local) {
-				t->next = R->tfree;
-				R->tfree = t;
-			}
-		}
-	am_forget_stats(a, &o->st);	/* its packets in open aggregates */
-	free(o->evicted);
-	free(o->pscw_got);
-	free(o->slots);
-	free(o->lmem);
-	free(o->la_node);
-	free(o);
-}

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rma_win.c - an origin's window-level progress, after the seeds:
- * MAKE_RMA_PROGRESS_WIN (issue every target's ops round robin, route the
- * stalled submissions, complete the synchronization requests that are
- * done), CLEANUP_WIN_AGGRESSIVE, the lock_all window protocol, and the
- * fence: an origin's epoch complete, it joins the window's barrier
- * (windows.c), whose release puts it in a fence epoch.
- *
- * The operation table itself, per target, is rma_origin.c.
+ * rma_win.c - an origin's synchronization state changes, after the
+ * seeds' FENCE, PSCW, LOCK_ALL and FLUSH algorithms: when a queued sync
+ * request is done (rma_sync_done: its targets' ops issued, answered or
+ * applied as it asks), what completing it does (rma_sync_finish), the
+ * lock_all window protocol (rma_lock_all_step, lock every member
+ * LOCKALL_BATCH at a time), and the fence: an origin's epoch complete,
+ * it joins the window's barrier (winsync.c), whose release puts it in a
+ * fence epoch (rma_fence_done, rma_fence_finish).  The PSCW notices are
+ * rma_pscw.c; per-target lock and flush state moves with the target's
+ * ops (rma_progress.c, rma_origin.c).
  */
 #include <stdlib.h>
 
@@ -39,7 +41,7 @@ static int fence_may_pass(const struct rma_target *t)
 }
 
 /* Is sync request i satisfied?  (Everything before it was placed.) */
-static int sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
+int rma_sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_ctx *R = o->R;
 
@@ -89,43 +91,6 @@ static int sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
 	return 1;
 }
 
-/*
- * CLEANUP_WIN_AGGRESSIVE: free one of our target elements; 1 when it
- * chose one (the caller must look at the targets again: an element with
- * nothing in flight goes at once).
- */
-static int cleanup_win_aggressive(struct rma_origin *o)
-{
-	struct rma_target *pick = NULL;
-	static const uint8_t order[] = { RMA_LOCK_GRANTED, RMA_LOCK_ISSUED, RMA_LOCK_CALLED };
-
-	if (o->state == RMA_LOCK_ALL_CALLED) {
-		/* per-target protocol out of elements: the window protocol */
-		rmad_dbg("rank %d: lock_all out of target elements: locking "
-			 "every member", o->rank);
-		o->state = RMA_LOCK_ALL_ISSUED;
-		o->la_next = 0;
-		return 1;
-	}
-	if (o->state == RMA_LOCK_ALL_ISSUED)
-		return 0;
-	for (uint32_t s = 0; s < o->nslots; s++)
-		for (struct rma_target *t = o->slots[s]; t; t = t->next)
-			if (t->evict)
-				return 0;	/* one at a time */
-	for (size_t k = 0; k < sizeof(order) && !pick; k++)
-		for (uint32_t s = 0; s < o->nslots && !pick; s++)
-			for (struct rma_target *t = o->slots[s]; t; t = t->next)
-				if (t->state == order[k] && !t->want_unlock) {
-					pick = t;
-					break;
-				}
-	if (!pick)
-		return 0;
-	pick->evict = 1;
-	return 1;
-}
-
 /* FENCE op i, its epoch complete, arrives at the window's barrier */
 static int32_t fence_arrive(struct agent *a, struct rma_origin *o, uint32_t i)
 {
@@ -151,7 +116,7 @@ static int32_t fence_arrive(struct agent *a, struct rma_origin *o, uint32_t i)
 
 /* o's FENCE completes with st: o is in a fence epoch (none after
  * NOSUCCEED, or after a failure) */
-static void fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
+void rma_fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
 {
 	struct rma_ctx *R = a->rma;
 	uint32_t i = o->fence_op;
@@ -203,7 +168,7 @@ void rma_fence_done(struct agent *a, struct agent_win *w, int status)
 			o->fence_st = status;
 			continue;
 		}
-		fence_finish(a, o, status);
+		rma_fence_finish(a, o, status);
 	}
 	/* the origins move on in the loop's next pass, not here: this may
 	 * run inside one of their progress calls (see fence_arrive).  What
@@ -227,7 +192,7 @@ static int32_t sync_dead(struct agent *a, struct rma_origin *o,
 
 /* The window protocol of lock_all: lock (or unlock) every remote member
  * without an element, LOCKALL_BATCH at a time. */
-static int lock_all_step(struct agent *a, struct rma_origin *o)
+int rma_lock_all_step(struct agent *a, struct rma_origin *o)
 {
 	int moved = 0;
 
@@ -259,135 +224,60 @@ static int lock_all_step(struct agent *a, struct rma_origin *o)
 	return moved;
 }
 
-/* MAKE_RMA_PROGRESS for one origin; 1 if anything moved. */
-/* ISSUE_OPS_WIN: every target element of the window, round robin. */
-static int issue_ops_win(struct agent *a, struct rma_origin *o)
-{
-	int again = 0;
-
-	for (uint32_t s = 0; s < o->nslots; s++) {
-		struct rma_target *t = o->slots[s], *n;
-
-		for (; t; t = n) {
-			n = t->next;
-			again |= issue_ops_target(a, o, t);
-		}
-	}
-	return again;
-}
 
 /*
- * MAKE_RMA_PROGRESS_WIN: issue what can go (ISSUE_OPS_WIN), route the
- * stalled submissions, run CLEANUP_WIN_AGGRESSIVE when they wait for a
- * target element, and complete the sync requests that are done, until
- * nothing moves.
+ * Sync request i, done (rma_sync_done) and taken off the sync queue,
+ * completes: a FENCE arrives at the window's barrier (and completes
+ * when it is released, rma_fence_done), a COMPLETE sends its notices,
+ * the others report the epoch's first error.  1 when it completed
+ * (the caller's synced), 0 for a fence now in its barrier.
  */
-int make_rma_progress_win(struct agent *a, struct rma_origin *o)
+int rma_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 {
-	struct rma_ctx *R = a->rma;
+	struct rma_op *op = &a->rma->sh[i];
+	int32_t st;
 
-	int moved = 0, again = 1, synced = 0;
-
-	while (again) {
-		again = 0;
-		if (o->state == RMA_LOCK_ALL_ISSUED || o->la_unlock)
-			again |= lock_all_step(a, o);
-		again |= issue_ops_win(a, o);
-		while (o->shead != RMAD_NIL) {
-			uint32_t i = o->shead, nx = R->sh[i].next;
-
-			o->need_target = 0;
-			/* route() links i into another list through the same
-			 * next field: take i off this one by nx, not by it */
-			if (route(a, o, i) < 0) {
-				R->sh[i].next = nx;
-				break;
-			}
-			o->shead = nx;
-			if (nx == RMAD_NIL)
-				o->stail = RMAD_NIL;
-			again = 1;
-		}
-		if (o->shead != RMAD_NIL && o->need_target)
-			again |= cleanup_win_aggressive(o);
-		if (o->fence_held && !o->ntargets) {
-			/* released, and the last answers are in */
-			fence_finish(a, o, o->fence_st);
-			again = 1;
-			synced = 1;
-		}
-		while (o->yhead != RMAD_NIL && sync_done(a, o, o->yhead)) {
-			uint32_t i = list_pop(R, &o->yhead, &o->ytail);
-			struct rma_op *op = &R->sh[i];
-
-			if (op->opcode == RMAD_OPC_FENCE) {
-				/* the epoch is complete here: the barrier,
-				 * which reports the epoch's errors too */
-				int32_t st = fence_arrive(a, o, i);
-
-				if (!st) {
-					again = 1;
-					continue;
-				}
-				if (!op->waited) {
-					set_err(o, st);
-				} else {
-					/* reported: the epoch's errors go
-					 * with it */
-					o->err = 0;
-					o->dead_seen = 0;
-				}
-				op->status = st;
-				op->serial = 0;
-				agent_complete_op(a, op->client, i, st);
-				again = 1;
-				synced = 1;
-				continue;
-			}
-
-			if (op->opcode == RMAD_OPC_COMPLETE) {
-				int32_t st = pscw_complete(a, o, op);
-
-				if (st && !op->waited)
-					set_err(o, st);
-				op->status = st;
-				op->serial = 0;
-				agent_complete_op(a, op->client, i, st);
-				again = 1;
-				synced = 1;
-				continue;
-			}
-			/* a dead rank at each sync that covers it (before
-			 * any other error: a transfer to it that failed
-			 * first says only FABRIC), else the first async
-			 * error of the epoch surfaces here */
-			op->status = sync_dead(a, o, op);
-			if (!op->status)
-				op->status = o->err;
+	if (op->opcode == RMAD_OPC_FENCE) {
+		/* the epoch is complete here: the barrier, which reports the
+		 * epoch's errors too */
+		st = fence_arrive(a, o, i);
+		if (!st)
+			return 0;
+		if (!op->waited) {
+			set_err(o, st);
+		} else {
+			/* reported: the epoch's errors go with it */
 			o->err = 0;
-			if (op->opcode == RMAD_OPC_UNLOCK_ALL ||
-			    (op->opcode == RMAD_OPC_UNLOCK && !o->ntargets &&
-			     !o->nevicted)) {
-				o->state = RMA_NONE;
-				o->nocheck_all = 0;
-				o->dead_seen = 0;
-			}
-			op->serial = 0;
-			agent_complete_op(a, op->client, i, op->status);
-			again = 1;
-			synced = 1;
+			o->dead_seen = 0;
 		}
-		moved |= again;
+		op->status = st;
+		op->serial = 0;
+		agent_complete_op(a, op->client, i, st);
+		return 1;
 	}
-	if (synced && o->yhead == RMAD_NIL)
-		/* no flush waits any more: ops may wait again, unanswered */
-		for (uint32_t s = 0; s < o->nslots; s++)
-			for (struct rma_target *t = o->slots[s]; t;
-			     t = t->next)
-				t->sync_want = t->release = 0;
-	if (o->dying && !o->ntargets && o->shead == RMAD_NIL &&
-	    o->yhead == RMAD_NIL && !o->la_inflight && !o->la_unlock &&
-	    !o->nevicted)
-		origin_free(a, o);
-	return moved;
+	if (op->opcode == RMAD_OPC_COMPLETE) {
+		st = pscw_complete(a, o, op);
+		if (st && !op->waited)
+			set_err(o, st);
+		op->status = st;
+		op->serial = 0;
+		agent_complete_op(a, op->client, i, st);
+		return 1;
+	}
+	/* a dead rank at each sync that covers it (before any other error:
+	 * a transfer to it that failed first says only FABRIC), else the
+	 * first async error of the epoch surfaces here */
+	op->status = sync_dead(a, o, op);
+	if (!op->status)
+		op->status = o->err;
+	o->err = 0;
+	if (op->opcode == RMAD_OPC_UNLOCK_ALL ||
+	    (op->opcode == RMAD_OPC_UNLOCK && !o->ntargets && !o->nevicted)) {
+		o->state = RMA_NONE;
+		o->nocheck_all = 0;
+		o->dead_seen = 0;
+	}
+	op->serial = 0;
+	agent_complete_op(a, op->client, i, op->status);
+	return 1;
 }

@@ -46,9 +46,11 @@ layers=(
 	"rma_type"			# RMA: derived target types, their cache
 	"rma_target"			# RMA: lock granting and apply
 	"rma_pull"			# RMA: accumulates the target reads
-	"rma_origin"			# RMA: the operation table
+	"rma_oplist"			# RMA: origins, target elements, op lists
 	"rma_pscw"			# RMA: post/start/complete/wait notices
-	"rma_win"			# RMA: window progress, sync, fence
+	"rma_origin"			# RMA: routing and issuing ops
+	"rma_win"			# RMA: sync state changes, fence
+	"rma_progress"			# RMA: the seeds' basic routines
 	"rma_pkt"			# RMA: packets from other agents
 	"rma"				# RMA: entry points
 	"ctl"				# rmadctl status
