@@ -308,9 +308,9 @@ struct mem_ctx {
 };
 
 /*
- * Upcalls from a lower module to the one above it that owns the state,
- * set by the upper module at its init: jobs tell windows that a job
- * failed or ended; windows tell the RMA layer that a window is gone.
+ * Upcalls from the jobs layer to the ones above it that own the state,
+ * set by those at their init: jobs tell windows that a job failed or
+ * ended (windows.c), and the RMA layer that a rank died (rma.c).
  */
 struct job_hooks {
 	void (*failed)(struct agent *a, struct agent_job *j);
@@ -319,6 +319,22 @@ struct job_hooks {
 	 * operation on it ends */
 	void (*rank_dead)(struct agent *a, struct agent_job *j,
 			  int32_t rank);
+};
+
+/*
+ * Upcalls from the windows layer (windows.c) to the modules above it,
+ * its one hook: gone, fence and post are the RMA layer's (set by
+ * agent_rma_init), ready is winsync.c's (the notices that came early).
+ */
+struct win_hooks {
+	/* w is gone: the RMA layer's state for it goes too */
+	void (*gone)(struct agent *a, struct agent_win *w);
+	/* the fence barrier of w released (0) or failed */
+	void (*fence)(struct agent *a, struct agent_win *w, int status);
+	/* a post notice for a member of w came in */
+	void (*post)(struct agent *a, struct agent_win *w);
+	/* w became ready here (winsync.c: the notices that came before) */
+	void (*ready)(struct agent *a, struct agent_win *w);
 };
 
 /* main.c, options.c: the command line, and the "one agent per place" lock. */
@@ -444,14 +460,7 @@ struct agent {
 	struct mem_ctx mm;
 	struct job_hooks job_hooks;
 	struct rma_ctx *rma;		/* rma.c */
-	void (*win_gone_hook)(struct agent *a, struct agent_win *w);
-	/* the fence barrier of w released (0) or failed */
-	void (*win_fence_hook)(struct agent *a, struct agent_win *w,
-			       int status);
-	/* a post notice for a member of w came in */
-	void (*win_post_hook)(struct agent *a, struct agent_win *w);
-	/* w became ready here (winsync.c: the notices that came before) */
-	void (*win_ready_hook)(struct agent *a, struct agent_win *w);
+	struct win_hooks win_hooks;
 };
 
 struct rma_lock;

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rma.c - the RMA layer's entry points: client submissions (checked
- * here before they reach the operation table), MAKE_RMA_PROGRESS_GLOBAL
- * for the agent's loop, the packet handlers' registration, what a dead
- * client, a dead node or a freed window leaves behind, statistics, init
- * and fini.
+ * here before they reach the operation table), the packet handlers'
+ * registration, what a dead client, a dead node or a freed window leaves
+ * behind (the windows' and jobs' hooks, set here), statistics, init and
+ * fini.
  *
- * The layer's files, bottom up: rma_xfer.c (bytes in and out),
- * rma_target.c (lock granting and apply), rma_origin.c (the operation
- * table), rma_pkt.c (packets), rma.c.  rma_internal.h holds what they
- * share.
+ * The layer's files, bottom up (t/layering.sh's table): rma_xfer.c
+ * (bytes in and out), rma_type.c (derived target types), rma_target.c
+ * (lock granting and apply), rma_pull.c (the target reads large ops),
+ * rma_oplist.c (the operation table's data), rma_pscw.c (PSCW notices),
+ * rma_origin.c (route and issue), rma_win.c (sync state changes),
+ * rma_progress.c (the seeds' basic routines), rma_pkt.c (packets),
+ * rma.c.  rma_internal.h holds what they share.
  */
 #include <errno.h>
 #include <limits.h>
@@ -686,9 +689,9 @@ int agent_rma_init(struct agent *a)
 	ty_init(a);
 	am_on_node_dead(a, rma_node_dead);
 	a->job_hooks.rank_dead = rma_rank_dead;
-	a->win_gone_hook = agent_rma_win_gone;
-	a->win_fence_hook = rma_fence_done;
-	a->win_post_hook = rma_post_came;
+	a->win_hooks.gone = agent_rma_win_gone;
+	a->win_hooks.fence = rma_fence_done;
+	a->win_hooks.post = rma_post_came;
 	R = a->rma = calloc(1, sizeof(*R));
 	if (!R)
 		return RMAD_ERR_NOMEM;

@@ -6,7 +6,7 @@
  * (WIN_POST, WIN_COMPLETE).  The windows and their tables are
  * windows.c's; the RMA layer above (rma_win.c, rma_pscw.c) decides when
  * to arrive and what a release or a post lets go, through the hooks
- * a->win_fence_hook and a->win_post_hook.  A job's failure resets what
+ * a->win_hooks.fence and a->win_hooks.post.  A job's failure resets what
  * waits here (agent_win_job_failed, windows.c).
  */
 #include <stdint.h>
@@ -110,8 +110,8 @@ static void fence_release(struct agent *a, struct agent_win *w, uint64_t ep)
 	w->fence_here = 0;
 	for (int32_t i = 0; i < w->nhere; i++)
 		w->local[i].fencing = 0;
-	if (a->win_fence_hook)
-		a->win_fence_hook(a, w, 0);
+	if (a->win_hooks.fence)
+		a->win_hooks.fence(a, w, 0);
 }
 
 /* ------------------------------------------- post/start/complete/wait */
@@ -237,8 +237,8 @@ static void post_recv(struct agent *a, struct agent_win *w,
 	}
 	l->posts[l->nposts++] = h->target;
 	w->pscw_recv++;
-	if (a->win_post_hook)
-		a->win_post_hook(a, w);
+	if (a->win_hooks.post)
+		a->win_hooks.post(a, w);
 }
 
 /* Origin h->origin on node src completed its epoch at our h->target:
@@ -343,5 +343,5 @@ void agent_winsync_init(struct agent *a)
 	am_register(a, RMAD_AM_WIN_FENCE_RELEASE, on_sync);
 	am_register(a, RMAD_AM_WIN_POST, on_sync);
 	am_register(a, RMAD_AM_WIN_COMPLETE, on_sync);
-	a->win_ready_hook = early_take;
+	a->win_hooks.ready = early_take;
 }

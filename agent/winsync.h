@@ -16,7 +16,7 @@ void agent_winsync_init(struct agent *a);
  * Local member l arrives at w's fence barrier.  Once every local member
  * has, this node arrives at the window's root; the root releases the
  * member nodes once all have.  The release (or a member's death) calls
- * a->win_fence_hook.  Returns 0, or RMAD_ERR_PROC_FAILED / _SYNC at once.
+ * a->win_hooks.fence.  Returns 0, or RMAD_ERR_PROC_FAILED / _SYNC at once.
  */
 int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
 			   struct win_local *l);

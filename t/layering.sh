@@ -38,7 +38,9 @@ layers=(
 	"mem"				# alloc_mem regions
 	"winmem"			# can a created window be reached
 	"wintab"			# the tables of windows: hash, blocks, quotas
-	"windows"			# windows across agents
+	"win_state"			# window objects: made, found, failed
+	"win_join"			# windows across agents: their packets
+	"windows"			# windows: the clients' create and free
 	"winsync"			# fence barrier, PSCW notices
 	"dynwin"			# dynamic windows' attached regions
 	"rma_internal"			# RMA: what the layer's files share
