@@ -130,18 +130,18 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 	return 0;
 }
 
-void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
-		  const struct rmad_op_elem *e)
-{
-	struct rma_ctx *R = a->rma;
-	struct rmad_op_lock lk = { 0 };
-	struct agent_client *ac = &a->cl[c];
-	struct rma_op *op = &R->sh[i];
-	struct agent_win *w;
-	struct win_local *l;
-	struct rma_origin *o;
+/* What an op element says beyond the op's own fields. */
+struct op_in {
 	uint64_t key, tdisp, count;
 	uint32_t block, flags;
+	struct rmad_op_lock lk;
+};
+
+/* Element e (the client's, shared) read once into op and *in: 0, or
+ * RMAD_ERR_ARG for fields out of range. */
+static int32_t op_read(struct agent *a, uint32_t c, struct rma_op *op,
+		       const struct rmad_op_elem *e, struct op_in *in)
+{
 	int32_t st = 0;
 
 	ty_op_free(a, op);	/* one that ended on another path */
@@ -149,19 +149,19 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 	op->next = RMAD_NIL;
 	op->client = c;
 	op->opcode = e->opcode;
-	flags = e->flags;
-	block = e->win;
-	key = e->ticket;
+	in->flags = e->flags;
+	in->block = e->win;
+	in->key = e->ticket;
 	op->target = e->target;
 	op->dtype = (uint8_t)e->dtype;
 	op->op = (uint8_t)e->op;
-	count = e->count;
-	tdisp = e->tdisp;
+	in->count = e->count;
+	in->tdisp = e->tdisp;
 	op->origin = e->origin_off;
 	op->result = e->result_addr;
-	op->is_inline = !!(flags & RMAD_OPF_INLINE);
-	op->staged = !!(flags & RMAD_OPF_STAGED);
-	op->waited = !!(flags & RMAD_OPF_KEEP);
+	op->is_inline = !!(in->flags & RMAD_OPF_INLINE);
+	op->staged = !!(in->flags & RMAD_OPF_STAGED);
+	op->waited = !!(in->flags & RMAD_OPF_KEEP);
 	op->inline_len = e->inline_len;
 	if (e->dtype > 255 || e->op > 255) {
 		op->dtype = 0;
@@ -176,12 +176,12 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		op->is_inline = 0;
 		op->op = type <= 255 ? (uint8_t)type : 0;
 		op->dtype = as <= 255 ? (uint8_t)as : 0;
-		lk.target_pool = e->lock.target_pool;
-		lk.slots = e->lock.slots;
-		lk.acc_ordering = e->lock.acc_ordering;
+		in->lk.target_pool = e->lock.target_pool;
+		in->lk.slots = e->lock.slots;
+		in->lk.acc_ordering = e->lock.acc_ordering;
 		if (type > 255 || as > 255)
 			st = RMAD_ERR_ARG;
-	} else if (flags & RMAD_OPF_TTYPE) {
+	} else if (in->flags & RMAD_OPF_TTYPE) {
 		/* the type's descriptor lives where inline data would */
 		op->is_inline = 0;
 		memcpy(op->data, e->data, sizeof(struct rmad_op_ttype));
@@ -195,8 +195,58 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 	}
 	/* acquire: the element's fields were read above */
 	cmm_smp_rmb();
+	return st;
+}
+
+/* LOCK, LOCK_ALL, FENCE, START: an epoch opens, with the origin state
+ * made at the first one (its slots and pool as the client asked). */
+static int32_t open_epoch(struct agent *a, uint32_t c, struct agent_win *w,
+			  struct rma_op *op, const struct op_in *in,
+			  struct rma_origin **o)
+{
+	uint64_t size;
+	int32_t unit;
+
+	if (op->opcode == RMAD_OPC_LOCK &&
+	    ((op->op != RMAD_LOCK_SHARED && op->op != RMAD_LOCK_EXCLUSIVE) ||
+	     agent_win_target(w, op->target, &size, &unit) ||
+	     agent_rank_node(w->job, op->target) == a->node))
+		return RMAD_ERR_ARG;
+	if (op->opcode == RMAD_OPC_LOCK &&
+	    agent_job_rank_dead(a, w->job, op->target))
+		return RMAD_ERR_PROC_FAILED;
+	if (!*o) {
+		uint32_t ns = in->lk.slots ? in->lk.slots :
+			      (uint32_t)a->p.win_slots;
+		uint32_t np = in->lk.target_pool ? in->lk.target_pool :
+			      (uint32_t)a->p.win_target_pool;
+
+		if (ns > 65536 || np > 65536)
+			return RMAD_ERR_ARG;
+		*o = origin_new(a, w, c, ns ? ns : 1, np);
+		if (!*o)
+			return RMAD_ERR_NOMEM;
+	}
+	(*o)->acc_order = (in->lk.acc_ordering & RMAD_LOCKF_ORDER) ?
+			  in->lk.acc_ordering & 0xffu : 15u;
+	return 0;
+}
+
+void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
+		  const struct rmad_op_elem *e)
+{
+	struct rma_ctx *R = a->rma;
+	struct agent_client *ac = &a->cl[c];
+	struct rma_op *op = &R->sh[i];
+	struct op_in in = { 0 };
+	struct agent_win *w;
+	struct win_local *l;
+	struct rma_origin *o;
+	int32_t st;
+
+	st = op_read(a, c, op, e, &in);
 	op->serial = ++R->serials ? R->serials : ++R->serials;
-	w = agent_win_by_block(a, block, key);
+	w = agent_win_by_block(a, in.block, in.key);
 	l = w ? agent_win_local(w, ac->rank) : NULL;
 	if (!st && (!l || l->client != c || l->gen != ac->gen))
 		st = RMAD_ERR_ARG;
@@ -214,38 +264,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		case RMAD_OPC_LOCK_ALL:
 		case RMAD_OPC_FENCE:
 		case RMAD_OPC_START:
-			if (op->opcode == RMAD_OPC_LOCK &&
-			    ((op->op != RMAD_LOCK_SHARED &&
-			      op->op != RMAD_LOCK_EXCLUSIVE) ||
-			     agent_win_target(w, op->target, &key, &st) ||
-			     agent_rank_node(w->job, op->target) == a->node)) {
-				st = RMAD_ERR_ARG;
-				break;
-			}
-			if (op->opcode == RMAD_OPC_LOCK &&
-			    agent_job_rank_dead(a, w->job, op->target)) {
-				st = RMAD_ERR_PROC_FAILED;
-				break;
-			}
-			st = 0;
-			if (!o) {
-				uint32_t ns = lk.slots ? lk.slots :
-					      (uint32_t)a->p.win_slots;
-				uint32_t np = lk.target_pool ? lk.target_pool :
-					      (uint32_t)a->p.win_target_pool;
-
-				if (ns > 65536 || np > 65536) {
-					st = RMAD_ERR_ARG;
-					break;
-				}
-				o = origin_new(a, w, c, ns ? ns : 1, np);
-				if (!o)
-					st = RMAD_ERR_NOMEM;
-			}
-			if (o)
-				o->acc_order = (lk.acc_ordering &
-						RMAD_LOCKF_ORDER) ?
-					       lk.acc_ordering & 0xffu : 15u;
+			st = open_epoch(a, c, w, op, &in, &o);
 			break;
 		case RMAD_OPC_UNLOCK:
 		case RMAD_OPC_UNLOCK_ALL:
@@ -255,9 +274,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		case RMAD_OPC_COMPLETE:
 			if (!o && op->opcode == RMAD_OPC_COMPLETE) {
 				st = RMAD_ERR_SYNC;	/* no start came */
-				break;
-			}
-			if (!o) {
+			} else if (!o) {
 				/* nothing was ever sent from here; an error
 				 * that found no epoch surfaces now */
 				st = ac->rma_err;
@@ -269,15 +286,16 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		default:
 			if (!o) {
 				st = RMAD_ERR_SYNC;
-			} else if (flags & RMAD_OPF_TTYPE) {
+			} else if (in.flags & RMAD_OPF_TTYPE) {
 				struct rmad_op_ttype d;
 
 				memcpy(&d, op->data, sizeof(d));
-				st = ty_check_op(a, w, op, &d, tdisp, count);
+				st = ty_check_op(a, w, op, &d, in.tdisp,
+						 in.count);
 			} else {
-				st = check_data_op(a, w, op, tdisp, count,
-						   !!(flags &
-						      RMAD_OPF_TBYTES));
+				st = check_data_op(a, w, op, in.tdisp,
+						   in.count, !!(in.flags &
+						   RMAD_OPF_TBYTES));
 			}
 			break;
 		}
@@ -457,47 +475,6 @@ void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 /* The RMA packet types: the job and the ranks checked (a node speaks
  * only for its own ranks: no node of the mesh locks, writes or answers
  * in the name of another's), then handled. */
-static void on_rma(struct agent *a, const struct rmad_am_hdr *h,
-		   const void *payload)
-{
-	struct agent_job *j = agent_job_find(a, h->job);
-
-	if (!j) {
-		/* the job ended here (its last process here went) or never
-		 * ran here: a request is refused, not left unanswered */
-		rmad_warn("rma %u from node %u for a job not here", h->type,
-			  h->src_node);
-		rma_refuse(a, h, RMAD_ERR_PROC_FAILED);
-		return;
-	}
-	if (!j->map_ready || h->origin < 0 || h->origin >= j->size ||
-	    h->target < 0 || h->target >= j->size) {
-		a->st.pkts_dropped++;
-		rmad_warn("dropped rma packet %u from node %u", h->type,
-			  h->src_node);
-		return;
-	}
-	if (agent_rank_node(j, rma_answer_type(h->type) ? h->target :
-			    h->origin) != (int)h->src_node) {
-		a->st.pkts_dropped++;
-		rmad_warn("dropped rma packet %u from node %u for rank %d, "
-			  "which is not there", h->type, h->src_node,
-			  rma_answer_type(h->type) ? h->target : h->origin);
-		return;
-	}
-	agent_rma_am(a, h, payload, j);
-}
-
-/* RMA_NOTE: its arrival was the point (fi_write data landed): the loop
- * spins on. */
-static void on_note(struct agent *a, const struct rmad_am_hdr *h,
-		    const void *payload)
-{
-	(void)a;
-	(void)h;
-	(void)payload;
-}
-
 /* Drop every op an origin still holds: its client or window is gone. */
 void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
 {
@@ -670,22 +647,11 @@ static void rma_post_came(struct agent *a, struct agent_win *w)
 
 int agent_rma_init(struct agent *a)
 {
-	static const int types[] = {
-		RMAD_AM_RMA_LOCK, RMAD_AM_RMA_LOCK_GRANTED,
-		RMAD_AM_RMA_LOCK_RETRY, RMAD_AM_RMA_UNLOCK,
-		RMAD_AM_RMA_UNLOCK_ACK, RMAD_AM_RMA_PUT, RMAD_AM_RMA_ACC,
-		RMAD_AM_RMA_GET, RMAD_AM_RMA_GACC, RMAD_AM_RMA_CAS,
-		RMAD_AM_RMA_ACK, RMAD_AM_RMA_RESP, RMAD_AM_RMA_FLUSH,
-		RMAD_AM_RMA_FLUSH_ACK,
-	};
-
 	uint32_t nt = (uint32_t)a->p.target_pool;
 	uint32_t nl = (uint32_t)a->p.lock_queue;
 	struct rma_ctx *R;
 
-	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
-		am_register(a, types[k], on_rma);
-	am_register(a, RMAD_AM_RMA_NOTE, on_note);
+	rma_pkt_init(a);
 	ty_init(a);
 	am_on_node_dead(a, rma_node_dead);
 	a->job_hooks.rank_dead = rma_rank_dead;

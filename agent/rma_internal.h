@@ -472,9 +472,8 @@ void pull_fini(struct agent *a);
 /* rma_pkt.c: a request that cannot be served is answered with status
  * (nothing answers an answer), so that its origin does not wait forever */
 void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status);
-/* rma_pkt.c: one RMA packet, its job and ranks checked */
-void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
-		  const void *payload, struct agent_job *j);
+/* rma_pkt.c: the RMA packets' handlers registered, one per type */
+void rma_pkt_init(struct agent *a);
 
 /* rma_oplist.c: the operation table's data */
 struct rma_target *target_find(struct rma_origin *o, int32_t rank);

@@ -557,69 +557,84 @@ static int fence_rides(struct agent *a, const struct rma_origin *o)
 	return a->rma->ordered && o->w->nnodes == 2;
 }
 
-/*
- * Put op i where it belongs: a target's list, the sync queue, or done at
- * once.  0 when placed; -1 when it needs a target element that is not
- * there (the caller stalls it).
- */
-int route(struct agent *a, struct rma_origin *o, uint32_t i)
+/* Op i ends at once with status: 0, placed. */
+static int route_end(struct agent *a, struct rma_origin *o, uint32_t i,
+		     int32_t status)
+{
+	a->rma->sh[i].status = status;
+	op_finish(a, o, i);
+	return 0;
+}
+
+/* A fence sequence that moved nothing ends at the next epoch's start. */
+static void fence_idle_end(struct rma_origin *o)
+{
+	if (o->state == RMA_FENCE_GRANTED && !o->ntargets) {
+		o->state = RMA_NONE;
+		o->nocheck_all = 0;
+	}
+}
+
+/* LOCK: a target element in LOCK_CALLED (the lock rides on its first
+ * op), or LOCK_GRANTED under MPI_MODE_NOCHECK. */
+static int route_lock(struct agent *a, struct rma_origin *o, uint32_t i)
+{
+	struct rma_op *op = &a->rma->sh[i];
+	struct rma_target *t;
+
+	if (o->state == RMA_FENCE_ISSUED)
+		return -1;	/* after the fence's release */
+	fence_idle_end(o);
+	if (o->state != RMA_NONE && o->state != RMA_PER_TARGET)
+		return route_end(a, o, i, RMAD_ERR_SYNC);
+	if (target_find(o, op->target) || evicted_has(o, op->target))
+		return route_end(a, o, i, RMAD_ERR_SYNC);
+	t = target_new(a, o, op->target,
+		       (op->dtype & RMAD_MODE_NOCHECK) ? RMA_LOCK_GRANTED :
+							 RMA_LOCK_CALLED);
+	if (!t)
+		return -1;
+	o->state = RMA_PER_TARGET;
+	o->no_hold = 0;
+	t->lseq = ++o->lcalls;
+	t->excl = op->op == RMAD_LOCK_EXCLUSIVE;
+	t->nocheck = !!(op->dtype & RMAD_MODE_NOCHECK);
+	op_finish(a, o, i);
+	return 0;
+}
+
+static int route_lock_all(struct agent *a, struct rma_origin *o, uint32_t i)
+{
+	struct rma_op *op = &a->rma->sh[i];
+
+	if (o->state == RMA_FENCE_ISSUED)
+		return -1;
+	fence_idle_end(o);
+	if (o->state != RMA_NONE || o->ntargets)
+		return route_end(a, o, i, RMAD_ERR_SYNC);
+	o->nocheck_all = !!(op->dtype & RMAD_MODE_NOCHECK);
+	o->no_hold = 0;
+	o->state = o->nocheck_all ? RMA_LOCK_ALL_GRANTED :
+				    RMA_LOCK_ALL_CALLED;
+	op_finish(a, o, i);
+	return 0;
+}
+
+/* Every target element t of origin o. */
+#define FOR_TARGETS(o, t) \
+	for (uint32_t s_ = 0; s_ < (o)->nslots; s_++) \
+		for ((t) = (o)->slots[s_]; (t); (t) = (t)->next)
+
+/* UNLOCK, UNLOCK_ALL, FENCE, LOCK_WAIT, FLUSH, FLUSH_LOCAL: the sync
+ * queue, with what each asks of the targets marked. */
+static int route_sync(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_ctx *R = a->rma;
-
 	struct rma_op *op = &R->sh[i];
 	struct rma_target *t;
 	int ride;
 
 	switch (op->opcode) {
-	case RMAD_OPC_LOCK:
-		if (o->state == RMA_FENCE_ISSUED)
-			return -1;	/* after the fence's release */
-		if (o->state == RMA_FENCE_GRANTED && !o->ntargets) {
-			/* a fence sequence that moved nothing ends here */
-			o->state = RMA_NONE;
-			o->nocheck_all = 0;
-		}
-		if (o->state != RMA_NONE && o->state != RMA_PER_TARGET) {
-			op->status = RMAD_ERR_SYNC;
-			op_finish(a, o, i);
-			return 0;
-		}
-		t = target_find(o, op->target);
-		if (t || evicted_has(o, op->target)) {
-			op->status = RMAD_ERR_SYNC;
-			op_finish(a, o, i);
-			return 0;
-		}
-		t = target_new(a, o, op->target,
-			       (op->dtype & RMAD_MODE_NOCHECK) ? RMA_LOCK_GRANTED :
-								 RMA_LOCK_CALLED);
-		if (!t)
-			return -1;
-		o->state = RMA_PER_TARGET;
-		o->no_hold = 0;
-		t->lseq = ++o->lcalls;
-		t->excl = op->op == RMAD_LOCK_EXCLUSIVE;
-		t->nocheck = !!(op->dtype & RMAD_MODE_NOCHECK);
-		op_finish(a, o, i);
-		return 0;
-	case RMAD_OPC_LOCK_ALL:
-		if (o->state == RMA_FENCE_ISSUED)
-			return -1;
-		if (o->state == RMA_FENCE_GRANTED && !o->ntargets) {
-			o->state = RMA_NONE;
-			o->nocheck_all = 0;
-		}
-		if (o->state != RMA_NONE || o->ntargets) {
-			op->status = RMAD_ERR_SYNC;
-			op_finish(a, o, i);
-			return 0;
-		}
-		o->nocheck_all = !!(op->dtype & RMAD_MODE_NOCHECK);
-		o->no_hold = 0;
-		o->state = o->nocheck_all ? RMA_LOCK_ALL_GRANTED :
-					    RMA_LOCK_ALL_CALLED;
-		op_finish(a, o, i);
-		return 0;
 	case RMAD_OPC_UNLOCK:
 		t = target_find(o, op->target);
 		if (!t && evicted_take(o, op->target)) {
@@ -632,123 +647,134 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		}
 		if (t)
 			t->want_unlock = 1;
-		list_add(R, &o->yhead, &o->ytail, i);
-		return 0;
+		break;
 	case RMAD_OPC_UNLOCK_ALL:
-		for (uint32_t s = 0; s < o->nslots; s++)
-			for (t = o->slots[s]; t; t = t->next)
-				t->want_unlock = 1;
+		FOR_TARGETS(o, t)
+			t->want_unlock = 1;
 		if (o->state == RMA_LOCK_ALL_GRANTED && !o->nocheck_all) {
 			o->la_unlock = 1;
 			o->la_next = 0;
 		}
-		list_add(R, &o->yhead, &o->ytail, i);
-		return 0;
+		break;
 	case RMAD_OPC_FENCE:
 		if (o->state != RMA_NONE && o->state != RMA_FENCE_GRANTED &&
-		    o->state != RMA_FENCE_ISSUED) {
-			op->status = RMAD_ERR_SYNC;	/* inside a lock epoch */
-			op_finish(a, o, i);
-			return 0;
-		}
+		    o->state != RMA_FENCE_ISSUED)	/* inside a lock epoch */
+			return route_end(a, o, i, RMAD_ERR_SYNC);
 		/* the epoch's ops complete at their targets (no lock to
 		 * release: nocheck_all), then the barrier; in a two-node
 		 * window on an ordered channel they need only have left
 		 * (fence_rides) */
 		ride = fence_rides(a, o);
-		for (uint32_t s = 0; s < o->nslots; s++)
-			for (t = o->slots[s]; t; t = t->next) {
-				t->want_unlock = 1;
-				t->close_rides = (uint8_t)ride;
-			}
-		list_add(R, &o->yhead, &o->ytail, i);
-		return 0;
-	case RMAD_OPC_START:
-	case RMAD_OPC_COMPLETE:
-		return pscw_route(a, o, i);
+		FOR_TARGETS(o, t) {
+			t->want_unlock = 1;
+			t->close_rides = (uint8_t)ride;
+		}
+		break;
 	case RMAD_OPC_LOCK_WAIT:
 		/* a same-node lock is next: every lock called before it
 		 * must be held first, ops or not */
-		for (uint32_t s = 0; s < o->nslots; s++)
-			for (t = o->slots[s]; t; t = t->next)
-				if (t->state == RMA_LOCK_CALLED)
-					t->lock_now = 1;
-		list_add(R, &o->yhead, &o->ytail, i);
-		return 0;
-	case RMAD_OPC_FLUSH:
-	case RMAD_OPC_FLUSH_LOCAL:
+		FOR_TARGETS(o, t)
+			if (t->state == RMA_LOCK_CALLED)
+				t->lock_now = 1;
+		break;
+	default:	/* FLUSH, FLUSH_LOCAL */
 		/* nothing waits for the epoch's end any more; a flush also
 		 * wants its last op acknowledged (piggybacked RMA_DONE) */
-		for (uint32_t s = 0; s < o->nslots; s++)
-			for (t = o->slots[s]; t; t = t->next) {
-				if (op->target >= 0 && t->rank != op->target)
-					continue;
-				t->release = 1;
-				if (op->opcode == RMAD_OPC_FLUSH)
-					t->sync_want = 1;
-			}
-		list_add(R, &o->yhead, &o->ytail, i);
-		return 0;
+		FOR_TARGETS(o, t) {
+			if (op->target >= 0 && t->rank != op->target)
+				continue;
+			t->release = 1;
+			if (op->opcode == RMAD_OPC_FLUSH)
+				t->sync_want = 1;
+		}
+		break;
+	}
+	list_add(R, &o->yhead, &o->ytail, i);
+	return 0;
+}
+
+/*
+ * A data op's target element when there is none yet, as the epoch
+ * allows: 1 with *t made, 0 when the op ended, -1 to stall it.
+ */
+static int data_target(struct agent *a, struct rma_origin *o, uint32_t i,
+		       struct rma_target **t)
+{
+	struct rma_op *op = &a->rma->sh[i];
+	int state = RMA_LOCK_GRANTED;
+
+	switch (o->state) {
+	case RMA_PER_TARGET:
+		/* granted before, and its element was reclaimed */
+		if (!evicted_take(o, op->target))
+			return route_end(a, o, i, RMAD_ERR_SYNC);
+		*t = target_new(a, o, op->target, RMA_LOCK_GRANTED);
+		if (!*t) {
+			o->evicted[o->nevicted++] = op->target;
+			return -1;
+		}
+		return 1;
+	case RMA_LOCK_ALL_CALLED:
+		state = RMA_LOCK_CALLED;
+		break;
+	case RMA_LOCK_ALL_GRANTED:
+	case RMA_FENCE_GRANTED:
+		break;
+	case RMA_LOCK_ALL_ISSUED:
+		o->need_target = 1;
+		return -1;
+	case RMA_FENCE_ISSUED:
+		return -1;	/* the target may not be in the fence */
+	case RMA_PSCW:
+		switch (pscw_ready(a, o, op->target)) {
+		case 0:
+			return -1;	/* until it posts */
+		case -1:
+			return route_end(a, o, i, RMAD_ERR_PROC_FAILED);
+		}
+		break;
+	default:
+		return route_end(a, o, i, RMAD_ERR_SYNC);
+	}
+	*t = target_new(a, o, op->target, state);
+	return *t ? 1 : -1;
+}
+
+/*
+ * Put op i where it belongs: a target's list, the sync queue, or done at
+ * once.  0 when placed; -1 when it needs a target element that is not
+ * there (the caller stalls it).
+ */
+int route(struct agent *a, struct rma_origin *o, uint32_t i)
+{
+	struct rma_op *op = &a->rma->sh[i];
+	struct rma_target *t;
+	int r;
+
+	switch (op->opcode) {
+	case RMAD_OPC_LOCK:
+		return route_lock(a, o, i);
+	case RMAD_OPC_LOCK_ALL:
+		return route_lock_all(a, o, i);
+	case RMAD_OPC_UNLOCK:
+	case RMAD_OPC_UNLOCK_ALL:
+	case RMAD_OPC_FENCE:
+	case RMAD_OPC_LOCK_WAIT:
+	case RMAD_OPC_FLUSH:
+	case RMAD_OPC_FLUSH_LOCAL:
+		return route_sync(a, o, i);
+	case RMAD_OPC_START:
+	case RMAD_OPC_COMPLETE:
+		return pscw_route(a, o, i);
 	}
 	/* a data op */
-	if (am_node_dead(a, agent_rank_node(o->w->job, op->target))) {
+	if (am_node_dead(a, agent_rank_node(o->w->job, op->target)))
 		/* submitted before the node died, placed after: no target
 		 * element is made there any more */
-		op->status = RMAD_ERR_PROC_FAILED;
-		op_finish(a, o, i);
-		return 0;
-	}
+		return route_end(a, o, i, RMAD_ERR_PROC_FAILED);
 	t = target_find(o, op->target);
-	if (!t) {
-		int state;
-
-		switch (o->state) {
-		case RMA_PER_TARGET:
-			/* granted before, and its element was reclaimed */
-			if (!evicted_take(o, op->target)) {
-				op->status = RMAD_ERR_SYNC;
-				op_finish(a, o, i);
-				return 0;
-			}
-			t = target_new(a, o, op->target, RMA_LOCK_GRANTED);
-			if (!t) {
-				o->evicted[o->nevicted++] = op->target;
-				return -1;
-			}
-			break;
-		case RMA_LOCK_ALL_CALLED:
-			state = RMA_LOCK_CALLED;
-			goto make;
-		case RMA_LOCK_ALL_GRANTED:
-		case RMA_FENCE_GRANTED:
-			state = RMA_LOCK_GRANTED;
-make:
-			t = target_new(a, o, op->target, state);
-			if (!t)
-				return -1;
-			break;
-		case RMA_LOCK_ALL_ISSUED:
-			o->need_target = 1;
-			return -1;
-		case RMA_FENCE_ISSUED:
-			return -1;	/* the target may not be in the fence */
-		case RMA_PSCW:
-			switch (pscw_ready(a, o, op->target)) {
-			case 0:
-				return -1;	/* until it posts */
-			case -1:
-				op->status = RMAD_ERR_PROC_FAILED;
-				op_finish(a, o, i);
-				return 0;
-			}
-			state = RMA_LOCK_GRANTED;
-			goto make;
-		default:
-			op->status = RMAD_ERR_SYNC;
-			op_finish(a, o, i);
-			return 0;
-		}
-	}
+	if (!t && (r = data_target(a, o, i, &t)) < 1)
+		return r;
 	tlist_add(o, t, i);
 	/* its client waits for it alone (a staged op, or a request's):
 	 * hold nothing back */

@@ -201,59 +201,109 @@ static void la_answered(struct rma_origin *o, uint32_t node)
 		o->la_node[node]--;
 }
 
-static void got_lock_answer(struct agent *a, const struct rmad_am_hdr *h,
-			    struct agent_win *w)
+/* A lock-protocol answer's origin and target element; NULL: dropped. */
+static struct rma_origin *lock_answer_take(struct agent *a,
+					   const struct rmad_am_hdr *h,
+					   struct agent_win *w,
+					   struct rma_target **t)
 {
-	struct rma_ctx *R = a->rma;
-
 	struct rma_origin *o = origin_of_rank(w, h->origin);
-	struct rma_target *t = o ? target_find(o, h->target) : NULL;
 
 	if (!o) {
 		a->st.pkts_dropped++;
-		return;
+		return NULL;
 	}
+	*t = target_find(o, h->target);
 	orecv(o, h);
 	set_err(o, h->status);
-	switch (h->type) {
-	case RMAD_AM_RMA_LOCK_GRANTED:
-		if (h->flags & RMAD_AMF_QUEUED)
-			o->st.locks_queued++;
-		if (t && t->state == RMA_LOCK_ISSUED && !t->lock_op)
-			t->state = RMA_LOCK_GRANTED;
-		else if (o->la_inflight)
-			la_answered(o, h->src_node);
-		break;
-	case RMAD_AM_RMA_LOCK_RETRY:
-		o->st.locks_queued++;
-		if (h->seq) {
-			op_refused(o, h);
-		} else if (t && t->state == RMA_LOCK_ISSUED) {
-			t->state = RMA_LOCK_CALLED;
-			t->retry_at = rmad_now_ns() + RETRY_NS;
-			R->retry_pending = 1;
-		} else if (o->la_inflight) {
-			/* window protocol: ask that one again */
-			int node = agent_rank_node(w->job, h->target);
+	return o;
+}
 
-			send_lock_msg(a, o, h->target, node, RMAD_AM_RMA_LOCK,
-				      0);
-		}
-		break;
-	case RMAD_AM_RMA_UNLOCK_ACK:
-		if (t && t->unlocking) {
-			t->done_seq = t->sent_seq;
-			target_free(o, t);
-		} else if (o->la_inflight) {
-			la_answered(o, h->src_node);
-		}
-		break;
-	case RMAD_AM_RMA_FLUSH_ACK:
-		if (t && h->count > t->done_seq && h->count <= t->sent_seq)
-			t->done_seq = h->count;
-		break;
+/* LOCK_GRANTED */
+static void got_lock_granted(struct agent *a, const struct rmad_am_hdr *h,
+			     const void *payload, struct agent_win *w)
+{
+	struct rma_target *t;
+	struct rma_origin *o = lock_answer_take(a, h, w, &t);
+
+	(void)payload;
+	if (!o)
+		return;
+	if (h->flags & RMAD_AMF_QUEUED)
+		o->st.locks_queued++;
+	if (t && t->state == RMA_LOCK_ISSUED && !t->lock_op)
+		t->state = RMA_LOCK_GRANTED;
+	else if (o->la_inflight)
+		la_answered(o, h->src_node);
+	make_rma_progress_win(a, o);
+}
+
+/* LOCK_RETRY: the target's lock queue was full */
+static void got_lock_retry(struct agent *a, const struct rmad_am_hdr *h,
+			   const void *payload, struct agent_win *w)
+{
+	struct rma_ctx *R = a->rma;
+	struct rma_target *t;
+	struct rma_origin *o = lock_answer_take(a, h, w, &t);
+
+	(void)payload;
+	if (!o)
+		return;
+	o->st.locks_queued++;
+	if (h->seq) {
+		op_refused(o, h);
+	} else if (t && t->state == RMA_LOCK_ISSUED) {
+		t->state = RMA_LOCK_CALLED;
+		t->retry_at = rmad_now_ns() + RETRY_NS;
+		R->retry_pending = 1;
+	} else if (o->la_inflight) {
+		/* window protocol: ask that one again */
+		int node = agent_rank_node(w->job, h->target);
+
+		send_lock_msg(a, o, h->target, node, RMAD_AM_RMA_LOCK, 0);
 	}
 	make_rma_progress_win(a, o);
+}
+
+/* UNLOCK_ACK */
+static void got_unlock_ack(struct agent *a, const struct rmad_am_hdr *h,
+			   const void *payload, struct agent_win *w)
+{
+	struct rma_target *t;
+	struct rma_origin *o = lock_answer_take(a, h, w, &t);
+
+	(void)payload;
+	if (!o)
+		return;
+	if (t && t->unlocking) {
+		t->done_seq = t->sent_seq;
+		target_free(o, t);
+	} else if (o->la_inflight) {
+		la_answered(o, h->src_node);
+	}
+	make_rma_progress_win(a, o);
+}
+
+/* FLUSH_ACK: every op up to h->count applied */
+static void got_flush_ack(struct agent *a, const struct rmad_am_hdr *h,
+			  const void *payload, struct agent_win *w)
+{
+	struct rma_target *t;
+	struct rma_origin *o = lock_answer_take(a, h, w, &t);
+
+	(void)payload;
+	if (!o)
+		return;
+	if (t && h->count > t->done_seq && h->count <= t->sent_seq)
+		t->done_seq = h->count;
+	make_rma_progress_win(a, o);
+}
+
+/* ACK, RESP: an op's answer */
+static void got_op_answer(struct agent *a, const struct rmad_am_hdr *h,
+			  const void *payload, struct agent_win *w)
+{
+	got_answer(a, h, payload, w);
 }
 
 void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status)
@@ -272,17 +322,148 @@ void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status)
 		answer(a, h, type, status, 0, NULL, 0);
 }
 
-void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
-		  const void *payload, struct agent_job *j)
+/* LOCK and UNLOCK: the member they name, or NULL: dropped. */
+static struct win_local *lock_member(struct agent *a,
+				     const struct rmad_am_hdr *h,
+				     struct agent_win *w)
 {
-	struct agent_win *w = agent_win_by_key(a, j, h->wkey);
-	struct win_local *l;
-	int is_ans = rma_answer_type(h->type);
+	struct win_local *l = agent_win_local(w, h->target);
 
+	if (!l || !l->base ||
+	    (w->ready && agent_win_target(w, h->origin, &(uint64_t){ 0 },
+					  &(int32_t){ 0 }))) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped a lock packet for rank %d", h->target);
+		return NULL;
+	}
+	return l;
+}
+
+/* LOCK */
+static void on_lock(struct agent *a, const struct rmad_am_hdr *h,
+		    const void *payload, struct agent_win *w)
+{
+	struct win_local *l = lock_member(a, h, w);
+
+	(void)payload;
+	if (l)
+		lock_request(a, h, w, l);
+}
+
+/* UNLOCK */
+static void on_unlock(struct agent *a, const struct rmad_am_hdr *h,
+		      const void *payload, struct agent_win *w)
+{
+	struct win_local *l = lock_member(a, h, w);
+
+	(void)payload;
+	if (!l)
+		answer(a, h, RMAD_AM_RMA_UNLOCK_ACK, RMAD_ERR_RANK, 0, NULL, 0);
+	else
+		lock_release(a, h, l);
+}
+
+/* PUT, ACC, GET, GACC, CAS: applied, or pulled first, or queued behind
+ * the lock they carry */
+static void on_data(struct agent *a, const struct rmad_am_hdr *h,
+		    const void *payload, struct agent_win *w)
+{
+	struct win_local *l;
+
+	if (h->flags & RMAD_AMF_PULL) {
+		/* read from the origin first (rma_pull.c) */
+		pull_request(a, h, payload, w);
+		return;
+	}
+	if (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)) {
+		if (w->ready && agent_win_target(w, h->origin,
+						 &(uint64_t){ 0 },
+						 &(int32_t){ 0 })) {
+			a->st.pkts_dropped++;
+			answer(a, h, rmad_am_answer_of(h->type),
+			       RMAD_ERR_RANK, 0, NULL, 0);
+			return;
+		}
+		lock_and_apply(a, h, payload, w);
+		return;
+	}
+	if (apply_direct(a, h, payload, w))
+		return;		/* kept: again later (am_retry) */
+	l = agent_win_local(w, h->target);
+	if (l && l->lk && l->lk->qhead)
+		try_grant(a, l->lk);	/* an UNLOCK rode along */
+}
+
+/* FLUSH */
+static void on_flush(struct agent *a, const struct rmad_am_hdr *h,
+		     const void *payload, struct agent_win *w)
+{
+	(void)payload;
+	(void)w;
+	flush_request(a, h);
+}
+
+typedef void rma_pkt_fn(struct agent *a, const struct rmad_am_hdr *h,
+			const void *payload, struct agent_win *w);
+
+/* The handler of each RMA packet type, after rma_pkt_in's checks. */
+static rma_pkt_fn *const rma_pkt_handler[RMAD_AM_TYPE_MAX] = {
+	[RMAD_AM_RMA_LOCK] = on_lock,
+	[RMAD_AM_RMA_UNLOCK] = on_unlock,
+	[RMAD_AM_RMA_PUT] = on_data,
+	[RMAD_AM_RMA_ACC] = on_data,
+	[RMAD_AM_RMA_GET] = on_data,
+	[RMAD_AM_RMA_GACC] = on_data,
+	[RMAD_AM_RMA_CAS] = on_data,
+	[RMAD_AM_RMA_FLUSH] = on_flush,
+	[RMAD_AM_RMA_LOCK_GRANTED] = got_lock_granted,
+	[RMAD_AM_RMA_LOCK_RETRY] = got_lock_retry,
+	[RMAD_AM_RMA_UNLOCK_ACK] = got_unlock_ack,
+	[RMAD_AM_RMA_FLUSH_ACK] = got_flush_ack,
+	[RMAD_AM_RMA_ACK] = got_op_answer,
+	[RMAD_AM_RMA_RESP] = got_op_answer,
+};
+
+/*
+ * Every RMA packet: its job, ranks and window checked, then its type's
+ * handler.  A request that cannot be served is answered with an error
+ * (rma_refuse), so that its origin does not wait forever.
+ */
+static void rma_pkt_in(struct agent *a, const struct rmad_am_hdr *h,
+		       const void *payload)
+{
+	struct agent_job *j = agent_job_find(a, h->job);
+	int is_ans = rma_answer_type(h->type);
+	struct agent_win *w;
+
+	if (!j) {
+		/* the job ended here (its last process here went) or never
+		 * ran here: a request is refused, not left unanswered */
+		rmad_warn("rma %u from node %u for a job not here", h->type,
+			  h->src_node);
+		rma_refuse(a, h, RMAD_ERR_PROC_FAILED);
+		return;
+	}
+	if (!j->map_ready || h->origin < 0 || h->origin >= j->size ||
+	    h->target < 0 || h->target >= j->size) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped rma packet %u from node %u", h->type,
+			  h->src_node);
+		return;
+	}
+	if (agent_rank_node(j, is_ans ? h->target : h->origin) !=
+	    (int)h->src_node) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped rma packet %u from node %u for rank %d, "
+			  "which is not there", h->type, h->src_node,
+			  is_ans ? h->target : h->origin);
+		return;
+	}
 	if (is_ans && h->status == RMAD_ERR_PROC_FAILED)
-		/* the target's node says its rank died (on_rma checked
-		 * that it is that rank's node): as its JOB_FAIL would */
+		/* the target's node says its rank died (checked above that
+		 * it is that rank's node): as its JOB_FAIL would */
 		agent_job_rank_failed(a, j, h->target);
+	w = agent_win_by_key(a, j, h->wkey);
 	if (!w) {
 		rmad_warn("rma %u from node %u for an unknown window",
 			  h->type, h->src_node);
@@ -296,64 +477,23 @@ void agent_rma_am(struct agent *a, const struct rmad_am_hdr *h,
 		rma_refuse(a, h, RMAD_ERR_PROC_FAILED);
 		return;
 	}
-	switch (h->type) {
-	case RMAD_AM_RMA_LOCK:
-	case RMAD_AM_RMA_UNLOCK:
-		l = agent_win_local(w, h->target);
-		if (!l || !l->base ||
-		    (w->ready && agent_win_target(w, h->origin,
-						  &(uint64_t){ 0 },
-						  &(int32_t){ 0 }))) {
-			a->st.pkts_dropped++;
-			rmad_warn("dropped a lock packet for rank %d",
-				  h->target);
-			if (h->type == RMAD_AM_RMA_UNLOCK)
-				answer(a, h, RMAD_AM_RMA_UNLOCK_ACK,
-				       RMAD_ERR_RANK, 0, NULL, 0);
-			return;
-		}
-		if (h->type == RMAD_AM_RMA_LOCK)
-			lock_request(a, h, w, l);
-		else
-			lock_release(a, h, l);
-		return;
-	case RMAD_AM_RMA_PUT:
-	case RMAD_AM_RMA_ACC:
-	case RMAD_AM_RMA_GET:
-	case RMAD_AM_RMA_GACC:
-	case RMAD_AM_RMA_CAS:
-		if (h->flags & RMAD_AMF_PULL) {
-			/* read from the origin first (rma_pull.c) */
-			pull_request(a, h, payload, w);
-			return;
-		}
-		if (h->flags & (RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)) {
-			if (w->ready && agent_win_target(w, h->origin,
-							 &(uint64_t){ 0 },
-							 &(int32_t){ 0 })) {
-				a->st.pkts_dropped++;
-				answer(a, h, rmad_am_answer_of(h->type),
-				       RMAD_ERR_RANK, 0, NULL, 0);
-				return;
-			}
-			lock_and_apply(a, h, payload, w);
-			return;
-		}
-		if (apply_direct(a, h, payload, w))
-			return;		/* kept: again later (am_retry) */
-		l = agent_win_local(w, h->target);
-		if (l && l->lk && l->lk->qhead)
-			try_grant(a, l->lk);	/* an UNLOCK rode along */
-		return;
-	case RMAD_AM_RMA_FLUSH:
-		flush_request(a, h);
-		return;
-	case RMAD_AM_RMA_ACK:
-	case RMAD_AM_RMA_RESP:
-		got_answer(a, h, payload, w);
-		return;
-	default:
-		got_lock_answer(a, h, w);
-		return;
-	}
+	rma_pkt_handler[h->type](a, h, payload, w);
+}
+
+/* RMA_NOTE: its arrival was the point (fi_write data landed): the loop
+ * spins on. */
+static void on_note(struct agent *a, const struct rmad_am_hdr *h,
+		    const void *payload)
+{
+	(void)a;
+	(void)h;
+	(void)payload;
+}
+
+void rma_pkt_init(struct agent *a)
+{
+	for (int t = 0; t < RMAD_AM_TYPE_MAX; t++)
+		if (rma_pkt_handler[t])
+			am_register(a, t, rma_pkt_in);
+	am_register(a, RMAD_AM_RMA_NOTE, on_note);
 }
