@@ -444,6 +444,41 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 	agent_client_msg(a, c, a->clx.msg, (size_t)n, nfds == 1 ? rfd : -1);
 }
 
+/* STOP and RELOAD (the agent's user only) and STATUS (any permitted
+ * user; another user sees only its own clients and jobs). */
+static void ctl_request(struct agent *a, uint32_t c,
+			const struct rmad_ctl_hdr *h, int fd)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+
+	if (h->type == RMAD_CTL_STATUS) {
+		/* read-only, so any permitted user may ask */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+		    !uid_allowed(a, cred.uid)) {
+			client_release(a, c, a->cl[c].registered);
+			return;
+		}
+		agent_ctl_status(a, fd, !!(h->flags & RMAD_CTL_FLAG_JSON),
+				 cred.uid == geteuid() || cred.uid == 0 ?
+				 -1 : (long)cred.uid);
+		return;
+	}
+	if (!ctl_allowed(fd)) {
+		rmad_warn("client %u: stop/reload refused: not the agent's "
+			  "user", c);
+		client_release(a, c, a->cl[c].registered);
+		return;
+	}
+	if (h->type == RMAD_CTL_RELOAD) {
+		a->reload = 1;
+		return;
+	}
+	rmad_info("stop requested over the socket");
+	a->stopping = 1;
+	event_base_loopbreak(a->base);
+}
+
 void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
 		      int rfd)
 {
@@ -547,36 +582,9 @@ void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
 		break;
 	case RMAD_CTL_STOP:
 	case RMAD_CTL_RELOAD:
-		if (!ctl_allowed(fd)) {
-			rmad_warn("client %u: stop/reload refused: not the "
-				  "agent's user", c);
-			client_release(a, c, a->cl[c].registered);
-			return;
-		}
-		if (m->h.type == RMAD_CTL_RELOAD) {
-			a->reload = 1;
-			break;
-		}
-		rmad_info("stop requested over the socket");
-		a->stopping = 1;
-		event_base_loopbreak(a->base);
+	case RMAD_CTL_STATUS:
+		ctl_request(a, c, &m->h, fd);
 		break;
-	case RMAD_CTL_STATUS: {
-		/* read-only, so any permitted user may ask; another
-		 * user sees only its own clients and jobs */
-		struct ucred cred;
-		socklen_t cl = sizeof(cred);
-
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
-		    !uid_allowed(a, cred.uid)) {
-			client_release(a, c, a->cl[c].registered);
-			return;
-		}
-		agent_ctl_status(a, fd, !!(m->h.flags & RMAD_CTL_FLAG_JSON),
-				 cred.uid == geteuid() || cred.uid == 0 ?
-				 -1 : (long)cred.uid);
-		break;
-	}
 	default:
 		rmad_warn("client %u: unknown request %u", c, m->h.type);
 		break;

@@ -337,6 +337,38 @@ static void agent_cleanup(struct agent *a)
 	a->m.set_args = NULL;
 }
 
+/* The session's run directory and the agent's socket path: checked
+ * (ours, and 0700 unless we serve other users), and what this user's
+ * killed agents left in the run directory swept.  0 or -1. */
+static int setup_rundir(struct agent *a)
+{
+	char msg[512], rdir[PATH_MAX], *slash;
+
+	if (rmad_session_dir(a->p.rundir, a->session, a->sdir,
+			     sizeof(a->sdir)) ||
+	    rmad_agent_sock_path(a->sdir, a->vnode, a->sock_path,
+				 sizeof(a->sock_path))) {
+		rmad_err("run directory path too long: %s", a->sdir);
+		a->sdir[0] = '\0';
+		return -1;
+	}
+	/* ours, and 0700 unless we serve other users (allow_users) */
+	if (rmad_session_dir_check(a->sdir, getuid(), !a->p.allow_users[0],
+				   1, msg, sizeof(msg))) {
+		rmad_err("%s", msg);
+		a->sdir[0] = '\0';
+		return -1;
+	}
+	/* sockets and pid files of this user's killed agents */
+	rmad_strlcpy(rdir, a->sdir, sizeof(rdir));
+	slash = strrchr(rdir, '/');
+	if (slash && slash != rdir) {
+		*slash = '\0';
+		agent_sweep_rundir(rdir, getuid(), 1);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct agent agent, *a = &agent;
@@ -391,37 +423,8 @@ int main(int argc, char **argv)
 		a->vnode = a->node;
 	agent_pin(a);
 	sched_check_peer(a);
-	if (rmad_session_dir(a->p.rundir, a->session, a->sdir,
-			     sizeof(a->sdir)) ||
-	    rmad_agent_sock_path(a->sdir, a->vnode, a->sock_path,
-				 sizeof(a->sock_path))) {
-		rmad_err("run directory path too long: %s", a->sdir);
-		a->sdir[0] = '\0';
+	if (setup_rundir(a))
 		goto fail;
-	}
-	{
-		char msg[512];
-
-		/* ours, and 0700 unless we serve other users (allow_users) */
-		if (rmad_session_dir_check(a->sdir, getuid(),
-					   !a->p.allow_users[0], 1, msg,
-					   sizeof(msg))) {
-			rmad_err("%s", msg);
-			a->sdir[0] = '\0';
-			goto fail;
-		}
-	}
-	{
-		/* sockets and pid files of this user's killed agents */
-		char rdir[PATH_MAX], *slash;
-
-		rmad_strlcpy(rdir, a->sdir, sizeof(rdir));
-		slash = strrchr(rdir, '/');
-		if (slash && slash != rdir) {
-			*slash = '\0';
-			agent_sweep_rundir(rdir, getuid(), 1);
-		}
-	}
 	err = take_agent_lock(a);
 	if (err == 1) {
 		rmad_info("an agent already serves %s; leaving", a->sock_path);

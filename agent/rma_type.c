@@ -658,6 +658,70 @@ static int created_copy(struct agent *a, struct win_local *l,
 	return x.st;
 }
 
+/*
+ * A typed accumulate chunk (ty_apply checked it).  Every accumulate
+ * runs under the accumulate lock (rma_target.c), all of the chunk's
+ * runs in one hold: on mapped memory in the bulk mode when the chunk
+ * is large (accword.h; the runs' atomics otherwise),
+ * on a created window read into acc_cur in batches of iovecs,
+ * combined there, and written back the same way.  A type of one
+ * basic type is combined in one pass over the packed bytes (on
+ * mapped memory in the bulk mode: packed into acc_cur and unpacked
+ * back, the copy loops of dtree_pack), not run by run.
+ */
+static int typed_acc(struct agent *a, struct win_local *l,
+		     const struct rmad_am_hdr *h, const struct dtree *t,
+		     const struct rmad_am_typed *tp, uint64_t pk,
+		     uint64_t len, int64_t lo, int64_t hi,
+		     struct apply_ctx *xp, uint64_t *rlen)
+{
+	struct rmad_am_typed th = *tp;
+	struct apply_ctx x = *xp;
+	uint64_t thr = (uint64_t)a->p.acc_bulk_threshold;
+	int st = len > sizeof(acc_cur) ? RMAD_ERR_ARG : acc_lock(a, l);
+	uint8_t *mem = NULL;
+
+	if (st)
+		return st;
+	if (l->created) {
+		x.cur = acc_cur;
+		st = created_copy(a, l, t, &th, pk, len, lo, hi,
+				  acc_cur, 0);
+	} else if (thr && len >= thr) {
+		x.bulk = acc_bulk_begin(l->base,
+					(uint32_t)a->p.max_clients,
+					ACC_SMALL_WAIT_NS);
+		if (x.bulk && t->homog) {
+			mem = (uint8_t *)l->data + th.base;
+			x.cur = acc_cur;
+			dtree_pack(t, th.tcount, pk, pk + len, mem,
+				   acc_cur);
+		}
+	}
+	if (!st && x.cur && t->homog)
+		rmad_acc_apply_excl(acc_cur, x.src, x.res, t->homog,
+				    h->op,
+				    len / rmad_dtype_size(t->homog));
+	else if (!st)
+		dtree_walk(t, th.tcount, pk, pk + len, apply_run, &x);
+	if (!st && x.cur && x.src) {	/* NO_OP only reads */
+		if (l->created)
+			st = created_copy(a, l, t, &th, pk, len, lo,
+					  hi, acc_cur, 1);
+		else
+			dtree_unpack(t, th.tcount, pk, pk + len, mem,
+				     acc_cur);
+	}
+	if (x.bulk) {
+		acc_bulk_end(l->base);
+		a->st.acc_bulk++;
+	}
+	acc_unlock(l);
+	if (!st && x.res)
+		*rlen = len;
+	return st;
+}
+
 int ty_apply(struct agent *a, struct win_local *l,
 	     const struct rmad_am_hdr *h, const uint8_t *pl, uint8_t *res,
 	     uint64_t *rlen, uint64_t max)
@@ -735,61 +799,7 @@ int ty_apply(struct agent *a, struct win_local *l,
 		*rlen = in ? 0 : len;
 		return 0;
 	}
-	/*
-	 * Every accumulate under the accumulate lock (rma_target.c), all of
-	 * the chunk's runs in one hold: on mapped memory in the bulk mode
-	 * when the chunk is large (accword.h; the runs' atomics otherwise),
-	 * on a created window read into acc_cur in batches of iovecs,
-	 * combined there, and written back the same way.  A type of one
-	 * basic type is combined in one pass over the packed bytes (on
-	 * mapped memory in the bulk mode: packed into acc_cur and unpacked
-	 * back, the copy loops of dtree_pack), not run by run.
-	 */
-	{
-		uint64_t thr = (uint64_t)a->p.acc_bulk_threshold;
-		int st = len > sizeof(acc_cur) ? RMAD_ERR_ARG : acc_lock(a, l);
-		uint8_t *mem = NULL;
-
-		if (st)
-			return st;
-		if (l->created) {
-			x.cur = acc_cur;
-			st = created_copy(a, l, t, &th, pk, len, lo, hi,
-					  acc_cur, 0);
-		} else if (thr && len >= thr) {
-			x.bulk = acc_bulk_begin(l->base,
-						(uint32_t)a->p.max_clients,
-						ACC_SMALL_WAIT_NS);
-			if (x.bulk && t->homog) {
-				mem = (uint8_t *)l->data + th.base;
-				x.cur = acc_cur;
-				dtree_pack(t, th.tcount, pk, pk + len, mem,
-					   acc_cur);
-			}
-		}
-		if (!st && x.cur && t->homog)
-			rmad_acc_apply_excl(acc_cur, x.src, x.res, t->homog,
-					    h->op,
-					    len / rmad_dtype_size(t->homog));
-		else if (!st)
-			dtree_walk(t, th.tcount, pk, pk + len, apply_run, &x);
-		if (!st && x.cur && x.src) {	/* NO_OP only reads */
-			if (l->created)
-				st = created_copy(a, l, t, &th, pk, len, lo,
-						  hi, acc_cur, 1);
-			else
-				dtree_unpack(t, th.tcount, pk, pk + len, mem,
-					     acc_cur);
-		}
-		if (x.bulk) {
-			acc_bulk_end(l->base);
-			a->st.acc_bulk++;
-		}
-		acc_unlock(l);
-		if (!st && x.res)
-			*rlen = len;
-		return st;
-	}
+	return typed_acc(a, l, h, t, &th, pk, len, lo, hi, &x, rlen);
 }
 
 /* ------------------------------------------------------------- life */
