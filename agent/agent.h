@@ -49,7 +49,7 @@ struct agent_client {
 	int moved;			/* a wake is due at the pass's end */
 	/*
 	 * What this pass completed, published once at its end by
-	 * agent_flush_wakeups: the elements given back (one push onto the
+	 * completion_flush_wakeups: the elements given back (one push onto the
 	 * client's list) and the counters' advances (one store each).
 	 */
 	struct rmad_pool_chain gb;
@@ -109,7 +109,7 @@ struct agent_job {
 	/* once the map is ready, by node: JN_IN (holds ranks of the job),
 	 * JN_ARRIVED << parity (root: its arrival for that epoch came) */
 	uint8_t *node_bits;
-	/* what am_watch was told: the root (-1: none), the map's nodes */
+	/* what liveness_watch was told: the root (-1: none), the map's nodes */
 	int watched_root;
 	int watched_map;
 	/* windows.c: windows other nodes' joins made before a member here
@@ -194,7 +194,7 @@ struct am_ctx {
 	uint64_t *err_until, *err_rx, *probe_next;
 	uint64_t last_tick;
 	/* a static mesh's idle nodes (liveness.c, am_busy): per node, the jobs
-	 * of ours that need it (am_watch), until when a packet sent to it
+	 * of ours that need it (liveness_watch), until when a packet sent to it
 	 * keeps it busy, until when a node that just became busy may take
 	 * to answer, and whether it was busy at the last tick */
 	uint32_t *watch_jobs;
@@ -398,7 +398,7 @@ struct agent {
 	int rt;				/* SCHED_FIFO now (rt_priority) */
 	int rt_refused;			/* ... and the system said no */
 	int rt_unsafe;			/* ... or a peer agent may share our
-					 * core over shm (agent_core_peer) */
+					 * core over shm (pin_core_peer) */
 	int rt_lent;			/* SCHED_OTHER for now: busy too long
 					 * (sched_busy, schedule.c) */
 	uint64_t awake_since;		/* end of the last sleep */
@@ -484,7 +484,7 @@ struct win_local {
 					 * (winmem.c): the window fails */
 	int created;			/* rmad_win_create: the window is the
 					 * client's memory at addr, reached
-					 * with client_io (rma_xfer.c) */
+					 * with xfer_client_io (rma_xfer.c) */
 	uint64_t addr;
 	/* a dynamic window (dynwin.c): the regions attached, sorted by
 	 * address, and their copy for same-node peers after the control

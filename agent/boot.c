@@ -236,7 +236,7 @@ int rmad_boot_pmix(const void *myaddr, size_t addrlen, int tags,
 		ret = RMAD_ERR_NOMEM;
 		goto fail;
 	}
-	if (tags && rmad_random_bytes(b->keys[me.rank],
+	if (tags && secret_random_bytes(b->keys[me.rank],
 				      sizeof(b->keys[me.rank]))) {
 		rmad_err("boot: no random bytes for a tag key: %s",
 			 strerror(errno));

@@ -19,7 +19,7 @@
  * another user's; and a connection that has not registered within
  * register_timeout_ms is closed, so slots cannot be held by sockets
  * that never say a word.  Memory a client hands over is mapped only
- * sealed at its size (agent_memfd_check, mem.c).
+ * sealed at its size (agent_mem_fd_check, mem.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,13 +60,13 @@ static struct rmad_shm_client *shm_client(struct agent *a, uint32_t c)
 	return rmad_shm_client_at(a->seg, &a->lay, c);
 }
 
-int agent_clients_alloc(struct agent *a)
+int clients_alloc(struct agent *a)
 {
 	a->cl = calloc((size_t)a->p.max_clients, sizeof(*a->cl));
 	a->live = calloc((size_t)a->p.max_clients, sizeof(*a->live));
 	a->nlive = 0;
 	if (!a->cl || !a->live) {
-		agent_clients_free(a);
+		clients_free(a);
 		return RMAD_ERR_NOMEM;
 	}
 	for (int c = 0; c < a->p.max_clients; c++)
@@ -74,7 +74,7 @@ int agent_clients_alloc(struct agent *a)
 	return 0;
 }
 
-void agent_clients_free(struct agent *a)
+void clients_free(struct agent *a)
 {
 	free(a->cl);
 	free(a->live);
@@ -323,7 +323,7 @@ static void handle_register(struct agent *a, uint32_t c,
 	}
 	ac->registered = 1;
 	a->live[a->nlive++] = c;
-	ac->shares_core = agent_core_shared(a, cred.pid);
+	ac->shares_core = pin_core_shared(a, cred.pid);
 	a->nshare += ac->shares_core;
 	ac->staged = 0;
 	ac->rma_err = 0;
@@ -407,7 +407,7 @@ union ctl_msg {
 		 RMAD_WIN_GROUP_MAX * sizeof(int32_t)];
 };
 
-size_t agent_client_msg_max(void)
+size_t clients_msg_max(void)
 {
 	return sizeof(union ctl_msg);
 }
@@ -441,7 +441,7 @@ static void on_client(evutil_socket_t fd, short what, void *arg)
 		client_release(a, c, a->cl[c].registered);
 		return;
 	}
-	agent_client_msg(a, c, a->clx.msg, (size_t)n, nfds == 1 ? rfd : -1);
+	clients_msg(a, c, a->clx.msg, (size_t)n, nfds == 1 ? rfd : -1);
 }
 
 /* STOP and RELOAD (the agent's user only) and STATUS (any permitted
@@ -459,7 +459,7 @@ static void ctl_request(struct agent *a, uint32_t c,
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		agent_ctl_status(a, fd, !!(h->flags & RMAD_CTL_FLAG_JSON),
+		ctl_status(a, fd, !!(h->flags & RMAD_CTL_FLAG_JSON),
 				 cred.uid == geteuid() || cred.uid == 0 ?
 				 -1 : (long)cred.uid);
 		return;
@@ -479,7 +479,7 @@ static void ctl_request(struct agent *a, uint32_t c,
 	event_base_loopbreak(a->base);
 }
 
-void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
+void clients_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
 		      int rfd)
 {
 	union ctl_msg *m;
@@ -571,7 +571,7 @@ void agent_client_msg(struct agent *a, uint32_t c, const void *msg, size_t n,
 			client_release(a, c, a->cl[c].registered);
 			return;
 		}
-		agent_dyn_request(a, c, &m->wa);
+		dynwin_request(a, c, &m->wa);
 		break;
 	case RMAD_CTL_WIN_STATS:
 		if (n != sizeof(m->ws) || !a->cl[c].registered) {
@@ -663,7 +663,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
-void agent_clients_tick(struct agent *a, uint64_t now)
+void clients_tick(struct agent *a, uint64_t now)
 {
 	uint64_t lim = (uint64_t)a->p.register_timeout_ms * 1000000ull;
 
@@ -685,7 +685,7 @@ void agent_clients_tick(struct agent *a, uint64_t now)
 	}
 }
 
-void agent_accept_pending(struct agent *a)
+void clients_accept_pending(struct agent *a)
 {
 	if (a->listen_fd >= 0)
 		on_accept(a->listen_fd, EV_READ, a);
@@ -695,7 +695,7 @@ void agent_accept_pending(struct agent *a)
  * Bind to a temporary name and rename it into place once listening, so
  * a client that sees the socket can always connect to it.
  */
-int agent_listen(struct agent *a)
+int clients_listen(struct agent *a)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char tmp[sizeof(sa.sun_path)];
@@ -730,14 +730,14 @@ int agent_listen(struct agent *a)
 	a->listen_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, on_accept,
 				 a);
 	if (!a->listen_ev || event_add(a->listen_ev, NULL) < 0) {
-		agent_unlisten(a);
+		clients_unlisten(a);
 		return RMAD_ERR_INTERNAL;
 	}
 	rmad_info("listening on %s", a->sock_path);
 	return 0;
 }
 
-void agent_unlisten(struct agent *a)
+void clients_unlisten(struct agent *a)
 {
 	if (a->listen_ev)
 		event_free(a->listen_ev);
@@ -751,7 +751,7 @@ void agent_unlisten(struct agent *a)
 	a->clx.msg = NULL;
 }
 
-void agent_drop_all_clients(struct agent *a)
+void clients_drop_all(struct agent *a)
 {
 	if (!a->cl)
 		return;

@@ -4,7 +4,7 @@
  * and who holds each, lending from the global pool (fair share, reclaim,
  * the op_pool hint's reservations), completion counters and wakeups.
  *
- * Protocol modules above end an operation with agent_complete_op(); the
+ * Protocol modules above end an operation with completion_op_done(); the
  * client layer above asks here whether a submitted index is the
  * client's to submit (completion_op_take) before it dispatches it.  The
  * owner of every element is recorded here, privately: nothing a client
@@ -93,7 +93,7 @@ static uint32_t list_get(struct agent *a, uint32_t c)
 	return l == RMAD_NIL ? RMAD_NIL : c * a->lay.per_client + l;
 }
 
-int agent_segment_create(struct agent *a)
+int completion_segment_create(struct agent *a)
 {
 	const struct rmad_params *p = &a->p;
 	struct rmad_shm_hdr h = { 0 };
@@ -254,7 +254,7 @@ uint32_t completion_slot_inflight(struct agent *a, uint32_t c)
 	return n;
 }
 
-void agent_segment_destroy(struct agent *a)
+void completion_segment_destroy(struct agent *a)
 {
 	if (a->seg)
 		munmap(a->seg, a->seg_size);
@@ -298,12 +298,12 @@ static void global_put(struct agent *a, uint32_t i)
 		a->ngfree++;
 }
 
-uint32_t agent_global_free(struct agent *a)
+uint32_t completion_global_free(struct agent *a)
 {
 	return a->ngfree;
 }
 
-uint32_t agent_global_reserved(struct agent *a)
+uint32_t completion_global_reserved(struct agent *a)
 {
 	uint32_t n = 0;
 
@@ -335,7 +335,7 @@ static void cnt_add(struct agent *a, uint32_t c, int which, uint32_t n)
 
 /*
  * Element i back to client c's list at the end of the pass, with the
- * others of the pass in one push (agent_flush_wakeups).  An element of
+ * others of the pass in one push (completion_flush_wakeups).  An element of
  * another client's segment (none is lent across) goes at once.
  */
 static int give_back(struct agent *a, uint32_t c, uint32_t i)
@@ -510,7 +510,7 @@ int completion_refill(struct agent *a, uint32_t c)
  * (dead, or its slot reused): a lent global element goes home.  A reserved
  * one was handed to the slot's next client already, so it is left alone.
  */
-void agent_op_abandon(struct agent *a, uint32_t i)
+void completion_op_abandon(struct agent *a, uint32_t i)
 {
 	if (i >= rmad_shm_nops(&a->lay) || !is_lend(a, i))
 		return;
@@ -525,7 +525,7 @@ void agent_op_abandon(struct agent *a, uint32_t i)
 	global_put(a, i);
 }
 
-void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
+void completion_op_done(struct agent *a, uint32_t c, uint32_t i, int status)
 {
 	struct rmad_op_elem *e = rmad_shm_op_at(a->seg, &a->lay, i);
 	uint16_t flags = a->cp.op_flags[i];
@@ -568,7 +568,7 @@ void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status)
  * on our core may take it from us (we poll in SCHED_IDLE), and those
  * packets would then wait until it sleeps again.
  */
-void agent_flush_wakeups(struct agent *a)
+void completion_flush_wakeups(struct agent *a)
 {
 	if (!a->any_moved)
 		return;
@@ -624,7 +624,7 @@ void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i,
 	uint32_t *out = (uint32_t *)rmad_shm_staging_at(a->seg, &a->lay, c);
 	uint64_t want = e->count;
 	uint32_t room = (uint32_t)(h->staging_size / sizeof(uint32_t)) - 1;
-	uint32_t share, keep, total = agent_global_reserved(a), n = 0;
+	uint32_t share, keep, total = completion_global_reserved(a), n = 0;
 
 	keep = (uint32_t)(a->nclients > 0 ? a->nclients : 1);
 	share = h->op_pool_size / keep;
@@ -643,7 +643,7 @@ void completion_ops_reserve(struct agent *a, uint32_t c, uint32_t i,
 	out[0] = n;
 	rmad_dbg("client %u: %u of %llu op elements reserved", c, n,
 		 (unsigned long long)e->count);
-	agent_complete_op(a, c, i, 0);
+	completion_op_done(a, c, i, 0);
 }
 
 /*
@@ -683,7 +683,7 @@ void completion_ops_return(struct agent *a, uint32_t c, uint32_t i,
 		a->st.ops_bad += bad;
 		rmad_warn("client %u: %u bad op elements returned", c, bad);
 	}
-	agent_complete_op(a, c, i, 0);
+	completion_op_done(a, c, i, 0);
 }
 
 /*
@@ -723,7 +723,7 @@ void completion_client_reset(struct agent *a, uint32_t c)
 /*
  * Client c is gone: borrowed and reserved global elements not in flight
  * go home now, in-flight ones when their operation ends
- * (agent_op_abandon).  No element stays reserved: a reused slot must not
+ * (completion_op_abandon).  No element stays reserved: a reused slot must not
  * inherit them.  Returns how many went home.
  */
 uint32_t completion_client_gone(struct agent *a, uint32_t c)

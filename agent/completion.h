@@ -11,20 +11,20 @@
 struct agent;
 
 /* The shared segment and the private owner records of its elements. */
-int agent_segment_create(struct agent *a);
-void agent_segment_destroy(struct agent *a);
+int completion_segment_create(struct agent *a);
+void completion_segment_destroy(struct agent *a);
 
 /* 0 and marked in flight when index i is client c's to submit. */
 int completion_op_take(struct agent *a, uint32_t c, uint32_t i);
 /* The RMAD_OPF_* flags of taken element i, from the agent's private
- * copy: agent_complete_op() trusts these, not the shared element. */
+ * copy: completion_op_done() trusts these, not the shared element. */
 void completion_op_flags(struct agent *a, uint32_t i, uint16_t flags);
 /* End op i of client c: status, counters, the element back home. */
-void agent_complete_op(struct agent *a, uint32_t c, uint32_t i, int status);
+void completion_op_done(struct agent *a, uint32_t c, uint32_t i, int status);
 /* Op i ended after its client went away: a lent element goes home. */
-void agent_op_abandon(struct agent *a, uint32_t i);
+void completion_op_abandon(struct agent *a, uint32_t i);
 /* Wake the clients whose counters moved since the last call. */
-void agent_flush_wakeups(struct agent *a);
+void completion_flush_wakeups(struct agent *a);
 
 /* Lending: 1 when nothing could be lent, so held ops must go. */
 int completion_refill(struct agent *a, uint32_t c);
@@ -43,8 +43,8 @@ uint32_t completion_client_gone(struct agent *a, uint32_t c);
  * result of the dead client's ops lands in the newcomer's segment. */
 uint32_t completion_slot_inflight(struct agent *a, uint32_t c);
 
-uint32_t agent_global_free(struct agent *a);
+uint32_t completion_global_free(struct agent *a);
 /* global elements reserved to windows' op pools (op_pool hint) */
-uint32_t agent_global_reserved(struct agent *a);
+uint32_t completion_global_reserved(struct agent *a);
 
 #endif

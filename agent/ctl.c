@@ -264,7 +264,7 @@ static uint32_t op_pool_in_use(struct agent *a)
 	if (!a->hdr)
 		return 0;
 	size = a->lay.op_pool_size;
-	nfree = agent_global_free(a);
+	nfree = completion_global_free(a);
 	return nfree < size ? size - nfree : 0;
 }
 
@@ -318,7 +318,7 @@ static void text_agent(struct agent *a, struct sbuf *b)
 	if (a->nnodes > 1) {
 		int nup, nbusy;
 
-		am_node_counts(a, &nup, &nbusy);
+		liveness_node_counts(a, &nup, &nbusy);
 		sb_printf(b, "  nodes        %d others up (%d busy, %d idle), "
 			  "%d not up\n", nup, nbusy, nup - nbusy,
 			  a->nnodes - 1 - nup);
@@ -564,7 +564,7 @@ static void text_stats(struct agent *a, struct sbuf *b)
 		  a->hdr ? a->lay.op_pool_size : 0);
 	sb_printf(b, "  high-water mark    %u\n", st->op_pool_hwm);
 	sb_printf(b, "  reserved           %u (window op pools)\n",
-		  a->hdr ? agent_global_reserved(a) : 0);
+		  a->hdr ? completion_global_reserved(a) : 0);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;
 
@@ -613,7 +613,7 @@ static void json_agent(struct agent *a, struct sbuf *b)
 		sb_printf(b, ",\"uptime_s\":%llu", (unsigned long long)up);
 	else
 		sb_printf(b, ",\"uptime_s\":null");
-	am_node_counts(a, &nup, &nbusy);
+	liveness_node_counts(a, &nup, &nbusy);
 	sb_printf(b, ",\"clients\":%d,\"progress\":\"%s\","
 		  "\"clients_on_core\":%d,\"nodes_up\":%d,"
 		  "\"nodes_busy\":%d}", count_clients(a),
@@ -719,7 +719,7 @@ static void json_stats(struct agent *a, struct sbuf *b)
 	sb_printf(b, "},\"op_pool\":{\"size\":%u,\"in_use\":%u,\"hwm\":%u,"
 		  "\"reserved\":%u}",
 		  a->hdr ? a->lay.op_pool_size : 0, op_pool_in_use(a),
-		  st->op_pool_hwm, a->hdr ? agent_global_reserved(a) : 0);
+		  st->op_pool_hwm, a->hdr ? completion_global_reserved(a) : 0);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;
 
@@ -750,7 +750,7 @@ static void json_stats(struct agent *a, struct sbuf *b)
 
 /* ------------------------------------------------------------ reply */
 
-void agent_ctl_status(struct agent *a, int fd, int json, long viewer)
+void ctl_status(struct agent *a, int fd, int json, long viewer)
 {
 	/* on the heap: 60 KiB is too much for the loop thread's stack */
 	char *msg = malloc(CTL_MSG_MAX);

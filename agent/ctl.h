@@ -13,6 +13,6 @@
 /* Status, statistics and windows on fd, as text or JSON. */
 /* The status report on fd; viewer is -1 for everything, or the uid whose
  * own clients and jobs alone are listed (another user's request). */
-void agent_ctl_status(struct agent *a, int fd, int json, long viewer);
+void ctl_status(struct agent *a, int fd, int json, long viewer);
 
 #endif

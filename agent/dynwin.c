@@ -6,7 +6,7 @@
  * control message to its own agent (WIN_ATTACH, WIN_DETACH); no other
  * node hears of it.  The agent keeps the member's regions, sorted by
  * address, in private memory, and checks every operation that reaches
- * it against them (dyn_check: one region, or regions attached end to
+ * it against them (dynwin_check: one region, or regions attached end to
  * end), so an access outside every region, or on
  * a region detached while the op travelled, fails with RMAD_ERR_DISP
  * and touches nothing.  It writes a copy of the table after the
@@ -47,7 +47,7 @@ static uint32_t lower(const struct win_local *l, uint64_t addr)
  * regions attached end to end (MPI-3.1 11.2.4 lets an access span
  * them: they are one piece of the member's memory).
  */
-int dyn_check(const struct win_local *l, uint64_t addr, uint64_t len)
+int dynwin_check(const struct win_local *l, uint64_t addr, uint64_t len)
 {
 	uint64_t end = addr + len, at;
 	uint32_t i;
@@ -123,7 +123,7 @@ static int detach(struct win_local *l, uint64_t addr)
 	return 0;
 }
 
-void agent_dyn_request(struct agent *a, uint32_t c,
+void dynwin_request(struct agent *a, uint32_t c,
 		       const struct rmad_ctl_win_attach *m)
 {
 	struct agent_win *w = agent_win_of_client(a, c, m->key);

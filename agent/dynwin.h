@@ -13,10 +13,10 @@
 struct rmad_ctl_win_attach;
 
 /* WIN_ATTACH or WIN_DETACH from client c: done, and answered. */
-void agent_dyn_request(struct agent *a, uint32_t c,
+void dynwin_request(struct agent *a, uint32_t c,
 		       const struct rmad_ctl_win_attach *m);
 /* 0 when [addr, addr + len) lies in one region l attached, else
  * RMAD_ERR_DISP. */
-int dyn_check(const struct win_local *l, uint64_t addr, uint64_t len);
+int dynwin_check(const struct win_local *l, uint64_t addr, uint64_t len);
 
 #endif

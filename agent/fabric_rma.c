@@ -58,7 +58,7 @@ static int mr_key(struct rmad_fabric *f, uint64_t *key)
 	size_t ks = f->info->domain_attr->mr_key_size;
 
 	if (!f->key_ready) {
-		f->key_ready = rmad_random_bytes(f->key_secret,
+		f->key_ready = secret_random_bytes(f->key_secret,
 					    sizeof(f->key_secret)) ? -1 : 1;
 		if (f->key_ready < 0)
 			rmad_err("fabric: no random bytes for registration "
@@ -67,7 +67,7 @@ static int mr_key(struct rmad_fabric *f, uint64_t *key)
 	}
 	if (f->key_ready < 0)
 		return -1;
-	*key = rmad_siphash(f->key_secret, ++f->next_key, NULL, 0);
+	*key = secret_siphash(f->key_secret, ++f->next_key, NULL, 0);
 	if (ks && ks < 8)
 		*key &= ((uint64_t)1 << (8 * ks)) - 1;
 	return 0;

@@ -62,11 +62,11 @@ void fab_tags_session(struct fab_tags *t, int node, uint64_t mine,
 	w[0] = (uint64_t)(uint32_t)t->self | (uint64_t)(uint32_t)node << 32;
 	w[1] = mine;
 	w[2] = theirs;
-	rmad_key_derive(t->key[t->self], w, p->tx_key);
+	secret_key_derive(t->key[t->self], w, p->tx_key);
 	w[0] = (uint64_t)(uint32_t)node | (uint64_t)(uint32_t)t->self << 32;
 	w[1] = theirs;
 	w[2] = mine;
-	rmad_key_derive(t->key[node], w, p->rx_key);
+	secret_key_derive(t->key[node], w, p->rx_key);
 }
 
 static uint64_t clock_ns(void)
@@ -81,7 +81,7 @@ static uint64_t clock_ns(void)
 static uint64_t tag_of(const uint64_t k[2], const struct fab_tag *h,
 		       const char *buf, size_t len)
 {
-	return rmad_siphash(k, (uint64_t)h->src | (uint64_t)h->dst << 32, buf,
+	return secret_siphash(k, (uint64_t)h->src | (uint64_t)h->dst << 32, buf,
 			    len + offsetof(struct fab_tag, tag));
 }
 
@@ -151,7 +151,7 @@ enum fab_tag_verdict fab_tags_open(struct fab_tags *t, int from,
 			  h.src, bound ? " for our session" : "");
 		return FAB_TAG_BAD;
 	}
-	if (bound ? !rmad_replay_take(&p->rx, n) : p->up && n <= p->unb_hi) {
+	if (bound ? !secret_replay_take(&p->rx, n) : p->up && n <= p->unb_hi) {
 		rmad_warn("fabric: dropped a message from node %u: its "
 			  "number (%s %llu) was taken before: a replay",
 			  h.src, bound ? "bound" : "unbound",

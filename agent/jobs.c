@@ -154,24 +154,24 @@ static struct agent_job *job_new(struct agent *a, const char *ns,
 		j->size = size;
 		j->local_size = local_size;
 		j->born_ns = rmad_now_ns();
-		j->root = am_root(a);
+		j->root = liveness_root(a);
 		/* the map comes from there: watched closely meanwhile */
 		j->watched_root = j->root;
-		am_watch(a, j->root, 1);
+		liveness_watch(a, j->root, 1);
 		a->jb.bar_nwait[k] = 0;
 		j->prev_root = -1;
 	}
 	return j;
 }
 
-/* Each node of j's map once, to am_watch (on: the map came; 0: the
+/* Each node of j's map once, to liveness_watch (on: the map came; 0: the
  * job goes): its heartbeats go every heartbeat_ms meanwhile. */
 static void watch_map(struct agent *a, struct agent_job *j, int on)
 {
 	for (int node = 0; node < a->nnodes; node++)
 		for (int32_t k = 0; k < j->map_runs; k++)
 			if (j->map[k].node == node) {
-				am_watch(a, node, on);
+				liveness_watch(a, node, on);
 				break;
 			}
 	j->watched_map = on;
@@ -182,7 +182,7 @@ static void watch_map(struct agent *a, struct agent_job *j, int on)
 void jobs_unwatch_joins(struct agent *a, struct agent_job *j)
 {
 	for (int32_t k = 0; k < j->jnruns; k++)
-		am_watch(a, j->jruns[k].node, 0);
+		liveness_watch(a, j->jruns[k].node, 0);
 	free(j->jruns);
 	j->jruns = NULL;
 	j->jnruns = j->jcap = 0;
@@ -203,7 +203,7 @@ void jobs_free(struct agent *a, struct agent_job *j)
 	if (j->watched_map)
 		watch_map(a, j, 0);
 	if (j->watched_root >= 0)
-		am_watch(a, j->watched_root, 0);
+		liveness_watch(a, j->watched_root, 0);
 
 	if (a->job_hooks.freed)
 		a->job_hooks.freed(a, j);
@@ -270,7 +270,7 @@ void agent_job_put(struct agent *a, struct agent_job *j)
 	jobs_free(a, j);
 }
 
-int agent_rank_node(struct agent_job *j, int32_t rank)
+int agent_job_rank_node(struct agent_job *j, int32_t rank)
 {
 	int lo = 0, hi = j->map_runs - 1;
 
@@ -363,7 +363,7 @@ void agent_job_client_joined(struct agent *a, struct agent_job *j)
 	/* a static mesh: not to a root that may have died unseen (an
 	 * idle node's timeout is long): it echoes our probe first, or is
 	 * declared dead and replaced (join_retry) */
-	j->join_wait = a->mesh && !am_node_fresh(a, j->root);
+	j->join_wait = a->mesh && !liveness_node_fresh(a, j->root);
 	if (j->join_wait)
 		return;
 	ranks = malloc(sizeof(*ranks) * (size_t)j->local_size);
@@ -503,7 +503,7 @@ void jobs_root_join(struct agent *a, const struct rmad_am_hdr *h,
 		j->key = h->job;
 		j->made_by = (int32_t)h->src_node + 1;
 		j->root = a->node;
-		am_watch(a, j->watched_root, 0);	/* no map to wait for */
+		liveness_watch(a, j->watched_root, 0);	/* no map to wait for */
 		j->watched_root = -1;
 	}
 	if (j->size != jp->size) {
@@ -555,7 +555,7 @@ void jobs_root_join(struct agent *a, const struct rmad_am_hdr *h,
 	}
 	for (int32_t k = 0; k < n; k++) {
 		j->jruns[j->jnruns++] = runs[k];
-		am_watch(a, runs[k].node, 1);
+		liveness_watch(a, runs[k].node, 1);
 		j->jranks += runs[k].count;
 	}
 	rmad_dbg("job %s: node %u joins, %d of %d ranks", j->nspace,
@@ -641,7 +641,7 @@ void jobs_got_map(struct agent *a, const struct rmad_am_hdr *h,
 	watch_map(a, j, 1);
 	rmad_dbg("job %s: map ready, %d runs on %d nodes", j->nspace,
 		 j->map_runs, j->job_nodes);
-	agent_job_retry_barriers(a, j);
+	jobs_bar_retry(a, j);
 }
 
 /* The index of rank in j's dead list, or where it would go (*found). */
@@ -676,7 +676,7 @@ int agent_job_rank_dead(struct agent *a, struct agent_job *j, int32_t rank)
 
 	if (agent_job_proc_dead(j, rank))
 		return 1;
-	node = agent_rank_node(j, rank);
+	node = agent_job_rank_node(j, rank);
 	return node >= 0 && am_node_dead(a, node);
 }
 

@@ -32,7 +32,7 @@ void agent_job_rank_failed(struct agent *a, struct agent_job *j,
 			   int32_t rank);
 void agent_job_client_joined(struct agent *a, struct agent_job *j);
 /* The node that serves rank of job j, or -1. */
-int agent_rank_node(struct agent_job *j, int32_t rank);
+int agent_job_rank_node(struct agent_job *j, int32_t rank);
 /* How many ranks of job j node serves (by the map: 0 before it). */
 int32_t agent_job_node_ranks(const struct agent_job *j, int node);
 /* Does job j have ranks on node?  Once its map is ready, exactly; before

@@ -44,7 +44,7 @@ void jobs_bar_free(struct agent *a, struct agent_job *j)
 	int k = (int)(j - a->jobs);
 
 	for (int x = 0; x < a->jb.bar_nwait[k]; x++)
-		agent_op_abandon(a, a->jb.bar_wait[k][x].op);
+		completion_op_abandon(a, a->jb.bar_wait[k][x].op);
 	free(a->jb.bar_wait[k]);
 	a->jb.bar_wait[k] = NULL;
 	a->jb.bar_nwait[k] = 0;
@@ -67,11 +67,11 @@ static void complete_pending(struct agent *a, struct agent_job *j,
 
 		if (a->cl[pb->client].registered &&
 		    a->cl[pb->client].gen == pb->gen)
-			agent_complete_op(a, pb->client, pb->op, status);
+			completion_op_done(a, pb->client, pb->op, status);
 		else
-			agent_op_abandon(a, pb->op);
+			completion_op_abandon(a, pb->op);
 	}
-	agent_flush_wakeups(a);
+	completion_flush_wakeups(a);
 }
 
 void jobs_bar_fail(struct agent *a, struct agent_job *j, int status)
@@ -113,7 +113,7 @@ void jobs_bar_release(struct agent *a, struct agent_job *j, uint64_t ep)
 	complete_pending(a, j, 0);
 }
 
-void agent_job_retry_barriers(struct agent *a, struct agent_job *j)
+void jobs_bar_retry(struct agent *a, struct agent_job *j)
 {
 	struct rmad_am_hdr h = {
 		.type = RMAD_AM_BARRIER_ARRIVE,
@@ -131,25 +131,25 @@ void agent_job_retry_barriers(struct agent *a, struct agent_job *j)
 	am_send(a, jobs_bar_root(j), &h, NULL, 0);
 }
 
-void agent_op_barrier(struct agent *a, uint32_t c, uint32_t op)
+void jobs_bar_op(struct agent *a, uint32_t c, uint32_t op)
 {
 	struct agent_job *j = a->cl[c].job;
 	int k = (int)(j - a->jobs);
 
 	if (j->failed) {
-		agent_complete_op(a, c, op, RMAD_ERR_PROC_FAILED);
+		completion_op_done(a, c, op, RMAD_ERR_PROC_FAILED);
 		return;
 	}
 	if (a->jb.bar_nwait[k] >= j->local_size || j->bar_local < 0) {
 		/* a second barrier from one rank before the release */
-		agent_complete_op(a, c, op, RMAD_ERR_SYNC);
+		completion_op_done(a, c, op, RMAD_ERR_SYNC);
 		return;
 	}
 	if (!a->jb.bar_wait[k]) {
 		a->jb.bar_wait[k] = calloc((size_t)j->local_size,
 					   sizeof(**a->jb.bar_wait));
 		if (!a->jb.bar_wait[k]) {
-			agent_complete_op(a, c, op, RMAD_ERR_NOMEM);
+			completion_op_done(a, c, op, RMAD_ERR_NOMEM);
 			return;
 		}
 	}
@@ -157,6 +157,6 @@ void agent_op_barrier(struct agent *a, uint32_t c, uint32_t op)
 		.client = c, .gen = a->cl[c].gen, .op = op,
 	};
 	j->bar_local++;
-	agent_job_retry_barriers(a, j);
+	jobs_bar_retry(a, j);
 }
 

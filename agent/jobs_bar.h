@@ -16,10 +16,10 @@
 #define JN_ARRIVED	2u
 
 /* A client's barrier op: completes when every rank of its job arrived. */
-void agent_op_barrier(struct agent *a, uint32_t client, uint32_t op);
+void jobs_bar_op(struct agent *a, uint32_t client, uint32_t op);
 /* Our arrival goes to the barrier's root once every local rank arrived
  * and the map is ready; a failed job's barriers fail. */
-void agent_job_retry_barriers(struct agent *a, struct agent_job *j);
+void jobs_bar_retry(struct agent *a, struct agent_job *j);
 
 /* For jobs.c: the tables of waiting barrier ops (made before the first
  * job: 0 or RMAD_ERR_NOMEM); a job's ops given back as it goes; its

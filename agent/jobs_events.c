@@ -71,18 +71,18 @@ static int attach_timeouts(struct agent *a, uint64_t now)
  * dead), watched in its place. */
 static void job_new_root(struct agent *a, struct agent_job *j)
 {
-	int root = am_root(a);
+	int root = liveness_root(a);
 
 	if (root == j->root)
 		return;
 	rmad_info("job %s: node %d, which would collect its map, is dead: "
 		  "node %d does", j->nspace, j->root, root);
 	if (j->watched_root >= 0)
-		am_watch(a, j->watched_root, 0);
+		liveness_watch(a, j->watched_root, 0);
 	j->prev_root = j->root;	/* its map, if it comes after all, counts */
 	j->root = root;
 	j->watched_root = root;
-	am_watch(a, root, 1);
+	liveness_watch(a, root, 1);
 }
 
 /* JOINs that wait for their root: sent once it echoed our probe, or to
@@ -101,15 +101,15 @@ static void join_retry(struct agent *a)
 }
 
 /* Called from the agent's tick: fail jobs whose ranks did not all
- * attach; send JOINs that waited (pings: agent_ping_tick). */
-void agent_jobs_tick(struct agent *a)
+ * attach; send JOINs that waited (pings: jobs_ping_tick). */
+void jobs_events_tick(struct agent *a)
 {
 	uint64_t now = rmad_now_ns();
 	int done = attach_timeouts(a, now);
 
 	join_retry(a);
 	if (done)
-		agent_flush_wakeups(a);
+		completion_flush_wakeups(a);
 }
 
 /* --------------------------------------------------------- dispatch */
@@ -240,7 +240,7 @@ static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 		int32_t r = (int32_t)(h->count - 1);
 
 		/* a node speaks for its own ranks only */
-		if (agent_rank_node(j, r) == (int)h->src_node)
+		if (agent_job_rank_node(j, r) == (int)h->src_node)
 			agent_job_rank_failed(a, j, r);
 		else
 			rmad_warn("job %s: node %u says rank %d died, which "
@@ -292,7 +292,7 @@ static void jobs_node_dead(struct agent *a, int node)
 	}
 }
 
-void agent_jobs_am_init(struct agent *a)
+void jobs_events_init(struct agent *a)
 {
 	am_on_node_dead(a, jobs_node_dead);
 	am_register(a, RMAD_AM_JOB_JOIN, on_job);

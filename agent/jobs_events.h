@@ -10,9 +10,9 @@
 
 /* From the agent's tick: fail jobs whose ranks did not all attach
  * within attach_timeout_ms; send JOINs that waited for their root. */
-void agent_jobs_tick(struct agent *a);
+void jobs_events_tick(struct agent *a);
 /* Registers the job and barrier packet handlers with am, and the hook
  * for a node declared dead (before the ping's and the RMA layer's). */
-void agent_jobs_am_init(struct agent *a);
+void jobs_events_init(struct agent *a);
 
 #endif

@@ -20,7 +20,7 @@
 /* A pong that has not come back by then is not coming (agent lost). */
 #define PING_TIMEOUT_NS	(10ull * 1000000000ull)
 
-void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
+void jobs_ping_op(struct agent *a, uint32_t c, uint32_t op,
 		   const struct rmad_op_elem *e)
 {
 	struct agent_job *j = a->cl[c].job;
@@ -30,25 +30,25 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
 	int node;
 
 	if (!j->map_ready) {
-		agent_complete_op(a, c, op, RMAD_ERR_SYNC);
+		completion_op_done(a, c, op, RMAD_ERR_SYNC);
 		return;
 	}
-	node = agent_rank_node(j, target);
+	node = agent_job_rank_node(j, target);
 	if (node < 0) {
-		agent_complete_op(a, c, op, RMAD_ERR_RANK);
+		completion_op_done(a, c, op, RMAD_ERR_RANK);
 		return;
 	}
 	if (node == a->node) {
-		agent_complete_op(a, c, op, 0);
+		completion_op_done(a, c, op, 0);
 		return;
 	}
 	if (am_node_dead(a, node)) {
-		agent_complete_op(a, c, op, RMAD_ERR_PROC_FAILED);
+		completion_op_done(a, c, op, RMAD_ERR_PROC_FAILED);
 		return;
 	}
 	p = malloc(sizeof(*p));
 	if (!p) {
-		agent_complete_op(a, c, op, RMAD_ERR_NOMEM);
+		completion_op_done(a, c, op, RMAD_ERR_NOMEM);
 		return;
 	}
 	p->client = c;
@@ -65,7 +65,7 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
 	if (am_send(a, node, &h, NULL, 0)) {
 		a->pings = p->next;
 		free(p);
-		agent_complete_op(a, c, op, RMAD_ERR_FABRIC);
+		completion_op_done(a, c, op, RMAD_ERR_FABRIC);
 	}
 }
 
@@ -74,14 +74,14 @@ void agent_op_ping(struct agent *a, uint32_t c, uint32_t op,
 static void ping_end(struct agent *a, struct agent_ping *p, int status)
 {
 	if (a->cl[p->client].registered && a->cl[p->client].gen == p->gen)
-		agent_complete_op(a, p->client, p->op, status);
+		completion_op_done(a, p->client, p->op, status);
 	else
-		agent_op_abandon(a, p->op);
+		completion_op_abandon(a, p->op);
 	free(p);
 }
 
 /* Fail pings whose answer never came (from the agent's tick). */
-void agent_ping_tick(struct agent *a)
+void jobs_ping_tick(struct agent *a)
 {
 	uint64_t now = rmad_now_ns();
 	int done = 0;
@@ -99,7 +99,7 @@ void agent_ping_tick(struct agent *a)
 		done = 1;
 	}
 	if (done)
-		agent_flush_wakeups(a);
+		completion_flush_wakeups(a);
 }
 
 static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
@@ -111,7 +111,7 @@ static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
 			continue;
 		*pp = p->next;
 		ping_end(a, p, 0);
-		agent_flush_wakeups(a);
+		completion_flush_wakeups(a);
 		return;
 	}
 	rmad_dbg("pong with unknown cookie from node %u", h->src_node);
@@ -141,10 +141,10 @@ static void ping_node_dead(struct agent *a, int node)
 		done = 1;
 	}
 	if (done)
-		agent_flush_wakeups(a);
+		completion_flush_wakeups(a);
 }
 
-void agent_ping_init(struct agent *a)
+void jobs_ping_init(struct agent *a)
 {
 	am_on_node_dead(a, ping_node_dead);
 	am_register(a, RMAD_AM_PONG, on_pong);

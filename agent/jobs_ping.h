@@ -10,12 +10,12 @@
 #include "agent.h"
 
 /* A client's ping op to the target rank's node. */
-void agent_op_ping(struct agent *a, uint32_t client, uint32_t op,
+void jobs_ping_op(struct agent *a, uint32_t client, uint32_t op,
 		   const struct rmad_op_elem *e);
 /* From the agent's tick: pings unanswered for 10 s fail. */
-void agent_ping_tick(struct agent *a);
+void jobs_ping_tick(struct agent *a);
 /* Registers the PONG handler with am, and the hook that ends the pings
  * to a node declared dead (after jobs.c's). */
-void agent_ping_init(struct agent *a);
+void jobs_ping_init(struct agent *a);
 
 #endif

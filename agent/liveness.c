@@ -33,7 +33,7 @@ static void hb_send(struct agent *a, int node, uint16_t flags);
  * Liveness is proven by echoes, not by what merely arrives.  Every
  * heartbeat carries its sender's clock (disp: a stamp, never 0) and the
  * newest stamp it took from the node it goes to (wkey: the echo); one
- * that is not itself an answer (RMAD_AMF_ECHO) is answered at once.  A
+ * that is not itself an target_answer (RMAD_AMF_ECHO) is answered at once.  A
  * node is alive as of the newest of our stamps it echoed: it held our
  * heartbeat sent then.  So a packet that was held back on the way and
  * released later, or a stash of a dead node's heartbeats played one by
@@ -101,7 +101,7 @@ static uint64_t mesh_inc(void)
 {
 	uint64_t v = 0;
 
-	if (rmad_random_bytes(&v, sizeof(v)))
+	if (secret_random_bytes(&v, sizeof(v)))
 		v = rmad_now_ns() ^ ((uint64_t)getpid() << 32);
 	return v ? v : 1;
 }
@@ -190,7 +190,7 @@ static void mesh_heard(struct agent *a, int node, uint64_t mi, uint64_t t)
 	hb_send(a, node, 0);	/* it may wait for our echo of its own */
 }
 
-int am_root(const struct agent *a)
+int liveness_root(const struct agent *a)
 {
 	if (!a->mesh)
 		return 0;
@@ -305,7 +305,7 @@ static void declare_dead(struct agent *a, int node, const char *why)
  * a heartbeat, which a static mesh of thousands of nodes cannot pay.
  * So there, a node is watched at heartbeat_ms only while it is busy:
  * one of our jobs has ranks there or waits there for its map
- * (am_watch), or we sent it a packet within heartbeat_timeout_ms.  An
+ * (liveness_watch), or we sent it a packet within heartbeat_timeout_ms.  An
  * idle node gets a heartbeat every heartbeat_idle_ms, and is declared
  * dead after as many missed heartbeats as a busy one.  A node that
  * becomes busy is probed at once and must answer within two
@@ -318,7 +318,7 @@ static int am_idle_on(const struct agent *a)
 	return a->mesh && a->p.heartbeat_idle_ms > a->p.heartbeat_ms;
 }
 
-void am_watch(struct agent *a, int node, int on)
+void liveness_watch(struct agent *a, int node, int on)
 {
 	struct am_ctx *m = &a->am;
 
@@ -333,7 +333,7 @@ void am_watch(struct agent *a, int node, int on)
 		m->used[node] = 1;	/* probed at the next tick */
 }
 
-void am_node_counts(const struct agent *a, int *up, int *busy)
+void liveness_node_counts(const struct agent *a, int *up, int *busy)
 {
 	const struct am_ctx *m = &a->am;
 
@@ -346,7 +346,7 @@ void am_node_counts(const struct agent *a, int *up, int *busy)
 	}
 }
 
-int am_node_fresh(const struct agent *a, int node)
+int liveness_node_fresh(const struct agent *a, int node)
 {
 	const struct am_ctx *m = &a->am;
 	uint64_t limit = (uint64_t)a->p.heartbeat_timeout_ms * 1000000ull;
@@ -413,7 +413,7 @@ static int local_agent_gone(struct agent *a, int node)
 	 * lock's abstract name lives */
 	if (a->vnode < 0 || !a->sdir[0] ||
 	    rmad_agent_sock_path(a->sdir, node, path, sizeof(path)) ||
-	    agent_lock_take(path, &fd) != 0)
+	    sweep_lock_take(path, &fd) != 0)
 		return 0;
 	close(fd);
 	return 1;
@@ -492,7 +492,7 @@ static int hb_judge(struct agent *a, int node, uint64_t now, uint64_t hb,
 	return 1;
 }
 
-void am_tick(struct agent *a, uint64_t now)
+void liveness_tick(struct agent *a, uint64_t now)
 {
 	struct am_ctx *m = &a->am;
 	uint64_t hb = (uint64_t)a->p.heartbeat_ms * 1000000ull;

@@ -128,7 +128,7 @@ static void check_idle_exit(struct agent *a)
 	if (now - a->idle_since_ns < (uint64_t)a->p.idle_exit_ms * 1000000ull)
 		return;
 	/* take connections already queued before deciding */
-	agent_accept_pending(a);
+	clients_accept_pending(a);
 	if (a->nclients > 0)
 		return;
 	rmad_info("idle for %ld ms with no clients: exiting",
@@ -158,10 +158,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 	if (a->reload)
 		options_reload(a);
-	am_tick(a, now);
-	agent_jobs_tick(a);
-	agent_ping_tick(a);
-	agent_clients_tick(a, now);
+	liveness_tick(a, now);
+	jobs_events_tick(a);
+	jobs_ping_tick(a);
+	clients_tick(a, now);
 	agent_win_tick(a, now);
 	check_idle_exit(a);
 	check_owner(a);
@@ -241,7 +241,7 @@ static int agent_sleep(struct agent *a)
 	 * flag.  Either we see its op, or it sees the flag and kicks us.
 	 */
 	rmad_smp_mb();
-	if (!agent_rings_empty(a) || rmad_fabric_busy(a->fab) ||
+	if (!rings_empty(a) || rmad_fabric_busy(a->fab) ||
 	    agent_rma_transfers(a)) {
 		uatomic_and(&h->agent_flags, ~RMAD_AGENT_NEED_WAKEUP);
 		return 0;
@@ -344,7 +344,7 @@ void loop_run(struct agent *a)
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	while (!a->stopping) {
 		uint64_t t0 = a->ws_idle ? rmad_now_ns() : 0, now;
-		int n = agent_poll_rings(a), f = 0;
+		int n = rings_poll(a), f = 0;
 
 		if (a->fab) {
 			f = rmad_fabric_progress(a->fab);
@@ -361,9 +361,9 @@ void loop_run(struct agent *a)
 		/* what the pass produced leaves now, not at the pass's end:
 		 * under SCHED_IDLE a process of our core may preempt us in
 		 * between, and an answer would wait for our next turn.  (And
-		 * sends before wakes: agent_flush_wakeups.) */
+		 * sends before wakes: completion_flush_wakeups.) */
 		am_flush(a);
-		agent_flush_wakeups(a);
+		completion_flush_wakeups(a);
 		now = rmad_now_ns();
 		sched_busy(a, now);
 		if (a->ws_idle) {
@@ -383,7 +383,7 @@ void loop_run(struct agent *a)
 		}
 		/* the end of the pass: what the event callbacks or the
 		 * sends completed, and what waits in aggregates goes */
-		agent_flush_wakeups(a);
+		completion_flush_wakeups(a);
 		am_flush(a);
 		if (n || a->p.busy_poll)
 			continue;

@@ -65,10 +65,10 @@ static int take_agent_lock(struct agent *a)
 {
 	int err;
 
-	/* a sweep (agent_sweep_rundir) holds it for a moment to tell a
+	/* a sweep (sweep_rundir) holds it for a moment to tell a
 	 * dead agent from a live one: a few tries before giving way */
 	for (int i = 0; i < 10; i++) {
-		err = agent_lock_take(a->sock_path, &a->m.lock_fd);
+		err = sweep_lock_take(a->sock_path, &a->m.lock_fd);
 		if (err != 1)
 			break;
 		usleep(10000);
@@ -277,8 +277,8 @@ static void agent_cleanup(struct agent *a)
 {
 	if (a->hdr)
 		uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_STOPPING);
-	agent_unlisten(a);
-	agent_drop_all_clients(a);
+	clients_unlisten(a);
+	clients_drop_all(a);
 	agent_rma_fini(a);
 	agent_win_fini(a);
 	agent_mem_fini(a);
@@ -313,7 +313,7 @@ static void agent_cleanup(struct agent *a)
 	liveness_fini(a);
 	am_fini(a);
 	rmad_boot_free(&a->boot);
-	agent_segment_destroy(a);
+	completion_segment_destroy(a);
 	if (a->doorbell_ev)
 		event_free(a->doorbell_ev);
 	if (a->doorbell >= 0)
@@ -331,7 +331,7 @@ static void agent_cleanup(struct agent *a)
 		rmdir(a->sdir);	/* only if empty: other agents may share it */
 	if (a->m.lock_fd >= 0)
 		close(a->m.lock_fd);
-	agent_clients_free(a);
+	clients_free(a);
 	free(a->jobs);
 	free(a->m.set_args);
 	a->m.set_args = NULL;
@@ -364,7 +364,7 @@ static int setup_rundir(struct agent *a)
 	slash = strrchr(rdir, '/');
 	if (slash && slash != rdir) {
 		*slash = '\0';
-		agent_sweep_rundir(rdir, getuid(), 1);
+		sweep_rundir(rdir, getuid(), 1);
 	}
 	return 0;
 }
@@ -405,7 +405,7 @@ int main(int argc, char **argv)
 	}
 	gethostname(a->hostname, sizeof(a->hostname) - 1);
 	a->jobs = calloc((size_t)a->p.max_jobs, sizeof(*a->jobs));
-	if (agent_clients_alloc(a) || !a->jobs) {
+	if (clients_alloc(a) || !a->jobs) {
 		rmad_err("out of memory");
 		goto fail;
 	}
@@ -413,15 +413,15 @@ int main(int argc, char **argv)
 		goto fail;
 	am_init(a);
 	liveness_init(a);
-	agent_jobs_am_init(a);
-	agent_ping_init(a);
+	jobs_events_init(a);
+	jobs_ping_init(a);
 	/* regions of this user's agents that were killed (SIGKILL) */
-	agent_sweep_shm("/dev/shm", getuid());
+	sweep_shm("/dev/shm", getuid());
 	if (setup_mesh(a, use_pmix))
 		goto fail;
 	if (a->vnode >= 0)
 		a->vnode = a->node;
-	agent_pin(a);
+	pin_agent(a);
 	sched_check_peer(a);
 	if (setup_rundir(a))
 		goto fail;
@@ -434,13 +434,13 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto fail;
-	if (agent_segment_create(a) || agent_win_init(a) || agent_mem_init(a) ||
+	if (completion_segment_create(a) || agent_win_init(a) || agent_mem_init(a) ||
 	    agent_rma_init(a))
 		goto fail;
-	agent_winsync_init(a);
+	winsync_init(a);
 	/* before any client attaches: what typed ops may carry */
-	a->hdr->type_blob_max = agent_type_blob_max(a);
-	a->hdr->type_chunk_max = agent_type_chunk_max(a);
+	a->hdr->type_blob_max = ty_blob_max(a);
+	a->hdr->type_chunk_max = ty_chunk_max(a);
 	if (a->nnodes > 1 && rmad_boot_fence(&a->boot)) {
 		rmad_err("startup fence of the agent mesh failed");
 		goto fail;
@@ -448,7 +448,7 @@ int main(int argc, char **argv)
 	/* every agent of the mesh is up: watch them from now on */
 	if (am_start(a) || liveness_start(a))
 		goto fail;
-	if (agent_listen(a))
+	if (clients_listen(a))
 		goto fail;
 	bell_open(a);		/* a mesh of one host with no wait object */
 	write_pid_file(a);

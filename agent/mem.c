@@ -17,7 +17,7 @@
  * touch it.
  *
  * Every memfd a client hands over (this memory, a window's) is mapped
- * only once agent_memfd_check found it sealed at its size: a client
+ * only once agent_mem_fd_check found it sealed at its size: a client
  * that could shrink it would turn our next access into a SIGBUS, the
  * agent's death for every client of the node.  The seals are checked
  * before the size, which they then fix for good.
@@ -74,7 +74,7 @@ static void region_gone(struct agent *a, struct mem_region *r)
 }
 
 
-static void answer(struct agent *a, uint32_t c, uint64_t addr, int status)
+static void target_answer(struct agent *a, uint32_t c, uint64_t addr, int status)
 {
 	struct rmad_ctl_win_reply r = { 0 };
 
@@ -95,7 +95,7 @@ int agent_mem_init(struct agent *a)
 	return m->regions && m->nregions ? 0 : RMAD_ERR_NOMEM;
 }
 
-int agent_memfd_check(struct agent *a, uint32_t c, int fd, uint64_t need,
+int agent_mem_fd_check(struct agent *a, uint32_t c, int fd, uint64_t need,
 		      const char *what)
 {
 	struct agent_client *ac = &a->cl[c];
@@ -141,7 +141,7 @@ void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
 	if (fd < 0 || !m->size || m->size > MEM_SIZE_MAX ||
 	    m->addr + m->size < m->addr)
 		goto out;
-	status = agent_memfd_check(a, c, fd, m->size, "rmad_alloc_mem memory");
+	status = agent_mem_fd_check(a, c, fd, m->size, "rmad_alloc_mem memory");
 	if (status)
 		goto out;
 	status = RMAD_ERR_ARG;
@@ -169,7 +169,7 @@ void agent_mem_reg(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m,
 out:
 	if (fd >= 0)
 		close(fd);
-	answer(a, c, m->addr, status);
+	target_answer(a, c, m->addr, status);
 }
 
 void agent_mem_dereg(struct agent *a, uint32_t c,
@@ -184,10 +184,10 @@ void agent_mem_dereg(struct agent *a, uint32_t c,
 		*pp = r->next;
 		region_gone(a, r);
 		a->mm.nregions[c]--;
-		answer(a, c, m->addr, 0);
+		target_answer(a, c, m->addr, 0);
 		return;
 	}
-	answer(a, c, m->addr, RMAD_ERR_ARG);
+	target_answer(a, c, m->addr, RMAD_ERR_ARG);
 }
 
 /* Can we read client c's memory in place?  It put m->size at m->addr. */
@@ -205,7 +205,7 @@ void agent_mem_probe(struct agent *a, uint32_t c, const struct rmad_ctl_mem *m)
 		rmad_info("client %u (pid %d): no in-place access to its "
 			  "memory%s; it stages", c, (int)a->cl[c].pid,
 			  a->p.cma ? "" : " (cma = false)");
-	answer(a, c, m->addr, ok ? 0 : RMAD_ERR_PERM);
+	target_answer(a, c, m->addr, ok ? 0 : RMAD_ERR_PERM);
 }
 
 /* Client c's region holding [addr, addr + len), or NULL. */

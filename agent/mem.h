@@ -31,7 +31,7 @@ void *agent_mem_lookup(struct agent *a, uint32_t c, uint64_t addr,
  * faults.  Otherwise RMAD_ERR_PERM (not such a memfd, or unsealed) or
  * RMAD_ERR_ARG (too small), logged.
  */
-int agent_memfd_check(struct agent *a, uint32_t c, int fd, uint64_t need,
+int agent_mem_fd_check(struct agent *a, uint32_t c, int fd, uint64_t need,
 		      const char *what);
 /* As agent_mem_lookup, and the region stays mapped, even past its
  * deregistration or its client, until agent_mem_drop(*held). */

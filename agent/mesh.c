@@ -404,7 +404,7 @@ int rmad_mesh_keys(const char *path, struct rmad_boot *b)
 
 	if (!b || b->n <= 0 || b->keys)
 		return RMAD_ERR_ARG;
-	err = rmad_key_load(path, k);
+	err = secret_key_load(path, k);
 	if (err)
 		return err;
 	b->keys = calloc((size_t)b->n, sizeof(*b->keys));

@@ -37,7 +37,7 @@ int rmad_mesh_configured(const struct rmad_mesh_cfg *c);
 int rmad_mesh_load(const struct rmad_mesh_cfg *c, struct rmad_boot *b,
 		   char *host, size_t hostlen, char *port, size_t portlen);
 
-/* The mesh's tag key from the file at path (rmad_key_load), as every
+/* The mesh's tag key from the file at path (secret_key_load), as every
  * node's key in b->keys (rmad_fabric_set_auth): call after
  * rmad_mesh_load.  0, RMAD_ERR_ARG (logged) or RMAD_ERR_NOMEM. */
 int rmad_mesh_keys(const char *path, struct rmad_boot *b);

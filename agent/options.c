@@ -267,11 +267,11 @@ static int print_launch(struct agent *a)
 						 sizeof(buf)) != 0, &rc);
 	if (a->m.prints & PRINT_RANK_CPUS)
 		print_line(buf, a->m.rank_cpus_agents < 1 ||
-			   agent_rank_cpus(&a->p, a->m.rank_cpus_agents, buf,
+			   pin_rank_cpus(&a->p, a->m.rank_cpus_agents, buf,
 					   sizeof(buf)), &rc);
 	if (a->m.prints & PRINT_VNODE_CORES)
 		print_line(buf, a->m.vnode_cores_nodes < 1 ||
-			   agent_vnode_cores(&a->p, a->m.vnode_cores_nodes,
+			   pin_vnode_cores(&a->p, a->m.vnode_cores_nodes,
 					     buf, sizeof(buf)), &rc);
 	return rc;
 }
@@ -298,8 +298,8 @@ int options_show(struct agent *a, const char *fmt)
 				     sizeof(sdir)) || !(slash = strrchr(sdir, '/')))
 			return 2;
 		*slash = '\0';
-		printf("%d\n", agent_sweep_shm("/dev/shm", getuid()) +
-		       agent_sweep_rundir(sdir, getuid(), 1));
+		printf("%d\n", sweep_shm("/dev/shm", getuid()) +
+		       sweep_rundir(sdir, getuid(), 1));
 		return 0;
 	}
 	if (!strcmp(fmt, "names")) {

@@ -6,7 +6,7 @@
  * (virtual nodes) agent v takes the v-th core from the end, so they do
  * not pile onto one core.  Ranks are bound away from those cores by
  * rmad-run where the host has cores to spare, and otherwise each virtual
- * node's ranks to its agent's core (agent_vnode_cores).  Pinning
+ * node's ranks to its agent's core (pin_vnode_cores).  Pinning
  * failures are logged and never fatal: an unpinned agent still works.
  */
 #include <stdlib.h>
@@ -45,11 +45,11 @@ static int topo_load(hwloc_topology_t *topo)
 
 /*
  * The logical CPUs left for ranks once `nagents` agents of this host are
- * pinned as agent_pin() pins them, as a list such as "0-5" for the
+ * pinned as pin_agent() pins them, as a list such as "0-5" for the
  * launcher's --cpu-set.  Writes "" when no CPU is left (an oversubscribed
  * host: ranks then float) or when agents are not pinned at all.
  */
-int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
+int pin_rank_cpus(const struct rmad_params *p, int nagents, char *out,
 		    size_t len)
 {
 	hwloc_topology_t topo;
@@ -91,7 +91,7 @@ out_topo:
  * indices.  Writes "" unless core = auto: under a fixed core the agents
  * share one, and unpinned agents have none.
  */
-int agent_vnode_cores(const struct rmad_params *p, int nagents, char *out,
+int pin_vnode_cores(const struct rmad_params *p, int nagents, char *out,
 		      size_t len)
 {
 	hwloc_topology_t topo;
@@ -121,7 +121,7 @@ int agent_vnode_cores(const struct rmad_params *p, int nagents, char *out,
 	return ret;
 }
 
-int agent_pin(struct agent *a)
+int pin_agent(struct agent *a)
 {
 	hwloc_topology_t topo;
 	hwloc_obj_t core;
@@ -174,7 +174,7 @@ out:
  * the core's CPUs; an unpinned agent may run anywhere, so yes.  A pid
  * whose affinity cannot be read counts as sharing.
  */
-int agent_core_shared(const struct agent *a, pid_t pid)
+int pin_core_shared(const struct agent *a, pid_t pid)
 {
 	cpu_set_t s, both;
 
@@ -191,10 +191,10 @@ int agent_core_shared(const struct agent *a, pid_t pid)
  * The node of another agent of the mesh that may run on our core, or -1,
  * taking every agent of the mesh to be on this host (the caller asks
  * only for a mesh that cannot leave it: shm).  They are placed as
- * agent_pin() placed us: by vnode under core = auto, all on one core
+ * pin_agent() placed us: by vnode under core = auto, all on one core
  * under a fixed core, anywhere when not pinned.
  */
-int agent_core_peer(const struct agent *a)
+int pin_core_peer(const struct agent *a)
 {
 	for (int v = 0; v < a->nnodes; v++) {
 		if (v == a->node)

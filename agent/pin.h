@@ -10,15 +10,15 @@
 
 #include "agent.h"
 
-int agent_pin(struct agent *a);
+int pin_agent(struct agent *a);
 /* may pid run on the agent's core (1 when the agent is not pinned) */
-int agent_core_shared(const struct agent *a, pid_t pid);
+int pin_core_shared(const struct agent *a, pid_t pid);
 /* another agent of this host's mesh that may run on our core, or -1 */
-int agent_core_peer(const struct agent *a);
-int agent_rank_cpus(const struct rmad_params *p, int nagents, char *out,
+int pin_core_peer(const struct agent *a);
+int pin_rank_cpus(const struct rmad_params *p, int nagents, char *out,
 		    size_t len);
 /* each virtual node's cores when no core is spare ("" if unpinned) */
-int agent_vnode_cores(const struct rmad_params *p, int nagents, char *out,
+int pin_vnode_cores(const struct rmad_params *p, int nagents, char *out,
 		      size_t len);
 
 #endif

@@ -72,13 +72,13 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 	opc = e->opcode;
 	switch (opc) {
 	case RMAD_OPC_NOOP:
-		agent_complete_op(a, c, i, 0);
+		completion_op_done(a, c, i, 0);
 		break;
 	case RMAD_OPC_PING:
-		agent_op_ping(a, c, i, e);
+		jobs_ping_op(a, c, i, e);
 		break;
 	case RMAD_OPC_BARRIER:
-		agent_op_barrier(a, c, i);
+		jobs_bar_op(a, c, i);
 		break;
 	case RMAD_OPC_OPS_RESERVE:
 		completion_ops_reserve(a, c, i, e);
@@ -108,7 +108,7 @@ static void handle_op(struct agent *a, uint32_t c, uint32_t i)
 		a->cl[c].bad_ops++;
 		a->st.ops_bad++;
 		rmad_warn("client %u: bad opcode %u", c, opc);
-		agent_complete_op(a, c, i, RMAD_ERR_ARG);
+		completion_op_done(a, c, i, RMAD_ERR_ARG);
 		break;
 	}
 }
@@ -122,7 +122,7 @@ static int client_waits(const struct rmad_shm_client *sc)
 	return w != 0;
 }
 
-int agent_poll_rings(struct agent *a)
+int rings_poll(struct agent *a)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
 	uint32_t mask = h->ring_entries - 1;
@@ -191,11 +191,11 @@ int agent_poll_rings(struct agent *a)
 		total += n;
 	}
 	if (total)
-		agent_flush_wakeups(a);
+		completion_flush_wakeups(a);
 	return total;
 }
 
-int agent_rings_empty(struct agent *a)
+int rings_empty(struct agent *a)
 {
 	const struct rmad_shm_hdr *h = &a->lay;
 
@@ -218,7 +218,7 @@ int agent_rings_empty(struct agent *a)
 }
 
 /* 1 if every registered client has a thread asleep on a counter */
-int agent_clients_waiting(struct agent *a)
+int rings_clients_waiting(struct agent *a)
 {
 	uint32_t seen = 0;
 

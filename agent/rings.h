@@ -8,10 +8,10 @@
 #include "agent.h"
 
 /* Take submitted ops off every client's ring; how many. */
-int agent_poll_rings(struct agent *a);
+int rings_poll(struct agent *a);
 /* 1 if no client's ring holds an op. */
-int agent_rings_empty(struct agent *a);
+int rings_empty(struct agent *a);
 /* 1 if every registered client has a thread asleep on a counter. */
-int agent_clients_waiting(struct agent *a);
+int rings_clients_waiting(struct agent *a);
 
 #endif

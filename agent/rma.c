@@ -52,7 +52,7 @@ static int32_t check_data_op(struct agent *a, struct agent_win *w,
 		return RMAD_ERR_TYPE;
 	if (agent_win_target(w, op->target, &size, &du))
 		return RMAD_ERR_RANK;
-	node = agent_rank_node(w->job, op->target);
+	node = agent_job_rank_node(w->job, op->target);
 	if (node < 0 || node == a->node)
 		return RMAD_ERR_RANK;	/* same node: the client's job */
 	if (agent_job_rank_dead(a, w->job, op->target))
@@ -210,7 +210,7 @@ static int32_t open_epoch(struct agent *a, uint32_t c, struct agent_win *w,
 	if (op->opcode == RMAD_OPC_LOCK &&
 	    ((op->op != RMAD_LOCK_SHARED && op->op != RMAD_LOCK_EXCLUSIVE) ||
 	     agent_win_target(w, op->target, &size, &unit) ||
-	     agent_rank_node(w->job, op->target) == a->node))
+	     agent_job_rank_node(w->job, op->target) == a->node))
 		return RMAD_ERR_ARG;
 	if (op->opcode == RMAD_OPC_LOCK &&
 	    agent_job_rank_dead(a, w->job, op->target))
@@ -223,7 +223,7 @@ static int32_t open_epoch(struct agent *a, uint32_t c, struct agent_win *w,
 
 		if (ns > 65536 || np > 65536)
 			return RMAD_ERR_ARG;
-		*o = origin_new(a, w, c, ns ? ns : 1, np);
+		*o = oplist_origin_new(a, w, c, ns ? ns : 1, np);
 		if (!*o)
 			return RMAD_ERR_NOMEM;
 	}
@@ -254,10 +254,10 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 		/* a notice, not an op of an epoch: no origin state */
 		st = pscw_post(a, w, l, op);
 		op->serial = 0;
-		agent_complete_op(a, c, i, st);
+		completion_op_done(a, c, i, st);
 		return;
 	}
-	o = w ? origin_find(w, c, ac->gen) : NULL;
+	o = w ? oplist_origin_find(w, c, ac->gen) : NULL;
 	if (!st) {
 		switch (op->opcode) {
 		case RMAD_OPC_LOCK:
@@ -279,7 +279,7 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 				 * that found no epoch surfaces now */
 				st = ac->rma_err;
 				ac->rma_err = 0;
-				agent_complete_op(a, c, i, st);
+				completion_op_done(a, c, i, st);
 				return;
 			}
 			break;
@@ -302,21 +302,21 @@ void agent_rma_op(struct agent *a, uint32_t c, uint32_t i,
 	}
 	if (st) {
 		if (o)
-			set_err(o, st);
+			oplist_set_err(o, st);
 		else if (!ac->rma_err)
 			ac->rma_err = st;
 		rmad_dbg("client %u: rma op %u refused (%d): window %s, %s",
 			 c, op->opcode, st, w ? "found" : "unknown",
 			 l ? "member" : "not a member");
 		op->serial = 0;
-		agent_complete_op(a, c, i, st);
+		completion_op_done(a, c, i, st);
 		return;
 	}
 	op->o = o;
-	if (route_issue_fast(a, o, i))
+	if (rma_progress_fast(a, o, i))
 		return;
-	if (o->shead != RMAD_NIL || route(a, o, i) < 0)
-		list_add(R, &o->shead, &o->stail, i);
+	if (o->shead != RMAD_NIL || origin_route(a, o, i) < 0)
+		oplist_add(R, &o->shead, &o->stail, i);
 	make_rma_progress_win(a, o);
 }
 
@@ -339,11 +339,11 @@ void agent_rma_client_gone(struct agent *a, uint32_t c)
 			    (v & RMAD_LW_VALUE) == c + 1) {
 				rmad_info("released rank %d's window lock held"
 					  " by dead client %u", l->rank, c);
-				lw_release(&ctl->lock, 1);
+				target_lw_release(&ctl->lock, 1);
 			}
 			if (c < sizeof(ctl->shared_by) &&
-			    dead_shared(a, l, c))
-				lw_release(&ctl->lock, 0);
+			    target_dead_shared(a, l, c))
+				target_lw_release(&ctl->lock, 0);
 			if (c < sizeof(ctl->shared_by))
 				store_relaxed(&ctl->shared_by[c], RMAD_SB_NONE);
 			/* a dynamic window's busy byte, if it died in an
@@ -365,21 +365,21 @@ void agent_rma_client_gone(struct agent *a, uint32_t c)
 							    __ATOMIC_RELAXED);
 			}
 			if (l->lk && l->lk->qhead)
-				try_grant(a, l->lk);
+				target_try_grant(a, l->lk);
 		}
 		for (struct rma_origin *o = w->origins, *nx; o; o = nx) {
 			nx = o->next;
 			if (o->client != c || o->dying)
 				continue;
 			o->dying = 1;
-			origin_drop_ops(a, o, RMAD_ERR_PROC_FAILED);
+			agent_rma_drop_ops(a, o, RMAD_ERR_PROC_FAILED);
 			for (uint32_t s = 0; s < o->nslots; s++)
 				for (struct rma_target *t = o->slots[s]; t;
 				     t = t->next)
 					t->want_unlock = 1;
 			while (o->nevicted) {
 				struct rma_target *t =
-					target_new(a, o,
+					oplist_target_new(a, o,
 						   o->evicted[o->nevicted - 1],
 						   RMA_LOCK_GRANTED);
 				if (!t)
@@ -425,19 +425,19 @@ void agent_rma_win_gone(struct agent *a, struct agent_win *w)
 		struct rma_origin *o = w->origins;
 		uint32_t lo, hi;
 
-		origin_drop_ops(a, o, RMAD_ERR_ARG);
+		agent_rma_drop_ops(a, o, RMAD_ERR_ARG);
 		/* ops still waiting for answers end now; the answers find
 		 * no serial and are dropped */
 		sh_range(a, o, &lo, &hi);
 		for (uint32_t i = lo; i < hi; i++)
 			if (R->sh[i].serial && R->sh[i].o == o) {
 				R->sh[i].status = RMAD_ERR_ARG;
-				op_finish(a, o, i);
+				oplist_op_finish(a, o, i);
 			}
-		origin_free(a, o);
+		oplist_origin_free(a, o);
 	}
 	for (int32_t k = 0; k < w->nhere; k++)
-		lock_free(&w->local[k]);
+		target_lock_free(&w->local[k]);
 }
 
 /*
@@ -461,7 +461,7 @@ void agent_rma_unhold(struct agent *a, uint32_t c)
 void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
 			 struct rmad_stats *out)
 {
-	struct rma_origin *o = origin_find(w, c, gen);
+	struct rma_origin *o = oplist_origin_find(w, c, gen);
 
 	if (o)
 		/* the process-counted fields are never set in o->st */
@@ -476,26 +476,26 @@ void agent_rma_win_stats(struct agent_win *w, uint32_t c, uint32_t gen,
  * only for its own ranks: no node of the mesh locks, writes or answers
  * in the name of another's), then handled. */
 /* Drop every op an origin still holds: its client or window is gone. */
-void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
+void agent_rma_drop_ops(struct agent *a, struct rma_origin *o, int st)
 {
 	struct rma_ctx *R = a->rma;
 
 	while (o->shead != RMAD_NIL) {
-		uint32_t i = list_pop(R, &o->shead, &o->stail);
+		uint32_t i = oplist_pop(R, &o->shead, &o->stail);
 
 		R->sh[i].status = st;
-		op_finish(a, o, i);
+		oplist_op_finish(a, o, i);
 	}
 	while (o->yhead != RMAD_NIL) {
-		uint32_t i = list_pop(R, &o->yhead, &o->ytail);
+		uint32_t i = oplist_pop(R, &o->yhead, &o->ytail);
 
 		R->sh[i].status = st;
-		op_finish(a, o, i);
+		oplist_op_finish(a, o, i);
 	}
 	for (uint32_t s = 0; s < o->nslots; s++)
 		for (struct rma_target *t = o->slots[s]; t; t = t->next)
 			while (t->head != RMAD_NIL) {
-				uint32_t i = tlist_pop(o, t);
+				uint32_t i = oplist_tpop(o, t);
 
 				if (R->sh[i].sent) {
 					/* partly sent: its answers still
@@ -504,7 +504,7 @@ void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
 					continue;
 				}
 				R->sh[i].status = st;
-				op_finish(a, o, i);
+				oplist_op_finish(a, o, i);
 			}
 }
 
@@ -512,7 +512,7 @@ void origin_drop_ops(struct agent *a, struct rma_origin *o, int st)
  * Node is dead (am's heartbeats), or with rank >= 0 only that rank of
  * it (its process died, jobs.c): everything o waits for there ends now
  * with RMAD_ERR_PROC_FAILED — ops not sent, ops sent and unanswered
- * (fi_write/fi_read chunks still out end by themselves: xfer_done finds
+ * (fi_write/fi_read chunks still out end by themselves: rma_progress_xfer_done finds
  * their op gone), lock requests, the element of each of its ranks,
  * granted locks without an element, and lock_all requests — and the
  * epoch's next synchronization reports it (sync_dead: each sync that
@@ -537,10 +537,10 @@ static void origin_dead(struct agent *a, struct rma_origin *o, int node,
 			if (t->node != node || (rank >= 0 && t->rank != rank))
 				continue;
 			while (t->head != RMAD_NIL) {
-				uint32_t i = tlist_pop(o, t);
+				uint32_t i = oplist_tpop(o, t);
 
 				R->sh[i].status = RMAD_ERR_PROC_FAILED;
-				op_finish(a, o, i);
+				oplist_op_finish(a, o, i);
 			}
 			uint32_t lo, hi;
 
@@ -555,16 +555,16 @@ static void origin_dead(struct agent *a, struct rma_origin *o, int node,
 				    !rmad_op_desc(op->opcode)->rma ||
 				    !(op->counted || op->sent || op->nx))
 					continue;
-				uncount_issued(t, op);
+				origin_uncount_issued(t, op);
 				op->status = RMAD_ERR_PROC_FAILED;
-				op_finish(a, o, i);
+				oplist_op_finish(a, o, i);
 			}
-			target_free(o, t);
+			oplist_target_free(o, t);
 			hit = 1;
 		}
 	}
 	for (int k = 0; k < o->nevicted;) {
-		if (agent_rank_node(o->w->job, o->evicted[k]) != node ||
+		if (agent_job_rank_node(o->w->job, o->evicted[k]) != node ||
 		    (rank >= 0 && o->evicted[k] != rank)) {
 			k++;
 			continue;
@@ -583,7 +583,7 @@ static void origin_dead(struct agent *a, struct rma_origin *o, int node,
 	if (o->state == RMA_LOCK_ALL_GRANTED || o->state == RMA_LOCK_ALL_ISSUED)
 		hit = 1;	/* members there were locked, or asked */
 	if (hit)
-		set_err(o, RMAD_ERR_PROC_FAILED);
+		oplist_set_err(o, RMAD_ERR_PROC_FAILED);
 	make_rma_progress_win(a, o);
 }
 
@@ -596,7 +596,7 @@ static void rma_node_dead(struct agent *a, int node)
 {
 	for (struct agent_win *w = agent_win_first(a); w; w = w->next) {
 		for (int32_t k = 0; k < w->nhere; k++)
-			lock_drop_node(a, &w->local[k], (uint32_t)node);
+			target_lock_drop_node(a, &w->local[k], (uint32_t)node);
 		for (struct rma_origin *o = w->origins, *nx; o; o = nx) {
 			nx = o->next;
 			origin_dead(a, o, node, -1);
@@ -605,7 +605,7 @@ static void rma_node_dead(struct agent *a, int node)
 	ty_node_dead(a, node);
 	pull_node_dead(a, node);
 	a->rma->retry_pending = 1;
-	agent_flush_wakeups(a);
+	completion_flush_wakeups(a);
 }
 
 /*
@@ -615,7 +615,7 @@ static void rma_node_dead(struct agent *a, int node)
  */
 static void rma_rank_dead(struct agent *a, struct agent_job *j, int32_t rank)
 {
-	int node = agent_rank_node(j, rank);
+	int node = agent_job_rank_node(j, rank);
 
 	if (node < 0)
 		return;
@@ -634,7 +634,7 @@ static void rma_rank_dead(struct agent *a, struct agent_job *j, int32_t rank)
 		}
 	}
 	a->rma->retry_pending = 1;
-	agent_flush_wakeups(a);
+	completion_flush_wakeups(a);
 }
 
 /* A post notice came in (or w's job failed): the origins waiting for
@@ -656,7 +656,7 @@ int agent_rma_init(struct agent *a)
 	am_on_node_dead(a, rma_node_dead);
 	a->job_hooks.rank_dead = rma_rank_dead;
 	a->win_hooks.gone = agent_rma_win_gone;
-	a->win_hooks.fence = rma_fence_done;
+	a->win_hooks.fence = rma_win_fence_done;
 	a->win_hooks.post = rma_post_came;
 	R = a->rma = calloc(1, sizeof(*R));
 	if (!R)

@@ -15,9 +15,9 @@ struct rmad_stats;
 int agent_rma_init(struct agent *a);
 /* Bytes of a derived target type that ops may carry (the segment header
  * says it to clients); 0 when this agent takes no typed ops. */
-uint32_t agent_type_blob_max(struct agent *a);
+uint32_t ty_blob_max(struct agent *a);
 /* Packed bytes of one chunk of a typed op. */
-uint32_t agent_type_chunk_max(struct agent *a);
+uint32_t ty_chunk_max(struct agent *a);
 void agent_rma_fini(struct agent *a);
 /* Client c submitted RMA op element i (its index checked already). */
 void agent_rma_op(struct agent *a, uint32_t c, uint32_t op,

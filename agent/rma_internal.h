@@ -266,7 +266,7 @@ static_assert(RMAD_AM_RMA_RESP - RMAD_AM_RMA_LOCK == RMAD_PKT_RESP &&
  * and the fi_write/fi_read chunks with their bounce buffers.
  */
 struct rma_ctx {
-	/* acc_lock's mode (rma_xfer.c): set while apply_direct applies a
+	/* acc_lock's mode (rma_xfer.c): set while target_apply_direct applies a
 	 * packet as it came, which a busy lock defers (ACC_AGAIN) instead
 	 * of waiting for it; acc_since: that packet's first deferral */
 	uint8_t acc_defer;
@@ -336,7 +336,7 @@ void ty_fini(struct agent *a);
 
 /* rma_target.c: node is dead; its origins' lock requests and locks
  * on member l's window go */
-void lock_drop_node(struct agent *a, struct win_local *l, uint32_t node);
+void target_lock_drop_node(struct agent *a, struct win_local *l, uint32_t node);
 
 /* rma_xfer.c */
 /* Does the target answer this request (RMA between agents)? */
@@ -360,71 +360,71 @@ static inline int am_wants_answer(const struct rmad_am_hdr *h)
 	}
 }
 /* Send for origin o (statistics; answers due: agent_expect_answer). */
-int osend(struct agent *a, struct rma_origin *o, int node,
+int xfer_osend(struct agent *a, struct rma_origin *o, int node,
 		 struct rmad_am_hdr *h, const void *pl, size_t plen);
-void orecv(struct rma_origin *o, const struct rmad_am_hdr *h);
+void xfer_orecv(struct rma_origin *o, const struct rmad_am_hdr *h);
 /* Read or write len bytes of client c's memory at addr, in place. */
-int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
+int xfer_client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 	      size_t len, int write);
 /* The same for n pieces of its memory at once, buf holding them end to
  * end (process_vm_readv/writev; never an alloc_mem mapping). */
 struct iovec;
-int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
+int xfer_client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
 	       unsigned long n, void *buf, size_t len, int write);
 /* The member's accumulate lock (acc_lock in its control page): for
  * created windows, and for types wider than 8 bytes on every flavor.
  * 0, RMAD_ERR_SYNC, or with R->acc_defer ACC_AGAIN (held by a live
  * client: the packet waits; never an answer's status). */
 #define ACC_AGAIN	1
-int acc_lock(struct agent *a, struct win_local *l);
-void acc_unlock(struct win_local *l);
+int xfer_acc_lock(struct agent *a, struct win_local *l);
+void xfer_acc_unlock(struct win_local *l);
 /* Apply a checked op to a created window (l->created); 0 or RMAD_ERR_*. */
 /* With acc_lock held: an accumulate on a mapped member's memory, in bulk
  * from acc_bulk_threshold bytes (accword.h), else with atomics */
-void mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
+void xfer_mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
 		      const void *src, void *res, uint32_t dtype, uint32_t op,
 		      uint64_t count);
-int created_apply(struct agent *a, struct win_local *l,
+int xfer_created_apply(struct agent *a, struct win_local *l,
 		  const struct rmad_am_hdr *h, const uint8_t *pl,
 		  uint8_t *res, uint64_t len);
-int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
+int xfer_op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
 		 void *buf, size_t len, int write);
 /* The bounce buffers and their transfer slots, made on first use
  * (registered for local access if the provider wants that): 0 or
  * RMAD_ERR_*. */
-int rma_bounce_init(struct agent *a);
+int xfer_bounce_init(struct agent *a);
 
 /* rma_target.c */
-void lw_release(uint32_t *lw, int excl);
-void answer(struct agent *a, const struct rmad_am_hdr *req, int type,
+void target_lw_release(uint32_t *lw, int excl);
+void target_answer(struct agent *a, const struct rmad_am_hdr *req, int type,
 		   int status, uint16_t flags, const void *pl, size_t plen);
-int try_grant(struct agent *a, struct rma_lock *k);
-int retry_grants(struct agent *a);
-void lock_request(struct agent *a, const struct rmad_am_hdr *h,
+int target_try_grant(struct agent *a, struct rma_lock *k);
+int target_retry_grants(struct agent *a);
+void target_lock_request(struct agent *a, const struct rmad_am_hdr *h,
 			 struct agent_win *w, struct win_local *l);
-void lock_release(struct agent *a, const struct rmad_am_hdr *h,
+void target_lock_release(struct agent *a, const struct rmad_am_hdr *h,
 			 struct win_local *l);
-void lock_free(struct win_local *l);
-void apply_op(struct agent *a, const struct rmad_am_hdr *h,
+void target_lock_free(struct win_local *l);
+void target_apply_op(struct agent *a, const struct rmad_am_hdr *h,
 		     const uint8_t *pl, struct agent_win *w, uint16_t aflags);
 /* The same for a packet handled as it came (or as am_retry hands it
  * back): 1 if a busy accumulate lock deferred it (am_defer), and
  * nothing was done. */
-int apply_direct(struct agent *a, const struct rmad_am_hdr *h,
+int target_apply_direct(struct agent *a, const struct rmad_am_hdr *h,
 		 const uint8_t *pl, struct agent_win *w);
 /* An accumulate or put whose data was read from the origin
- * (rma_pull.c): checked and applied like apply_op's, up to
+ * (rma_pull.c): checked and applied like target_apply_op's, up to
  * RMAD_AM_PULL_MAX bytes.  1 when the member's accumulate lock is held
  * by a live client (nothing done: the caller keeps it and tries again,
  * since: its first try, 0 the first time), else 0 (answered). */
-int apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
+int target_apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		 const uint8_t *data, struct agent_win *w, uint64_t since);
 /* A get-accumulate whose operands were read from the origin (none for
- * RMAD_NO_OP): checked and applied like apply_op's, up to
+ * RMAD_NO_OP): checked and applied like target_apply_op's, up to
  * RMAD_AM_PULL_MAX bytes, its *rlen result bytes left in res (room for
  * RMAD_AM_PULL_MAX) for the caller to write back, unanswered; 0,
- * RMAD_ERR_*, or ACC_AGAIN as apply_pulled's 1. */
-int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
+ * RMAD_ERR_*, or ACC_AGAIN as target_apply_pulled's 1. */
+int32_t target_apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
 			 const uint8_t *data, struct agent_win *w,
 			 uint8_t *res, uint64_t *rlen, uint64_t since);
 /* A get whose bytes the target's agent writes into the origin's memory
@@ -432,12 +432,12 @@ int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
  * h->count elements read into buf (up to RMAD_AM_PULL_MAX bytes), or,
  * with th (RMAD_AMF_TYPED), that many bytes of the packed stream of
  * the cached type th names; 0 or RMAD_ERR_*. */
-int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
+int32_t target_read_pushed(struct agent *a, const struct rmad_am_hdr *h,
 		    const struct rmad_am_typed *th, uint8_t *buf);
-void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
+void target_lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 			   const uint8_t *pl, struct agent_win *w);
-void flush_request(struct agent *a, const struct rmad_am_hdr *h);
-int dead_shared(struct agent *a, struct win_local *l, uint32_t c);
+void target_flush_request(struct agent *a, const struct rmad_am_hdr *h);
+int target_dead_shared(struct agent *a, struct win_local *l, uint32_t c);
 
 /* rma_pull.c: accumulates (and puts to created and dynamic windows)
  * whose data the target's agent reads, and gets from created and
@@ -471,29 +471,29 @@ void pull_fini(struct agent *a);
 
 /* rma_pkt.c: a request that cannot be served is answered with status
  * (nothing answers an answer), so that its origin does not wait forever */
-void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status);
+void rma_pkt_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status);
 /* rma_pkt.c: the RMA packets' handlers registered, one per type */
 void rma_pkt_init(struct agent *a);
 
 /* rma_oplist.c: the operation table's data */
-struct rma_target *target_find(struct rma_origin *o, int32_t rank);
-struct rma_target *target_new(struct agent *a, struct rma_origin *o,
+struct rma_target *oplist_target_find(struct rma_origin *o, int32_t rank);
+struct rma_target *oplist_target_new(struct agent *a, struct rma_origin *o,
 				     int32_t rank, int state);
-void target_free(struct rma_origin *o, struct rma_target *t);
-void set_err(struct rma_origin *o, int32_t st);
-void op_finish(struct agent *a, struct rma_origin *o, uint32_t i);
-struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
+void oplist_target_free(struct rma_origin *o, struct rma_target *t);
+void oplist_set_err(struct rma_origin *o, int32_t st);
+void oplist_op_finish(struct agent *a, struct rma_origin *o, uint32_t i);
+struct rma_origin *oplist_origin_find(struct agent_win *w, uint32_t c,
 				      uint32_t gen);
-void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
+void oplist_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
 		     uint32_t i);
-uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail);
+uint32_t oplist_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail);
 /* op i onto / off target t's pending list (the origin's count held) */
-void tlist_add(struct rma_origin *o, struct rma_target *t, uint32_t i);
-uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t);
-struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
+void oplist_tadd(struct rma_origin *o, struct rma_target *t, uint32_t i);
+uint32_t oplist_tpop(struct rma_origin *o, struct rma_target *t);
+struct rma_origin *oplist_origin_new(struct agent *a, struct agent_win *w,
 				     uint32_t c, uint32_t nslots,
 				     uint32_t npool);
-void origin_free(struct agent *a, struct rma_origin *o);
+void oplist_origin_free(struct agent *a, struct rma_origin *o);
 
 /* rma_pscw.c: post/start/complete/wait between nodes */
 int32_t pscw_post(struct agent *a, struct agent_win *w, struct win_local *l,
@@ -501,7 +501,7 @@ int32_t pscw_post(struct agent *a, struct agent_win *w, struct win_local *l,
 /* may ops go to rank in o's access epoch: 1 (its post is here), 0 (not
  * yet), -1 (never: its node or the job died) */
 int pscw_ready(struct agent *a, struct rma_origin *o, int32_t rank);
-/* route() of START and COMPLETE: 0 when placed, -1 to stall */
+/* origin_route() of START and COMPLETE: 0 when placed, -1 to stall */
 int pscw_route(struct agent *a, struct rma_origin *o, uint32_t i);
 int pscw_sync_done(struct agent *a, struct rma_origin *o,
 		   const struct rma_op *op);
@@ -509,14 +509,14 @@ int32_t pscw_complete(struct agent *a, struct rma_origin *o,
 		      const struct rma_op *op);
 
 /* rma_origin.c: routing and issuing ops */
-int has_result(uint16_t opc);
+int origin_has_result(uint16_t opc);
 /* the accumulate family, kept in order unless accumulate_ordering says
  * otherwise */
 int origin_is_acc(uint16_t opc);
-void uncount_issued(struct rma_target *t, struct rma_op *op);
+void origin_uncount_issued(struct rma_target *t, struct rma_op *op);
 /* A transfer of op uses its client's memory in place: op is not
  * complete at the origin (a flush_local waits) until it ends, when
- * uncount_issued counts it out.  (Here, for rma_pull.c below too.) */
+ * origin_uncount_issued counts it out.  (Here, for rma_pull.c below too.) */
 static inline void note_inplace(struct rma_target *t, struct rma_op *op)
 {
 	if (op->inplace || !op->counted)
@@ -540,22 +540,22 @@ int origin_send_flush(struct agent *a, struct rma_origin *o,
 /* Before the closing op: a plain get goes last (its answer carries the
  * ack), unless a later op writes its bytes. */
 void origin_get_to_tail(struct agent *a, struct rma_target *t);
-void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
+void origin_send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 			  int node, int type, int excl);
-int route(struct agent *a, struct rma_origin *o, uint32_t i);
+int origin_route(struct agent *a, struct rma_origin *o, uint32_t i);
 
 /* rma_win.c: synchronization state changes */
 /* Is sync request i satisfied?  (Everything before it was placed.) */
-int rma_sync_done(struct agent *a, struct rma_origin *o, uint32_t i);
+int rma_win_sync_done(struct agent *a, struct rma_origin *o, uint32_t i);
 /* Sync request i, done and off the queue, completes: 1, or 0 for a
  * fence now in its window's barrier. */
-int rma_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i);
+int rma_win_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i);
 /* o's FENCE completes with st */
-void rma_fence_finish(struct agent *a, struct rma_origin *o, int32_t st);
+void rma_win_fence_finish(struct agent *a, struct rma_origin *o, int32_t st);
 /* w's fence barrier released (0) or failed (the windows' fence hook) */
-void rma_fence_done(struct agent *a, struct agent_win *w, int status);
+void rma_win_fence_done(struct agent *a, struct agent_win *w, int status);
 /* lock_all's window protocol, its next batch: 1 if moved */
-int rma_lock_all_step(struct agent *a, struct rma_origin *o);
+int rma_win_lock_all_step(struct agent *a, struct rma_origin *o);
 
 /* rma_progress.c: the seeds' basic routines (see there) */
 int issue_ops_target(struct agent *a, struct rma_origin *o,
@@ -563,15 +563,15 @@ int issue_ops_target(struct agent *a, struct rma_origin *o,
 int make_rma_progress_target(struct agent *a, struct rma_origin *o,
 			     struct rma_target *t);
 int make_rma_progress_win(struct agent *a, struct rma_origin *o);
-/* route() and make_rma_progress_target() alone, when only op i's target
+/* origin_route() and make_rma_progress_target() alone, when only op i's target
  * can move: 1 when done, 0 for the general path (make_rma_progress_win) */
-int route_issue_fast(struct agent *a, struct rma_origin *o, uint32_t i);
+int rma_progress_fast(struct agent *a, struct rma_origin *o, uint32_t i);
 /* a fi_write/fi_read chunk landed (the transfer slots' completion) */
-void xfer_done(struct rmad_fabric_xfer *fx, int status);
+void rma_progress_xfer_done(struct rmad_fabric_xfer *fx, int status);
 void rma_progress_init(struct agent *a);
 
 /* rma.c: an origin's end */
-void origin_drop_ops(struct agent *a, struct rma_origin *o, int st);
+void agent_rma_drop_ops(struct agent *a, struct rma_origin *o, int st);
 
 /* An answer to one of our requests, not a request: it comes from its
  * target's node, a request from its origin's. */

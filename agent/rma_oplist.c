@@ -6,8 +6,8 @@
  * rank; target elements from the origin's own pool first, then from
  * the global pool (target_pool); op elements (struct rma_op, by element
  * index) linked into a target's pending list, the stalled submissions or
- * the sync queue; an op's end (op_finish), and the epoch's first error
- * (set_err).  Nothing here sends: issuing is rma_origin.c, progress
+ * the sync queue; an op's end (oplist_op_finish), and the epoch's first error
+ * (oplist_set_err).  Nothing here sends: issuing is rma_origin.c, progress
  * rma_progress.c.
  */
 #include <stdlib.h>
@@ -23,7 +23,7 @@
 #include "rmad_opdesc.h"
 #include "rma_internal.h"
 
-struct rma_target *target_find(struct rma_origin *o, int32_t rank)
+struct rma_target *oplist_target_find(struct rma_origin *o, int32_t rank)
 {
 	for (struct rma_target *t = o->slots[(uint32_t)rank % o->nslots]; t;
 	     t = t->next)
@@ -32,13 +32,13 @@ struct rma_target *target_find(struct rma_origin *o, int32_t rank)
 	return NULL;
 }
 
-struct rma_target *target_new(struct agent *a, struct rma_origin *o,
+struct rma_target *oplist_target_new(struct agent *a, struct rma_origin *o,
 				     int32_t rank, int state)
 {
 	struct rma_ctx *R = a->rma;
 
 	struct rma_target *t = o->lfree;
-	int node = agent_rank_node(o->w->job, rank);
+	int node = agent_job_rank_node(o->w->job, rank);
 
 	if (node < 0)
 		return NULL;
@@ -64,7 +64,7 @@ struct rma_target *target_new(struct agent *a, struct rma_origin *o,
 	return t;
 }
 
-void target_free(struct rma_origin *o, struct rma_target *t)
+void oplist_target_free(struct rma_origin *o, struct rma_target *t)
 {
 	struct rma_ctx *R = o->R;
 
@@ -92,7 +92,7 @@ void target_free(struct rma_origin *o, struct rma_target *t)
  * the node's state, and every flush_all or unlock_all of the epoch), and
  * never by a sync that covers only live ranks.
  */
-void set_err(struct rma_origin *o, int32_t st)
+void oplist_set_err(struct rma_origin *o, int32_t st)
 {
 	if (st == RMAD_ERR_PROC_FAILED)
 		o->dead_seen = 1;
@@ -100,14 +100,14 @@ void set_err(struct rma_origin *o, int32_t st)
 		o->err = st;
 }
 
-void op_finish(struct agent *a, struct rma_origin *o, uint32_t i)
+void oplist_op_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_ctx *R = a->rma;
 
 	struct rma_op *op = &R->sh[i];
 	int32_t st = op->status;
 
-	set_err(o, st);
+	oplist_set_err(o, st);
 	if (op->pull && op->nx)
 		pull_op_end(a, i);	/* chunks out: their keys close */
 	if (rmad_op_desc(op->opcode)->rma)
@@ -115,10 +115,10 @@ void op_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 	op->serial = 0;
 	op->o = NULL;
 	ty_op_free(a, op);
-	agent_complete_op(a, op->client, i, st);
+	completion_op_done(a, op->client, i, st);
 }
 
-struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
+struct rma_origin *oplist_origin_find(struct agent_win *w, uint32_t c,
 				      uint32_t gen)
 {
 	for (struct rma_origin *o = w->origins; o; o = o->next)
@@ -127,7 +127,7 @@ struct rma_origin *origin_find(struct agent_win *w, uint32_t c,
 	return NULL;
 }
 
-void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
+void oplist_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
 		     uint32_t i)
 {
 	R->sh[i].next = RMAD_NIL;
@@ -138,7 +138,7 @@ void list_add(struct rma_ctx *R, uint32_t *head, uint32_t *tail,
 	*tail = i;
 }
 
-uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail)
+uint32_t oplist_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail)
 {
 	uint32_t i = *head;
 
@@ -148,24 +148,24 @@ uint32_t list_pop(struct rma_ctx *R, uint32_t *head, uint32_t *tail)
 	return i;
 }
 
-void tlist_add(struct rma_origin *o, struct rma_target *t, uint32_t i)
+void oplist_tadd(struct rma_origin *o, struct rma_target *t, uint32_t i)
 {
 	struct rma_ctx *R = o->R;
-	list_add(R, &t->head, &t->tail, i);
+	oplist_add(R, &t->head, &t->tail, i);
 	t->npend++;
 	if (++o->nheld > o->st.ops_held_hwm)
 		o->st.ops_held_hwm = o->nheld;
 }
 
-uint32_t tlist_pop(struct rma_origin *o, struct rma_target *t)
+uint32_t oplist_tpop(struct rma_origin *o, struct rma_target *t)
 {
 	struct rma_ctx *R = o->R;
 	t->npend--;
 	o->nheld--;
-	return list_pop(R, &t->head, &t->tail);
+	return oplist_pop(R, &t->head, &t->tail);
 }
 
-struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
+struct rma_origin *oplist_origin_new(struct agent *a, struct agent_win *w,
 				     uint32_t c, uint32_t nslots,
 				     uint32_t npool)
 {
@@ -210,7 +210,7 @@ struct rma_origin *origin_new(struct agent *a, struct agent_win *w,
 	return o;
 }
 
-void origin_free(struct agent *a, struct rma_origin *o)
+void oplist_origin_free(struct agent *a, struct rma_origin *o)
 {
 	struct rma_ctx *R = a->rma;
 

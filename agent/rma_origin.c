@@ -61,7 +61,7 @@ static int am_type(uint16_t opc)
 	return rmad_op_desc(opc)->am_type;
 }
 
-int has_result(uint16_t opc)
+int origin_has_result(uint16_t opc)
 {
 	return rmad_op_desc(opc)->result;
 }
@@ -111,9 +111,9 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 	op->counted = 1;
 	op->o->st.ops_issued++;
 	t->nissued++;
-	if (has_result(op->opcode))
+	if (origin_has_result(op->opcode))
 		t->nres++;
-	if (has_result(op->opcode) && !op->rdma && !op->pull)
+	if (origin_has_result(op->opcode) && !op->rdma && !op->pull)
 		t->nride++;
 	if (op->rdma)
 		t->nrdma++;
@@ -134,15 +134,15 @@ static void count_issued(struct rma_target *t, struct rma_op *op)
 	}
 }
 
-void uncount_issued(struct rma_target *t, struct rma_op *op)
+void origin_uncount_issued(struct rma_target *t, struct rma_op *op)
 {
 	if (!op->counted)
 		return;
 	op->counted = 0;
 	t->nissued--;
-	if (has_result(op->opcode))
+	if (origin_has_result(op->opcode))
 		t->nres--;
-	if (has_result(op->opcode) && !op->rdma && !op->pull)
+	if (origin_has_result(op->opcode) && !op->rdma && !op->pull)
 		t->nride--;
 	if (op->rdma)
 		t->nrdma--;
@@ -185,7 +185,7 @@ int origin_order_hazard(struct agent *a, struct rma_origin *o,
 
 	/* only reads wait here; an accumulate after accumulates waits as
 	 * the window's accumulate_ordering says (issue_ops_target) */
-	if (!has_result(op->opcode))
+	if (!origin_has_result(op->opcode))
 		return 0;
 	op_span(op, &lo, &hi);
 	if (t->nlate && lo < t->late_hi && t->late_lo < hi &&
@@ -213,13 +213,13 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 	struct rma_ctx *R = a->rma;
 
 	struct rma_op *op = &R->sh[i];
-	int put = op->opcode == RMAD_OPC_PUT, err = rma_bounce_init(a);
+	int put = op->opcode == RMAD_OPC_PUT, err = xfer_bounce_init(a);
 	int direct = !op->staged && !rmad_fabric_needs_local_mr(a->fab);
 	uint64_t now = rmad_now_ns();
 	void *buf;
 
 	if (op->status) {
-		/* a chunk failed (xfer_done): no more go out, and the op
+		/* a chunk failed (rma_progress_xfer_done): no more go out, and the op
 		 * ends once those out are done, with that error */
 		op->len = op->sent;
 		err = 0;
@@ -239,7 +239,7 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 			.wkey = o->w->key,
 		};
 
-		osend(a, o, t->node, &h, NULL, 0);
+		xfer_osend(a, o, t->node, &h, NULL, 0);
 		t->noted_at = now;
 	}
 	while (!err && op->sent < op->len) {
@@ -272,7 +272,7 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 		if (!buf && n > (uint64_t)a->p.rdma_chunk)
 			n = (uint64_t)a->p.rdma_chunk;
 		if (!buf && put)
-			err = op_io(a, op, op->origin + op->sent, x->buf,
+			err = xfer_op_io(a, op, op->origin + op->sent, x->buf,
 				    (size_t)n, 0);
 		if (err)
 			break;
@@ -320,8 +320,8 @@ static int issue_rdma(struct agent *a, struct rma_origin *o,
 		op->len = op->sent;
 	}
 	if (op->done >= op->len && op->sent >= op->len) {
-		uncount_issued(t, op);
-		op_finish(a, o, i);
+		origin_uncount_issued(t, op);
+		oplist_op_finish(a, o, i);
 	}
 	return 1;
 }
@@ -380,8 +380,8 @@ int origin_issue_op(struct agent *a, struct rma_origin *o,
 
 		if (op->done >= op->len && op->sent >= op->len) {
 			/* failed before anything went out */
-			uncount_issued(t, op);
-			op_finish(a, o, i);
+			origin_uncount_issued(t, op);
+			oplist_op_finish(a, o, i);
 		}
 		return r;
 	}
@@ -417,7 +417,7 @@ int origin_issue_op(struct agent *a, struct rma_origin *o,
 		} else if (data) {
 			int err = op->is_inline ?
 				  (memcpy(buf, op->data + op->sent, n), 0) :
-				  op_io(a, op, op->origin + op->sent,
+				  xfer_op_io(a, op, op->origin + op->sent,
 					buf + head, n, 0);
 			if (err) {
 				/* nothing more goes out; the op ends once
@@ -431,7 +431,7 @@ int origin_issue_op(struct agent *a, struct rma_origin *o,
 		h.disp = op->tdisp + op->sent;
 		h.count = n / es;
 		h.seq = ((uint64_t)op->serial << 32) | i;
-		if (osend(a, o, t->node, &h, buf, plen)) {
+		if (xfer_osend(a, o, t->node, &h, buf, plen)) {
 			op->status = am_node_dead(a, t->node) ?
 				     RMAD_ERR_PROC_FAILED : RMAD_ERR_FABRIC;
 			op->len = op->sent;
@@ -450,7 +450,7 @@ int origin_issue_op(struct agent *a, struct rma_origin *o,
 			 t->amw_seq <= t->done_seq, op);
 		t->amw_seq = op->wseq;
 	}
-	if (op->sent && op->sent >= op->len && !has_result(op->opcode) &&
+	if (op->sent && op->sent >= op->len && !origin_has_result(op->opcode) &&
 	    !(op->pflags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
 			    RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL))) {
 		o->st.acks_saved++;
@@ -458,13 +458,13 @@ int origin_issue_op(struct agent *a, struct rma_origin *o,
 	}
 	if (op->done >= op->len && op->sent >= op->len) {
 		/* no answer comes, or everything failed before it left */
-		uncount_issued(t, op);
-		op_finish(a, o, i);
+		origin_uncount_issued(t, op);
+		oplist_op_finish(a, o, i);
 	}
 	return 1;
 }
 
-void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
+void origin_send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 			  int node, int type, int excl)
 {
 	struct rmad_am_hdr h = {
@@ -476,7 +476,7 @@ void send_lock_msg(struct agent *a, struct rma_origin *o, int32_t rank,
 		.wkey = o->w->key,
 	};
 
-	osend(a, o, node, &h, NULL, 0);
+	xfer_osend(a, o, node, &h, NULL, 0);
 }
 
 /* RMA_DONE for what went out unanswered, unless one is on its way. */
@@ -495,7 +495,7 @@ int origin_send_flush(struct agent *a, struct rma_origin *o,
 	if (t->flush_seq >= t->sent_seq)
 		return 0;
 	t->flush_seq = t->sent_seq;
-	osend(a, o, t->node, &h, NULL, 0);
+	xfer_osend(a, o, t->node, &h, NULL, 0);
 	return 1;
 }
 
@@ -562,7 +562,7 @@ static int route_end(struct agent *a, struct rma_origin *o, uint32_t i,
 		     int32_t status)
 {
 	a->rma->sh[i].status = status;
-	op_finish(a, o, i);
+	oplist_op_finish(a, o, i);
 	return 0;
 }
 
@@ -587,9 +587,9 @@ static int route_lock(struct agent *a, struct rma_origin *o, uint32_t i)
 	fence_idle_end(o);
 	if (o->state != RMA_NONE && o->state != RMA_PER_TARGET)
 		return route_end(a, o, i, RMAD_ERR_SYNC);
-	if (target_find(o, op->target) || evicted_has(o, op->target))
+	if (oplist_target_find(o, op->target) || evicted_has(o, op->target))
 		return route_end(a, o, i, RMAD_ERR_SYNC);
-	t = target_new(a, o, op->target,
+	t = oplist_target_new(a, o, op->target,
 		       (op->dtype & RMAD_MODE_NOCHECK) ? RMA_LOCK_GRANTED :
 							 RMA_LOCK_CALLED);
 	if (!t)
@@ -599,7 +599,7 @@ static int route_lock(struct agent *a, struct rma_origin *o, uint32_t i)
 	t->lseq = ++o->lcalls;
 	t->excl = op->op == RMAD_LOCK_EXCLUSIVE;
 	t->nocheck = !!(op->dtype & RMAD_MODE_NOCHECK);
-	op_finish(a, o, i);
+	oplist_op_finish(a, o, i);
 	return 0;
 }
 
@@ -616,7 +616,7 @@ static int route_lock_all(struct agent *a, struct rma_origin *o, uint32_t i)
 	o->no_hold = 0;
 	o->state = o->nocheck_all ? RMA_LOCK_ALL_GRANTED :
 				    RMA_LOCK_ALL_CALLED;
-	op_finish(a, o, i);
+	oplist_op_finish(a, o, i);
 	return 0;
 }
 
@@ -636,9 +636,9 @@ static int route_sync(struct agent *a, struct rma_origin *o, uint32_t i)
 
 	switch (op->opcode) {
 	case RMAD_OPC_UNLOCK:
-		t = target_find(o, op->target);
+		t = oplist_target_find(o, op->target);
 		if (!t && evicted_take(o, op->target)) {
-			t = target_new(a, o, op->target, RMA_LOCK_GRANTED);
+			t = oplist_target_new(a, o, op->target, RMA_LOCK_GRANTED);
 			if (!t) {
 				/* put it back until an element frees */
 				o->evicted[o->nevicted++] = op->target;
@@ -689,7 +689,7 @@ static int route_sync(struct agent *a, struct rma_origin *o, uint32_t i)
 		}
 		break;
 	}
-	list_add(R, &o->yhead, &o->ytail, i);
+	oplist_add(R, &o->yhead, &o->ytail, i);
 	return 0;
 }
 
@@ -708,7 +708,7 @@ static int data_target(struct agent *a, struct rma_origin *o, uint32_t i,
 		/* granted before, and its element was reclaimed */
 		if (!evicted_take(o, op->target))
 			return route_end(a, o, i, RMAD_ERR_SYNC);
-		*t = target_new(a, o, op->target, RMA_LOCK_GRANTED);
+		*t = oplist_target_new(a, o, op->target, RMA_LOCK_GRANTED);
 		if (!*t) {
 			o->evicted[o->nevicted++] = op->target;
 			return -1;
@@ -736,7 +736,7 @@ static int data_target(struct agent *a, struct rma_origin *o, uint32_t i,
 	default:
 		return route_end(a, o, i, RMAD_ERR_SYNC);
 	}
-	*t = target_new(a, o, op->target, state);
+	*t = oplist_target_new(a, o, op->target, state);
 	return *t ? 1 : -1;
 }
 
@@ -745,7 +745,7 @@ static int data_target(struct agent *a, struct rma_origin *o, uint32_t i,
  * once.  0 when placed; -1 when it needs a target element that is not
  * there (the caller stalls it).
  */
-int route(struct agent *a, struct rma_origin *o, uint32_t i)
+int origin_route(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_op *op = &a->rma->sh[i];
 	struct rma_target *t;
@@ -768,14 +768,14 @@ int route(struct agent *a, struct rma_origin *o, uint32_t i)
 		return pscw_route(a, o, i);
 	}
 	/* a data op */
-	if (am_node_dead(a, agent_rank_node(o->w->job, op->target)))
+	if (am_node_dead(a, agent_job_rank_node(o->w->job, op->target)))
 		/* submitted before the node died, placed after: no target
 		 * element is made there any more */
 		return route_end(a, o, i, RMAD_ERR_PROC_FAILED);
-	t = target_find(o, op->target);
+	t = oplist_target_find(o, op->target);
 	if (!t && (r = data_target(a, o, i, &t)) < 1)
 		return r;
-	tlist_add(o, t, i);
+	oplist_tadd(o, t, i);
 	/* its client waits for it alone (a staged op, or a request's):
 	 * hold nothing back */
 	if (op->staged || op->waited)

@@ -93,8 +93,8 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 	if (op->pull && (h->payload_len ||
 			 pull_answered(a, i, off, n, h->status)))
 		goto bad;
-	orecv(o, h);
-	t = target_find(o, op->target);
+	xfer_orecv(o, h);
+	t = oplist_target_find(o, op->target);
 	answer_flags(o, t, h, op);
 	if (h->status) {
 		if (!op->status)
@@ -103,13 +103,13 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 		uint64_t addr = op->opcode == RMAD_OPC_GET ? op->origin :
 				op->result;
 
-		if (!has_result(op->opcode) ||
+		if (!origin_has_result(op->opcode) ||
 		    h->payload_len != (op->opcode == RMAD_OPC_CAS ? es : n))
 			goto bad;
 		if (op->opcode == RMAD_OPC_CAS)
 			n = es;
 		if (!op->status) {
-			int err = op_io(a, op, addr + off, (void *)pl,
+			int err = xfer_op_io(a, op, addr + off, (void *)pl,
 					(size_t)n, 1);
 
 			if (err)
@@ -121,15 +121,15 @@ static void got_answer(struct agent *a, const struct rmad_am_hdr *h,
 	op->done += n;
 	if (op->done >= op->len && op->sent >= op->len) {
 		if (t) {
-			uncount_issued(t, op);
+			origin_uncount_issued(t, op);
 			/* in order: everything sent before it is in too */
 			if (op->wseq > t->done_seq)
 				t->done_seq = op->wseq;
 		}
-		op_finish(a, o, i);
+		oplist_op_finish(a, o, i);
 	}
 	if (t && t->released && !t->nissued)
-		target_free(o, t);
+		oplist_target_free(o, t);
 	make_rma_progress_win(a, o);
 	return;
 bad:
@@ -143,8 +143,8 @@ bad:
 	 * its error belongs to the origin's epoch */
 	o = h->status ? origin_of_rank(w, h->origin) : NULL;
 	if (o) {
-		orecv(o, h);
-		set_err(o, h->status);
+		xfer_orecv(o, h);
+		oplist_set_err(o, h->status);
 		make_rma_progress_win(a, o);
 		return;
 	}
@@ -166,10 +166,10 @@ static void op_refused(struct rma_origin *o, const struct rmad_am_hdr *h)
 	if (i >= R->nsh || !serial || R->sh[i].serial != serial || R->sh[i].o != o)
 		return;
 	op = &R->sh[i];
-	t = target_find(o, op->target);
+	t = oplist_target_find(o, op->target);
 	if (!t || t->state != RMA_LOCK_ISSUED || !t->lock_op)
 		return;
-	uncount_issued(t, op);
+	origin_uncount_issued(t, op);
 	if (op->wseq == t->sent_seq)
 		t->sent_seq--;
 	op->sent = op->done = 0;
@@ -213,9 +213,9 @@ static struct rma_origin *lock_answer_take(struct agent *a,
 		a->st.pkts_dropped++;
 		return NULL;
 	}
-	*t = target_find(o, h->target);
-	orecv(o, h);
-	set_err(o, h->status);
+	*t = oplist_target_find(o, h->target);
+	xfer_orecv(o, h);
+	oplist_set_err(o, h->status);
 	return o;
 }
 
@@ -258,9 +258,9 @@ static void got_lock_retry(struct agent *a, const struct rmad_am_hdr *h,
 		R->retry_pending = 1;
 	} else if (o->la_inflight) {
 		/* window protocol: ask that one again */
-		int node = agent_rank_node(w->job, h->target);
+		int node = agent_job_rank_node(w->job, h->target);
 
-		send_lock_msg(a, o, h->target, node, RMAD_AM_RMA_LOCK, 0);
+		origin_send_lock_msg(a, o, h->target, node, RMAD_AM_RMA_LOCK, 0);
 	}
 	make_rma_progress_win(a, o);
 }
@@ -277,7 +277,7 @@ static void got_unlock_ack(struct agent *a, const struct rmad_am_hdr *h,
 		return;
 	if (t && t->unlocking) {
 		t->done_seq = t->sent_seq;
-		target_free(o, t);
+		oplist_target_free(o, t);
 	} else if (o->la_inflight) {
 		la_answered(o, h->src_node);
 	}
@@ -306,7 +306,7 @@ static void got_op_answer(struct agent *a, const struct rmad_am_hdr *h,
 	got_answer(a, h, payload, w);
 }
 
-void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status)
+void rma_pkt_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status)
 {
 	int type = 0;
 
@@ -319,7 +319,7 @@ void rma_refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t status)
 	default: type = rmad_am_answer_of(h->type); break;
 	}
 	if (type)
-		answer(a, h, type, status, 0, NULL, 0);
+		target_answer(a, h, type, status, 0, NULL, 0);
 }
 
 /* LOCK and UNLOCK: the member they name, or NULL: dropped. */
@@ -347,7 +347,7 @@ static void on_lock(struct agent *a, const struct rmad_am_hdr *h,
 
 	(void)payload;
 	if (l)
-		lock_request(a, h, w, l);
+		target_lock_request(a, h, w, l);
 }
 
 /* UNLOCK */
@@ -358,9 +358,9 @@ static void on_unlock(struct agent *a, const struct rmad_am_hdr *h,
 
 	(void)payload;
 	if (!l)
-		answer(a, h, RMAD_AM_RMA_UNLOCK_ACK, RMAD_ERR_RANK, 0, NULL, 0);
+		target_answer(a, h, RMAD_AM_RMA_UNLOCK_ACK, RMAD_ERR_RANK, 0, NULL, 0);
 	else
-		lock_release(a, h, l);
+		target_lock_release(a, h, l);
 }
 
 /* PUT, ACC, GET, GACC, CAS: applied, or pulled first, or queued behind
@@ -380,18 +380,18 @@ static void on_data(struct agent *a, const struct rmad_am_hdr *h,
 						 &(uint64_t){ 0 },
 						 &(int32_t){ 0 })) {
 			a->st.pkts_dropped++;
-			answer(a, h, rmad_am_answer_of(h->type),
+			target_answer(a, h, rmad_am_answer_of(h->type),
 			       RMAD_ERR_RANK, 0, NULL, 0);
 			return;
 		}
-		lock_and_apply(a, h, payload, w);
+		target_lock_and_apply(a, h, payload, w);
 		return;
 	}
-	if (apply_direct(a, h, payload, w))
+	if (target_apply_direct(a, h, payload, w))
 		return;		/* kept: again later (am_retry) */
 	l = agent_win_local(w, h->target);
 	if (l && l->lk && l->lk->qhead)
-		try_grant(a, l->lk);	/* an UNLOCK rode along */
+		target_try_grant(a, l->lk);	/* an UNLOCK rode along */
 }
 
 /* FLUSH */
@@ -400,7 +400,7 @@ static void on_flush(struct agent *a, const struct rmad_am_hdr *h,
 {
 	(void)payload;
 	(void)w;
-	flush_request(a, h);
+	target_flush_request(a, h);
 }
 
 typedef void rma_pkt_fn(struct agent *a, const struct rmad_am_hdr *h,
@@ -427,7 +427,7 @@ static rma_pkt_fn *const rma_pkt_handler[RMAD_AM_TYPE_MAX] = {
 /*
  * Every RMA packet: its job, ranks and window checked, then its type's
  * handler.  A request that cannot be served is answered with an error
- * (rma_refuse), so that its origin does not wait forever.
+ * (rma_pkt_refuse), so that its origin does not wait forever.
  */
 static void rma_pkt_in(struct agent *a, const struct rmad_am_hdr *h,
 		       const void *payload)
@@ -441,7 +441,7 @@ static void rma_pkt_in(struct agent *a, const struct rmad_am_hdr *h,
 		 * ran here: a request is refused, not left unanswered */
 		rmad_warn("rma %u from node %u for a job not here", h->type,
 			  h->src_node);
-		rma_refuse(a, h, RMAD_ERR_PROC_FAILED);
+		rma_pkt_refuse(a, h, RMAD_ERR_PROC_FAILED);
 		return;
 	}
 	if (!j->map_ready || h->origin < 0 || h->origin >= j->size ||
@@ -451,7 +451,7 @@ static void rma_pkt_in(struct agent *a, const struct rmad_am_hdr *h,
 			  h->src_node);
 		return;
 	}
-	if (agent_rank_node(j, is_ans ? h->target : h->origin) !=
+	if (agent_job_rank_node(j, is_ans ? h->target : h->origin) !=
 	    (int)h->src_node) {
 		a->st.pkts_dropped++;
 		rmad_warn("dropped rma packet %u from node %u for rank %d, "
@@ -467,14 +467,14 @@ static void rma_pkt_in(struct agent *a, const struct rmad_am_hdr *h,
 	if (!w) {
 		rmad_warn("rma %u from node %u for an unknown window",
 			  h->type, h->src_node);
-		rma_refuse(a, h, RMAD_ERR_ARG);
+		rma_pkt_refuse(a, h, RMAD_ERR_ARG);
 		return;
 	}
 	if (!is_ans && agent_job_proc_dead(j, h->target)) {
 		/* a request for a member whose process died here: refused,
 		 * never applied to what it left (its peers see the same,
 		 * agent_win_member_dead) */
-		rma_refuse(a, h, RMAD_ERR_PROC_FAILED);
+		rma_pkt_refuse(a, h, RMAD_ERR_PROC_FAILED);
 		return;
 	}
 	rma_pkt_handler[h->type](a, h, payload, w);

@@ -22,11 +22,11 @@
  *                          issue and clean up until nothing moves
  *
  * Answers are cleaned up as they arrive (rma_answer.c); a fi_write or
- * fi_read chunk as it lands (xfer_done here, the fabric's completion).
+ * fi_read chunk as it lands (rma_progress_xfer_done here, the fabric's completion).
  * make_rma_progress_global runs in the agent's loop when something
  * asked for a retry; make_rma_progress_win after a submission, an
  * answer or a transfer; make_rma_progress_target where one target alone
- * can move (route_issue_fast).
+ * can move (rma_progress_fast).
  */
 #include <stdlib.h>
 
@@ -42,7 +42,7 @@
 #include "rma_internal.h"
 
 /* A chunk landed (or failed): CLEANUP for rdma ops. */
-void xfer_done(struct rmad_fabric_xfer *fx, int status)
+void rma_progress_xfer_done(struct rmad_fabric_xfer *fx, int status)
 {
 	struct rma_xfer *x = (struct rma_xfer *)fx;
 	struct agent *a = x->a;
@@ -66,7 +66,7 @@ void xfer_done(struct rmad_fabric_xfer *fx, int status)
 		op->status = status;
 	if (!status && !op->status && op->opcode == RMAD_OPC_GET &&
 	    !x->direct) {
-		int err = op_io(a, op, op->origin + x->off, x->buf, x->len,
+		int err = xfer_op_io(a, op, op->origin + x->off, x->buf, x->len,
 				1);
 
 		if (err)
@@ -75,11 +75,11 @@ void xfer_done(struct rmad_fabric_xfer *fx, int status)
 	op->done += x->len;
 	x->next = R->xfree;
 	R->xfree = x;
-	t = target_find(o, op->target);
+	t = oplist_target_find(o, op->target);
 	if (op->done >= op->len && op->sent >= op->len) {
 		if (t)
-			uncount_issued(t, op);
-		op_finish(a, o, x->op);
+			origin_uncount_issued(t, op);
+		oplist_op_finish(a, o, x->op);
 	}
 	make_rma_progress_win(a, o);
 }
@@ -131,7 +131,7 @@ static int issue_lock_called(struct agent *a, struct rma_origin *o,
 	if (i == RMAD_NIL && !t->evict && !t->lock_now) {
 		if (t->want_unlock) {
 			/* locked, never used: nothing to send */
-			target_free(o, t);
+			oplist_target_free(o, t);
 			return 1;
 		}
 		return 0;
@@ -161,7 +161,7 @@ static int issue_lock_called(struct agent *a, struct rma_origin *o,
 			return 0;	/* until the epoch's end */
 		if (lone && t->want_unlock)
 			fl |= RMAD_AMF_UNLOCK;
-		tlist_pop(o, t);
+		oplist_tpop(o, t);
 		t->state = RMA_LOCK_ISSUED;
 		origin_issue_op(a, o, t, i, fl | RMAD_AMF_ACK_REQ);
 		if (R->sh[i].pflags & fl &
@@ -177,7 +177,7 @@ static int issue_lock_called(struct agent *a, struct rma_origin *o,
 		}
 		/* it failed before it left: the lock goes alone */
 	}
-	send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_LOCK,
+	origin_send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_LOCK,
 		      t->excl);
 	t->state = RMA_LOCK_ISSUED;
 	return 1;
@@ -233,7 +233,7 @@ static int issue_granted(struct agent *a, struct rma_origin *o,
 				fl |= RMAD_AMF_UNLOCK;
 			/* the PSCW complete rides the same way, once every
 			 * op before it is known to be applied first.  On an
-			 * ordered channel it asks for no answer (close_rides
+			 * ordered channel it asks for no target_answer (close_rides
 			 * is set): a complete is local (the target's wait
 			 * sees the ops applied), so the origin need not wait
 			 * for a busy target's agent */
@@ -255,7 +255,7 @@ static int issue_granted(struct agent *a, struct rma_origin *o,
 		} else if (R->sh[i].pflags & fl & RMAD_AMF_ACK_REQ) {
 			o->st.piggyback_flush++;
 		}
-		tlist_pop(o, t);
+		oplist_tpop(o, t);
 		moved = 1;
 	}
 	return moved;
@@ -289,18 +289,18 @@ static int cleanup_target(struct agent *a, struct rma_origin *o,
 			 * message, the complete notice, or the complete
 			 * riding on the last op) goes behind them all on
 			 * the ordered channel: done here */
-			target_free(o, t);
+			oplist_target_free(o, t);
 			return 1;
 		}
 		if (t->nocheck || o->nocheck_all) {
 			/* no lock to release, but the ops must be in */
 			if (t->done_seq != t->sent_seq)
 				return origin_send_flush(a, o, t);
-			target_free(o, t);
+			oplist_target_free(o, t);
 			return 1;
 		}
 		t->unlocking = 1;
-		send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_UNLOCK,
+		origin_send_lock_msg(a, o, t->rank, t->node, RMAD_AM_RMA_UNLOCK,
 			      t->excl);
 		return 1;
 	}
@@ -325,7 +325,7 @@ static int cleanup_target(struct agent *a, struct rma_origin *o,
 			}
 			o->evicted[o->nevicted++] = t->rank;
 		}
-		target_free(o, t);
+		oplist_target_free(o, t);
 		return 1;
 	}
 	return 0;
@@ -355,7 +355,7 @@ int make_rma_progress_target(struct agent *a, struct rma_origin *o,
  * its ops alone; this issues them directly.  Returns 1 when op i went
  * this way, 0 (nothing done) when the caller takes the general path.
  */
-int route_issue_fast(struct agent *a, struct rma_origin *o, uint32_t i)
+int rma_progress_fast(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_op *op = &a->rma->sh[i];
 	struct rma_target *t;
@@ -374,12 +374,12 @@ int route_issue_fast(struct agent *a, struct rma_origin *o, uint32_t i)
 	    o->yhead != RMAD_NIL || o->state == RMA_LOCK_ALL_ISSUED ||
 	    o->la_unlock || o->dying || o->nevicted)
 		return 0;
-	t = target_find(o, op->target);
+	t = oplist_target_find(o, op->target);
 	if (!t || t->state != RMA_LOCK_GRANTED || t->want_unlock ||
 	    t->sync_want || t->release || t->evict || t->pscw_close ||
 	    am_node_dead(a, t->node))
 		return 0;
-	tlist_add(o, t, i);
+	oplist_tadd(o, t, i);
 	make_rma_progress_target(a, o, t);
 	return 1;
 }
@@ -435,7 +435,7 @@ static int issue_ops_win(struct agent *a, struct rma_origin *o)
 	int again = 0;
 
 	if (o->state == RMA_LOCK_ALL_ISSUED || o->la_unlock)
-		again |= rma_lock_all_step(a, o);
+		again |= rma_win_lock_all_step(a, o);
 	for (uint32_t s = 0; s < o->nslots; s++) {
 		struct rma_target *t = o->slots[s], *n;
 
@@ -448,9 +448,9 @@ static int issue_ops_win(struct agent *a, struct rma_origin *o)
 		uint32_t i = o->shead, nx = R->sh[i].next;
 
 		o->need_target = 0;
-		/* route() links i into another list through the same next
+		/* origin_route() links i into another list through the same next
 		 * field: take i off this one by nx, not by it */
-		if (route(a, o, i) < 0) {
+		if (origin_route(a, o, i) < 0) {
 			R->sh[i].next = nx;
 			break;
 		}
@@ -476,14 +476,14 @@ static int cleanup_win(struct agent *a, struct rma_origin *o, int *synced)
 
 	if (o->fence_held && !o->ntargets) {
 		/* released, and the last answers are in */
-		rma_fence_finish(a, o, o->fence_st);
+		rma_win_fence_finish(a, o, o->fence_st);
 		again = 1;
 		*synced = 1;
 	}
-	while (o->yhead != RMAD_NIL && rma_sync_done(a, o, o->yhead)) {
-		uint32_t i = list_pop(R, &o->yhead, &o->ytail);
+	while (o->yhead != RMAD_NIL && rma_win_sync_done(a, o, o->yhead)) {
+		uint32_t i = oplist_pop(R, &o->yhead, &o->ytail);
 
-		if (rma_sync_finish(a, o, i))
+		if (rma_win_sync_finish(a, o, i))
 			*synced = 1;
 		again = 1;
 	}
@@ -503,7 +503,7 @@ static void cleanup_win_end(struct agent *a, struct rma_origin *o,
 	if (o->dying && !o->ntargets && o->shead == RMAD_NIL &&
 	    o->yhead == RMAD_NIL && !o->la_inflight && !o->la_unlock &&
 	    !o->nevicted)
-		origin_free(a, o);
+		oplist_origin_free(a, o);
 }
 
 /*
@@ -563,7 +563,7 @@ int make_rma_progress_global(struct agent *a)
 	int n = 0, x, y;
 
 	if (R->lwait)
-		n += retry_grants(a);
+		n += target_retry_grants(a);
 	if (R->retry_pending) {
 		R->retry_pending = 0;
 		do {
@@ -575,9 +575,9 @@ int make_rma_progress_global(struct agent *a)
 	return n;
 }
 
-/* The transfer slots' completion: a chunk's end comes to xfer_done. */
+/* The transfer slots' completion: a chunk's end comes to rma_progress_xfer_done. */
 void rma_progress_init(struct agent *a)
 {
 	for (int k = 0; k < XFER_MAX; k++)
-		a->rma->xfers[k].fx.done = xfer_done;
+		a->rma->xfers[k].fx.done = rma_progress_xfer_done;
 }

@@ -21,7 +21,7 @@
  *    carried by that last op (RMAD_AMF_PSCW_DONE) when the ops before
  *    it are sure to be applied first (an ordered channel, or none in
  *    flight, no fi_write), otherwise a WIN_COMPLETE notice.  On an
- *    ordered channel neither waits for an answer (close_rides): the
+ *    ordered channel neither waits for an target_answer (close_rides): the
  *    op that carries the complete asks for none, and the notice goes
  *    as soon as the ops have left (those answered anyway, such as
  *    fi_write's, once answered), behind them; a complete is local,
@@ -70,7 +70,7 @@ int32_t pscw_post(struct agent *a, struct agent_win *w, struct win_local *l,
 
 	if (agent_win_target(w, op->target, &size, &du))
 		return RMAD_ERR_RANK;
-	node = agent_rank_node(w->job, op->target);
+	node = agent_job_rank_node(w->job, op->target);
 	if (node < 0 || node == a->node)
 		return RMAD_ERR_ARG;	/* same node: shared memory */
 	if (w->failed || w->job->failed || am_node_dead(a, node))
@@ -99,7 +99,7 @@ static int pscw_posted(struct agent *a, struct rma_origin *o, int32_t rank)
 	if (o->pscw_nocheck || got_find(o, rank) >= 0)
 		return 1;
 	l = agent_win_local(o->w, o->rank);
-	if (!l || !agent_win_post_take(l, rank))
+	if (!l || !winsync_post_take(l, rank))
 		return 0;
 	if (o->npscw_got == o->cappscw_got) {
 		int32_t cap = o->cappscw_got ? 2 * o->cappscw_got : 8;
@@ -121,7 +121,7 @@ static int pscw_posted(struct agent *a, struct rma_origin *o, int32_t rank)
 static int pscw_hopeless(struct agent *a, struct rma_origin *o, int32_t rank)
 {
 	return o->w->failed || o->w->job->failed ||
-	       am_node_dead(a, agent_rank_node(o->w->job, rank));
+	       am_node_dead(a, agent_job_rank_node(o->w->job, rank));
 }
 
 int pscw_ready(struct agent *a, struct rma_origin *o, int32_t rank)
@@ -131,7 +131,7 @@ int pscw_ready(struct agent *a, struct rma_origin *o, int32_t rank)
 	return pscw_hopeless(a, o, rank) ? -1 : 0;
 }
 
-/* route(): START and COMPLETE; 0 when placed, -1 to stall. */
+/* origin_route(): START and COMPLETE; 0 when placed, -1 to stall. */
 int pscw_route(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_ctx *R = a->rma;
@@ -147,7 +147,7 @@ int pscw_route(struct agent *a, struct rma_origin *o, uint32_t i)
 		}
 		if (o->state != RMA_NONE || o->ntargets) {
 			op->status = RMAD_ERR_SYNC;
-			op_finish(a, o, i);
+			oplist_op_finish(a, o, i);
 			return 0;
 		}
 		o->state = RMA_PSCW;
@@ -155,13 +155,13 @@ int pscw_route(struct agent *a, struct rma_origin *o, uint32_t i)
 		o->no_hold = 0;
 		o->pscw_nocheck = !!(op->dtype & RMAD_MODE_NOCHECK);
 		o->npscw_got = 0;
-		op_finish(a, o, i);
+		oplist_op_finish(a, o, i);
 		return 0;
 	}
 	/* COMPLETE */
 	if (o->state != RMA_PSCW) {
 		op->status = RMAD_ERR_SYNC;
-		op_finish(a, o, i);
+		oplist_op_finish(a, o, i);
 		return 0;
 	}
 	op->pflags = 0;
@@ -176,7 +176,7 @@ int pscw_route(struct agent *a, struct rma_origin *o, uint32_t i)
 				if (op->target >= 0 && t->head != RMAD_NIL)
 					t->pscw_close = i + 1;
 			}
-	list_add(R, &o->yhead, &o->ytail, i);
+	oplist_add(R, &o->yhead, &o->ytail, i);
 	return 0;
 }
 
@@ -187,7 +187,7 @@ int pscw_sync_done(struct agent *a, struct rma_origin *o,
 {
 	if (op->target < 0)
 		return o->ntargets == 0;
-	if (target_find(o, op->target))
+	if (oplist_target_find(o, op->target))
 		return 0;		/* freed once its ops are in */
 	return pscw_posted(a, o, op->target) ||
 	       pscw_hopeless(a, o, op->target);
@@ -222,6 +222,6 @@ int32_t pscw_complete(struct agent *a, struct rma_origin *o,
 	if (op->pflags & RMAD_AMF_PSCW_DONE)
 		return 0;	/* it rode on the last op, now answered */
 	notice(a, o->w, RMAD_AM_WIN_COMPLETE, o->rank, op->target,
-	       agent_rank_node(o->w->job, op->target));
+	       agent_job_rank_node(o->w->job, op->target));
 	return 0;
 }

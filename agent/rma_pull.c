@@ -125,7 +125,7 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 	struct rma_ctx *R = a->rma;
 	struct rma_op *op = &R->sh[i];
 	size_t es = rmad_dtype_size(op->dtype);
-	int err = es ? rma_bounce_init(a) : RMAD_ERR_TYPE;
+	int err = es ? xfer_bounce_init(a) : RMAD_ERR_TYPE;
 	uint64_t room = es ? pull_room(a, op->ty ? ty_unit(op) : es) : 0;
 	int get = op->opcode == RMAD_OPC_GET;
 	int fetch = op->opcode == RMAD_OPC_GACC;
@@ -169,7 +169,7 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		if (!src) {
 			src = x->buf;
 			if (in)
-				err = op_io(a, op, op->origin + op->sent,
+				err = xfer_op_io(a, op, op->origin + op->sent,
 					    x->buf, (size_t)n, 0);
 		}
 		/* the target reads the operands, or writes a get's bytes,
@@ -189,7 +189,7 @@ int pull_issue(struct agent *a, struct rma_origin *o, struct rma_target *t,
 		h.count = n / es;
 		h.seq = ((uint64_t)op->serial << 32) | i;
 		memcpy(body + head, &pl, sizeof(pl));
-		if (osend(a, o, t->node, &h, body, head + sizeof(pl))) {
+		if (xfer_osend(a, o, t->node, &h, body, head + sizeof(pl))) {
 			rmad_fabric_mr_close(x->mr);
 			x->mr = NULL;
 			agent_mem_drop(a, x->held);
@@ -249,7 +249,7 @@ int pull_answered(struct agent *a, uint32_t i, uint64_t off, uint64_t len,
 		if ((op->opcode == RMAD_OPC_GET ||
 		     op->opcode == RMAD_OPC_GACC) && !status && !op->status &&
 		    !x->held) {
-			int err = op_io(a, op, (op->opcode == RMAD_OPC_GET ?
+			int err = xfer_op_io(a, op, (op->opcode == RMAD_OPC_GET ?
 						op->origin : op->result) + off,
 					x->buf, (size_t)len, 1);
 
@@ -399,7 +399,7 @@ static void refuse(struct agent *a, const struct rmad_am_hdr *h, int32_t st)
 		  h->type == RMAD_AM_RMA_PUT ? "pulled put" :
 		  h->type == RMAD_AM_RMA_GACC ? "pulled get-accumulate" :
 		  "pulled accumulate", h->src_node, h->origin, h->target, st);
-	answer(a, h, ans ? ans : RMAD_AM_RMA_ACK, st, 0, NULL, 0);
+	target_answer(a, h, ans ? ans : RMAD_AM_RMA_ACK, st, 0, NULL, 0);
 }
 
 /* The window of request h, looked up again (it may have gone while we
@@ -431,7 +431,7 @@ static int gacc_apply(struct agent *a, struct pull_rd *rd)
 {
 	struct rmad_am_hdr h;
 	struct agent_win *w = pulled_pkt(a, rd, &h);
-	int32_t st = w ? apply_pulled_res(a, &h, (const uint8_t *)rd->b->buf,
+	int32_t st = w ? target_apply_pulled_res(a, &h, (const uint8_t *)rd->b->buf,
 					  w, (uint8_t *)rd->b->buf + PULL_RES,
 					  &rd->rlen, rd->since) : RMAD_ERR_ARG;
 
@@ -494,7 +494,7 @@ static int rd_apply(struct agent *a, struct pull_rd *rd)
 		refuse(a, &rd->h, RMAD_ERR_ARG);
 		return 0;
 	}
-	if (apply_pulled(a, &h, (const uint8_t *)rd->b->buf, w, rd->since))
+	if (target_apply_pulled(a, &h, (const uint8_t *)rd->b->buf, w, rd->since))
 		return lock_wait(a, rd);
 	if (h.type == RMAD_AM_RMA_PUT)
 		a->st.put_pulls++;
@@ -555,7 +555,7 @@ static void rd_done(struct rmad_fabric_xfer *fx, int status)
 		refuse(a, &rd->h, RMAD_ERR_FABRIC);
 	} else if (rd->h.type == RMAD_AM_RMA_GET || rd->writing) {
 		/* placed at the origin (delivery complete): its answer */
-		answer(a, &rd->h, RMAD_AM_RMA_RESP, 0, 0, NULL, 0);
+		target_answer(a, &rd->h, RMAD_AM_RMA_RESP, 0, 0, NULL, 0);
 		if (rd->writing)
 			a->st.acc_pulls++;
 		else
@@ -616,7 +616,7 @@ static void pull_kick(struct agent *a)
 			/* the window's bytes as they are now (packed through
 			 * a typed chunk's type), written into the origin's
 			 * chunk */
-			err = read_pushed(a, &rd->h, typed ? &rd->th : NULL,
+			err = target_read_pushed(a, &rd->h, typed ? &rd->th : NULL,
 					  (uint8_t *)rd->b->buf);
 			if (!err)
 				err = rmad_fabric_write(a->fab,
@@ -698,7 +698,7 @@ void pull_request(struct agent *a, const struct rmad_am_hdr *h,
 		 h->type == RMAD_AM_RMA_ACC && h->op == RMAD_NO_OP)
 		st = RMAD_ERR_OP;
 	else if (!st && !typed &&
-		 (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
+		 (l->dynamic ? dynwin_check(l, h->disp, len) != 0 :
 		  h->disp > l->size || len > l->size - h->disp))
 		st = RMAD_ERR_DISP;
 	else if (!st && R->npq >= PULL_QUEUE_MAX)

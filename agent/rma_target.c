@@ -39,7 +39,7 @@
 #include "util.h"
 #include "rma_internal.h"
 
-void lw_release(uint32_t *lw, int excl)
+void target_lw_release(uint32_t *lw, int excl)
 {
 	if (rmad_lw_release(lw, excl) & RMAD_LW_SLEEPERS)
 		rmad_futex_wake(lw, INT_MAX);
@@ -50,7 +50,7 @@ static uint32_t *lock_word(struct win_local *l)
 	return &((struct rmad_win_ctl *)l->base)->lock;
 }
 
-void answer(struct agent *a, const struct rmad_am_hdr *req, int type,
+void target_answer(struct agent *a, const struct rmad_am_hdr *req, int type,
 		   int status, uint16_t flags, const void *pl, size_t plen)
 {
 	struct rmad_am_hdr r = {
@@ -143,7 +143,7 @@ static int apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 /*
  * The op that came with granted request e, applied; or, when the
  * member's accumulate lock is held by a live client, kept in e (a
- * holder) with its flags and tried again by retry_grants, so that the
+ * holder) with its flags and tried again by target_retry_grants, so that the
  * agent does not wait for it (acc_lock_timeout_ms after its first try
  * it fails there).  1 if kept; else e may be gone (an UNLOCK that rode
  * along released it).
@@ -224,7 +224,7 @@ static int retry_pending(struct agent *a, struct rma_lock *k)
  * an E(x) that waits for A.  Exclusive requests can starve under a
  * constant stream of shared ones; MPICH's rule is the same.
  */
-int try_grant(struct agent *a, struct rma_lock *k)
+int target_try_grant(struct agent *a, struct rma_lock *k)
 {
 	struct rma_ctx *R = a->rma;
 	uint32_t *lw = lock_word(k->l);
@@ -287,7 +287,7 @@ static void lock_wait_add(struct rma_lock *k)
 	R->lwait = k;
 }
 
-int retry_grants(struct agent *a)
+int target_retry_grants(struct agent *a)
 {
 	struct rma_ctx *R = a->rma;
 
@@ -297,7 +297,7 @@ int retry_grants(struct agent *a)
 		struct rma_lock *k = *pp;
 
 		n += retry_pending(a, k);
-		n += try_grant(a, k);
+		n += target_try_grant(a, k);
 		if (!k->qhead && !k->npend) {
 			k->waiting = 0;
 			*pp = k->wnext;
@@ -347,17 +347,17 @@ static int lock_enqueue(struct agent *a, const struct rmad_am_hdr *h,
 	else
 		k->qhead = e;
 	k->qtail = e;
-	try_grant(a, k);
+	target_try_grant(a, k);
 	if (k->qhead)
 		lock_wait_add(k);
 	return 0;
 }
 
-void lock_request(struct agent *a, const struct rmad_am_hdr *h,
+void target_lock_request(struct agent *a, const struct rmad_am_hdr *h,
 			 struct agent_win *w, struct win_local *l)
 {
 	if (lock_enqueue(a, h, NULL, w, l, 0))
-		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
+		target_answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
 }
 
 /* Release the lock origin holds here through node; 1 if it held one. */
@@ -373,7 +373,7 @@ static int holder_release(struct win_local *l, int32_t origin, uint32_t node)
 		if (e->origin != origin || e->node != node)
 			continue;
 		*pp = e->next;
-		lw_release(lock_word(l), e->excl);
+		target_lw_release(lock_word(l), e->excl);
 		holder_gone(k, e);
 		ent_free(R, e);
 		if (k->qhead)
@@ -383,18 +383,18 @@ static int holder_release(struct win_local *l, int32_t origin, uint32_t node)
 	return 0;
 }
 
-void lock_release(struct agent *a, const struct rmad_am_hdr *h,
+void target_lock_release(struct agent *a, const struct rmad_am_hdr *h,
 			 struct win_local *l)
 {
 	/* no holder: a NOCHECK epoch, or an element recreated after
 	 * eviction; the seeds answer it all the same */
 	holder_release(l, h->origin, h->src_node);
-	answer(a, h, RMAD_AM_RMA_UNLOCK_ACK, 0, 0, NULL, 0);
+	target_answer(a, h, RMAD_AM_RMA_UNLOCK_ACK, 0, 0, NULL, 0);
 	if (l->lk && l->lk->qhead)
-		try_grant(a, l->lk);
+		target_try_grant(a, l->lk);
 }
 
-void lock_drop_node(struct agent *a, struct win_local *l, uint32_t node)
+void target_lock_drop_node(struct agent *a, struct win_local *l, uint32_t node)
 {
 	struct rma_lock *k = l->lk;
 	struct lock_ent **pp, *prev = NULL;
@@ -426,15 +426,15 @@ void lock_drop_node(struct agent *a, struct win_local *l, uint32_t node)
 		*pp = e->next;
 		rmad_info("released rank %d's window lock held by rank %d of "
 			  "dead node %u", l->rank, e->origin, node);
-		lw_release(lock_word(l), e->excl);
+		target_lw_release(lock_word(l), e->excl);
 		holder_gone(k, e);
 		ent_free(R, e);
 	}
-	try_grant(a, k);	/* clears the queued bit when none wait */
+	target_try_grant(a, k);	/* clears the queued bit when none wait */
 }
 
 /* A member's window goes away: drop its lock bookkeeping. */
-void lock_free(struct win_local *l)
+void target_lock_free(struct win_local *l)
 {
 	struct rma_lock *k = l->lk;
 	struct rma_ctx *R;
@@ -496,7 +496,7 @@ static int apply_core(struct agent *a, struct win_local *l,
 	    (h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT &&
 	     *len > rroom))
 		return RMAD_ERR_TYPE;
-	if (l->dynamic ? dyn_check(l, h->disp, *len) != 0 :
+	if (l->dynamic ? dynwin_check(l, h->disp, *len) != 0 :
 	    h->disp > l->size || *len > l->size - h->disp)
 		return RMAD_ERR_DISP;
 	/* checked first, then applied in one place or the other */
@@ -531,7 +531,7 @@ static int apply_core(struct agent *a, struct win_local *l,
 	if (st)
 		return st;
 	if (l->created) {
-		st = created_apply(a, l, h, pl, res, *len);
+		st = xfer_created_apply(a, l, h, pl, res, *len);
 		rmad_smp_mb();
 		return st;
 	}
@@ -540,21 +540,21 @@ static int apply_core(struct agent *a, struct win_local *l,
 	 * (accword.h), with atomics otherwise, plain for a wide type */
 	acc = h->type == RMAD_AM_RMA_ACC || h->type == RMAD_AM_RMA_GACC ||
 	      h->type == RMAD_AM_RMA_CAS;
-	if (acc && (st = acc_lock(a, l)) != 0)
+	if (acc && (st = xfer_acc_lock(a, l)) != 0)
 		return st;
 	switch (h->type) {
 	case RMAD_AM_RMA_PUT:
 		memcpy(dst, pl, *len);
 		break;
 	case RMAD_AM_RMA_ACC:
-		mapped_acc_apply(a, l, dst, pl, NULL, h->dtype, h->op,
+		xfer_mapped_acc_apply(a, l, dst, pl, NULL, h->dtype, h->op,
 				 h->count);
 		break;
 	case RMAD_AM_RMA_GET:
 		memcpy(res, dst, *len);
 		break;
 	case RMAD_AM_RMA_GACC:
-		mapped_acc_apply(a, l, dst, h->op == RMAD_NO_OP ? NULL : pl,
+		xfer_mapped_acc_apply(a, l, dst, h->op == RMAD_NO_OP ? NULL : pl,
 				 res, h->dtype, h->op, h->count);
 		break;
 	case RMAD_AM_RMA_CAS:
@@ -562,8 +562,8 @@ static int apply_core(struct agent *a, struct win_local *l,
 		break;
 	}
 	if (acc)
-		acc_unlock(l);
-	/* release: the window update is visible before the answer (and
+		xfer_acc_unlock(l);
+	/* release: the window update is visible before the target_answer (and
 	 * before an unlock lets the next holder in) */
 	rmad_smp_mb();
 	return 0;
@@ -588,7 +588,7 @@ static int apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 	int st;
 	/* a busy accumulate lock: the packet waits in the am layer, and
 	 * nothing of it happened (acc_lock comes before any change); the
-	 * caller's mode (lock_and_apply's) stays otherwise */
+	 * caller's mode (target_lock_and_apply's) stays otherwise */
 	uint8_t od = R->acc_defer;
 	uint64_t os = R->acc_since;
 
@@ -623,29 +623,29 @@ static int apply_lim(struct agent *a, const struct rmad_am_hdr *h,
 	if (l && (h->flags & RMAD_AMF_PSCW_DONE) && w->ready &&
 	    !agent_win_target(w, h->origin, &(uint64_t){ 0 },
 			      &(int32_t){ 0 }) &&
-	    agent_rank_node(w->job, h->origin) == (int)h->src_node)
-		agent_win_count_complete(a, l);
+	    agent_job_rank_node(w->job, h->origin) == (int)h->src_node)
+		winsync_count_complete(a, l);
 	if (st || type == RMAD_AM_RMA_RESP || aflags ||
 	    (h->flags & (RMAD_AMF_ACK_REQ | RMAD_AMF_UNLOCK |
 			 RMAD_AMF_LOCK_SHARED | RMAD_AMF_LOCK_EXCL)))
-		answer(a, h, type, st, aflags, res,
+		target_answer(a, h, type, st, aflags, res,
 		       type == RMAD_AM_RMA_RESP && !st ? len : 0);
 	return 0;
 }
 
-void apply_op(struct agent *a, const struct rmad_am_hdr *h,
+void target_apply_op(struct agent *a, const struct rmad_am_hdr *h,
 	      const uint8_t *pl, struct agent_win *w, uint16_t aflags)
 {
 	apply_lim(a, h, pl, w, aflags, a->p.am_buf_size - sizeof(*h), 0);
 }
 
-int apply_direct(struct agent *a, const struct rmad_am_hdr *h,
+int target_apply_direct(struct agent *a, const struct rmad_am_hdr *h,
 		 const uint8_t *pl, struct agent_win *w)
 {
 	return apply_lim(a, h, pl, w, 0, a->p.am_buf_size - sizeof(*h), 1);
 }
 
-int apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
+int target_apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 		 const uint8_t *data, struct agent_win *w, uint64_t since)
 {
 	struct rma_ctx *R = a->rma;
@@ -653,7 +653,7 @@ int apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 
 	if ((h->type != RMAD_AM_RMA_ACC && h->type != RMAD_AM_RMA_PUT) ||
 	    (h->flags & RMAD_AMF_PULL)) {
-		answer(a, h, RMAD_AM_RMA_ACK, RMAD_ERR_ARG, 0, NULL, 0);
+		target_answer(a, h, RMAD_AM_RMA_ACK, RMAD_ERR_ARG, 0, NULL, 0);
 		return 0;
 	}
 	R->acc_defer = 1;
@@ -663,7 +663,7 @@ int apply_pulled(struct agent *a, const struct rmad_am_hdr *h,
 	return r;
 }
 
-int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
+int32_t target_apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
 			 const uint8_t *data, struct agent_win *w,
 			 uint8_t *res, uint64_t *rlen, uint64_t since)
 {
@@ -681,7 +681,7 @@ int32_t apply_pulled_res(struct agent *a, const struct rmad_am_hdr *h,
 	return st;
 }
 
-int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
+int32_t target_read_pushed(struct agent *a, const struct rmad_am_hdr *h,
 		    const struct rmad_am_typed *th, uint8_t *buf)
 {
 	struct agent_job *j = agent_job_find(a, h->job);
@@ -705,11 +705,11 @@ int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
 	}
 	/* again: the window may have gone or a region been detached while
 	 * the request waited for a buffer */
-	if (l->dynamic ? dyn_check(l, h->disp, len) != 0 :
+	if (l->dynamic ? dynwin_check(l, h->disp, len) != 0 :
 	    h->disp > l->size || len > l->size - h->disp)
 		return RMAD_ERR_DISP;
 	if (l->created)
-		return client_io(a, l->client, l->addr + h->disp, buf, len, 0);
+		return xfer_client_io(a, l->client, l->addr + h->disp, buf, len, 0);
 	memcpy(buf, (const uint8_t *)l->data + h->disp, len);
 	return 0;
 }
@@ -720,27 +720,27 @@ int32_t read_pushed(struct agent *a, const struct rmad_am_hdr *h,
  * With no room to queue it, the origin hears LOCK_RETRY (with the op's
  * cookie) and sends it again later.
  */
-void lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
+void target_lock_and_apply(struct agent *a, const struct rmad_am_hdr *h,
 			   const uint8_t *pl, struct agent_win *w)
 {
 	struct win_local *l = agent_win_local(w, h->target);
 
 	if (!l || !l->base) {
-		apply_op(a, h, pl, w, 0);	/* answers the error */
+		target_apply_op(a, h, pl, w, 0);	/* answers the error */
 		return;
 	}
 	/* (granted with the accumulate lock held by a client, the op
 	 * waits in its lock entry: pend_apply) */
 	if (h->payload_len > a->p.am_buf_size ||
 	    lock_enqueue(a, h, pl, w, l, 1))
-		answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
+		target_answer(a, h, RMAD_AM_RMA_LOCK_RETRY, 0, 0, NULL, 0);
 }
 
 /* RMA_DONE: everything before it from this origin was applied (the
  * channel is ordered), so the answer goes right back. */
-void flush_request(struct agent *a, const struct rmad_am_hdr *h)
+void target_flush_request(struct agent *a, const struct rmad_am_hdr *h)
 {
-	answer(a, h, RMAD_AM_RMA_FLUSH_ACK, 0, 0, NULL, 0);
+	target_answer(a, h, RMAD_AM_RMA_FLUSH_ACK, 0, 0, NULL, 0);
 }
 
 /*
@@ -752,7 +752,7 @@ void flush_request(struct agent *a, const struct rmad_am_hdr *h)
  * does, and give up after a while (with a warning: the lock may stay
  * shared-held by one phantom, or lose a count).
  */
-int dead_shared(struct agent *a, struct win_local *l, uint32_t c)
+int target_dead_shared(struct agent *a, struct win_local *l, uint32_t c)
 {
 	struct rmad_win_ctl *ctl = l->base;
 	uint8_t b = load_acquire(&ctl->shared_by[c]);

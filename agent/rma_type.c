@@ -89,7 +89,7 @@ void ty_span(const struct rma_op *op, uint64_t *lo, uint64_t *hi)
 	*hi = op->tdisp + (uint64_t)op->ty->hi;
 }
 
-uint32_t agent_type_blob_max(struct agent *a)
+uint32_t ty_blob_max(struct agent *a)
 {
 	uint64_t b = (uint64_t)a->p.type_cache_bytes;
 
@@ -110,7 +110,7 @@ size_t ty_room(struct agent *a, uint32_t unit)
 	return unit ? room / unit * unit : room;
 }
 
-uint32_t agent_type_chunk_max(struct agent *a)
+uint32_t ty_chunk_max(struct agent *a)
 {
 	return (uint32_t)ty_room(a, 1);
 }
@@ -145,7 +145,7 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 		    const struct rmad_op_ttype *d, uint64_t tdisp_units,
 		    uint64_t count)
 {
-	uint32_t max = agent_type_blob_max(a);
+	uint32_t max = ty_blob_max(a);
 	struct rma_typed *ty;
 	struct dtree *t = NULL;
 	uint64_t size, base;
@@ -155,7 +155,7 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 
 	if (agent_win_target(w, op->target, &size, &du))
 		return RMAD_ERR_RANK;
-	node = agent_rank_node(w->job, op->target);
+	node = agent_job_rank_node(w->job, op->target);
 	if (node < 0 || node == a->node)
 		return RMAD_ERR_RANK;
 	if (agent_job_rank_dead(a, w->job, op->target))
@@ -168,7 +168,7 @@ int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
 	ty = malloc(sizeof(*ty) + d->blob_len);
 	if (!ty)
 		return RMAD_ERR_NOMEM;
-	st = client_io(a, op->client, d->blob_addr, ty->blob, d->blob_len, 0);
+	st = xfer_client_io(a, op->client, d->blob_addr, ty->blob, d->blob_len, 0);
 	if (!st)
 		st = dtree_parse(ty->blob, d->blob_len, DTREE_TRAVEL_NODES,
 				 &t);
@@ -564,7 +564,7 @@ struct iov_ctx {
 static void iov_flush(struct iov_ctx *x)
 {
 	if (x->n && !x->st)
-		x->st = client_iov(x->a, x->l->client, x->iov, x->n,
+		x->st = xfer_client_iov(x->a, x->l->client, x->iov, x->n,
 				   x->pk + x->from, x->pos - x->from,
 				   x->write);
 	x->n = 0;
@@ -636,7 +636,7 @@ static int created_copy(struct agent *a, struct win_local *l,
 	if (!write && e.hi > e.lo &&
 	    (uint64_t)(e.hi - e.lo) <= SPAN_DENSITY * len &&
 	    (uint64_t)(e.hi - e.lo) <= sizeof(span_buf)) {
-		int st = client_io(a, l->client,
+		int st = xfer_client_io(a, l->client,
 				   l->addr + th->base + (uint64_t)e.lo,
 				   span_buf, (size_t)(e.hi - e.lo), 0);
 
@@ -678,7 +678,7 @@ static int typed_acc(struct agent *a, struct win_local *l,
 	struct rmad_am_typed th = *tp;
 	struct apply_ctx x = *xp;
 	uint64_t thr = (uint64_t)a->p.acc_bulk_threshold;
-	int st = len > sizeof(acc_cur) ? RMAD_ERR_ARG : acc_lock(a, l);
+	int st = len > sizeof(acc_cur) ? RMAD_ERR_ARG : xfer_acc_lock(a, l);
 	uint8_t *mem = NULL;
 
 	if (st)
@@ -716,7 +716,7 @@ static int typed_acc(struct agent *a, struct win_local *l,
 		acc_bulk_end(l->base);
 		a->st.acc_bulk++;
 	}
-	acc_unlock(l);
+	xfer_acc_unlock(l);
 	if (!st && x.res)
 		*rlen = len;
 	return st;
@@ -759,7 +759,7 @@ int ty_apply(struct agent *a, struct win_local *l,
 	if (dtree_footprint(t, th.tcount, &lo, &hi) ||
 	    th.base > (1ull << 60) || (int64_t)th.base + lo < 0)
 		return RMAD_ERR_DISP;
-	if (l->dynamic ? dyn_check(l, th.base + (uint64_t)lo,
+	if (l->dynamic ? dynwin_check(l, th.base + (uint64_t)lo,
 				   (uint64_t)(hi - lo)) != 0 :
 	    (uint64_t)((int64_t)th.base + hi) > l->size)
 		return RMAD_ERR_DISP;

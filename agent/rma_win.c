@@ -2,12 +2,12 @@
 /*
  * rma_win.c - an origin's synchronization state changes, after the
  * seeds' FENCE, PSCW, LOCK_ALL and FLUSH algorithms: when a queued sync
- * request is done (rma_sync_done: its targets' ops issued, answered or
- * applied as it asks), what completing it does (rma_sync_finish), the
- * lock_all window protocol (rma_lock_all_step, lock every member
+ * request is done (rma_win_sync_done: its targets' ops issued, answered or
+ * applied as it asks), what completing it does (rma_win_sync_finish), the
+ * lock_all window protocol (rma_win_lock_all_step, lock every member
  * LOCKALL_BATCH at a time), and the fence: an origin's epoch complete,
  * it joins the window's barrier (winsync.c), whose release puts it in a
- * fence epoch (rma_fence_done, rma_fence_finish).  The PSCW notices are
+ * fence epoch (rma_win_fence_done, rma_win_fence_finish).  The PSCW notices are
  * rma_pscw.c; per-target lock and flush state moves with the target's
  * ops (rma_progress.c, rma_origin.c).
  */
@@ -30,7 +30,7 @@
  * (a get reads the window then): the barrier message follows them on
  * the ordered channel, so the target's agent has read (or updated) its
  * memory before it takes the message into account.  The FENCE itself
- * completes once their answers are in too (rma_fence_done).  Otherwise
+ * completes once their answers are in too (rma_win_fence_done).  Otherwise
  * t is freed before the barrier, as for every fence that does not ride.
  */
 static int fence_may_pass(const struct rma_target *t)
@@ -41,7 +41,7 @@ static int fence_may_pass(const struct rma_target *t)
 }
 
 /* Is sync request i satisfied?  (Everything before it was placed.) */
-int rma_sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
+int rma_win_sync_done(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_ctx *R = o->R;
 
@@ -105,7 +105,7 @@ static int32_t fence_arrive(struct agent *a, struct rma_origin *o, uint32_t i)
 	o->state = RMA_FENCE_ISSUED;
 	if (o->ntargets)
 		o->st.fence_ahead++;	/* fence_may_pass */
-	st = agent_win_fence_arrive(a, o->w, l);
+	st = winsync_fence_arrive(a, o->w, l);
 	if (st) {
 		o->fence_op = RMAD_NIL;
 		o->state = RMA_NONE;
@@ -116,7 +116,7 @@ static int32_t fence_arrive(struct agent *a, struct rma_origin *o, uint32_t i)
 
 /* o's FENCE completes with st: o is in a fence epoch (none after
  * NOSUCCEED, or after a failure) */
-void rma_fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
+void rma_win_fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
 {
 	struct rma_ctx *R = a->rma;
 	uint32_t i = o->fence_op;
@@ -142,12 +142,12 @@ void rma_fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
 	 * for the next synchronization; one that is waited for reports
 	 * the epoch's errors, which go with it */
 	if (st && !op->waited)
-		set_err(o, st);
+		oplist_set_err(o, st);
 	else if (st)
 		o->err = 0;
 	op->status = st;
 	op->serial = 0;
-	agent_complete_op(a, op->client, i, st);
+	completion_op_done(a, op->client, i, st);
 }
 
 /*
@@ -156,7 +156,7 @@ void rma_fence_finish(struct agent *a, struct rma_origin *o, int32_t st)
  * answers still on their way (fence_may_pass), when they are in: an
  * epoch's gets have landed when the fence returns.
  */
-void rma_fence_done(struct agent *a, struct agent_win *w, int status)
+void rma_win_fence_done(struct agent *a, struct agent_win *w, int status)
 {
 	struct rma_ctx *R = a->rma;
 
@@ -168,14 +168,14 @@ void rma_fence_done(struct agent *a, struct agent_win *w, int status)
 			o->fence_st = status;
 			continue;
 		}
-		rma_fence_finish(a, o, status);
+		rma_win_fence_finish(a, o, status);
 	}
 	/* the origins move on in the loop's next pass, not here: this may
 	 * run inside one of their progress calls (see fence_arrive).  What
 	 * waits in aggregates (the root's RELEASE, an answer) goes before
-	 * the wakes (agent_flush_wakeups): a woken client may take our core */
+	 * the wakes (completion_flush_wakeups): a woken client may take our core */
 	R->retry_pending = 1;
-	agent_flush_wakeups(a);
+	completion_flush_wakeups(a);
 }
 
 /* RMAD_ERR_PROC_FAILED if sync op covers a dead rank (its process or
@@ -192,21 +192,21 @@ static int32_t sync_dead(struct agent *a, struct rma_origin *o,
 
 /* The window protocol of lock_all: lock (or unlock) every remote member
  * without an element, LOCKALL_BATCH at a time. */
-int rma_lock_all_step(struct agent *a, struct rma_origin *o)
+int rma_win_lock_all_step(struct agent *a, struct rma_origin *o)
 {
 	int moved = 0;
 
 	while (o->la_inflight < LOCKALL_BATCH && o->la_next < o->w->gsize) {
 		int32_t r = agent_win_rank_of(o->w, o->la_next++);
-		int node = agent_rank_node(o->w->job, r);
+		int node = agent_job_rank_node(o->w->job, r);
 
-		if (r < 0 || node < 0 || node == a->node || target_find(o, r))
+		if (r < 0 || node < 0 || node == a->node || oplist_target_find(o, r))
 			continue;
 		if (am_node_dead(a, node)) {
-			set_err(o, RMAD_ERR_PROC_FAILED);
+			oplist_set_err(o, RMAD_ERR_PROC_FAILED);
 			continue;
 		}
-		send_lock_msg(a, o, r, node, o->la_unlock ? RMAD_AM_RMA_UNLOCK :
+		origin_send_lock_msg(a, o, r, node, o->la_unlock ? RMAD_AM_RMA_UNLOCK :
 				     RMAD_AM_RMA_LOCK, 0);
 		o->la_inflight++;
 		o->la_node[node]++;
@@ -226,13 +226,13 @@ int rma_lock_all_step(struct agent *a, struct rma_origin *o)
 
 
 /*
- * Sync request i, done (rma_sync_done) and taken off the sync queue,
+ * Sync request i, done (rma_win_sync_done) and taken off the sync queue,
  * completes: a FENCE arrives at the window's barrier (and completes
- * when it is released, rma_fence_done), a COMPLETE sends its notices,
+ * when it is released, rma_win_fence_done), a COMPLETE sends its notices,
  * the others report the epoch's first error.  1 when it completed
  * (the caller's synced), 0 for a fence now in its barrier.
  */
-int rma_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i)
+int rma_win_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 {
 	struct rma_op *op = &a->rma->sh[i];
 	int32_t st;
@@ -244,7 +244,7 @@ int rma_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 		if (!st)
 			return 0;
 		if (!op->waited) {
-			set_err(o, st);
+			oplist_set_err(o, st);
 		} else {
 			/* reported: the epoch's errors go with it */
 			o->err = 0;
@@ -252,16 +252,16 @@ int rma_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 		}
 		op->status = st;
 		op->serial = 0;
-		agent_complete_op(a, op->client, i, st);
+		completion_op_done(a, op->client, i, st);
 		return 1;
 	}
 	if (op->opcode == RMAD_OPC_COMPLETE) {
 		st = pscw_complete(a, o, op);
 		if (st && !op->waited)
-			set_err(o, st);
+			oplist_set_err(o, st);
 		op->status = st;
 		op->serial = 0;
-		agent_complete_op(a, op->client, i, st);
+		completion_op_done(a, op->client, i, st);
 		return 1;
 	}
 	/* a dead rank at each sync that covers it (before any other error:
@@ -278,6 +278,6 @@ int rma_sync_finish(struct agent *a, struct rma_origin *o, uint32_t i)
 		o->dead_seen = 0;
 	}
 	op->serial = 0;
-	agent_complete_op(a, op->client, i, op->status);
+	completion_op_done(a, op->client, i, op->status);
 	return 1;
 }

@@ -29,7 +29,7 @@
 #include "util.h"
 #include "rma_internal.h"
 
-int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
+int xfer_client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 	      size_t len, int write)
 {
 	void *p = agent_mem_lookup(a, c, addr, len);
@@ -59,7 +59,7 @@ int client_io(struct agent *a, uint32_t c, uint64_t addr, void *buf,
 	       n < 0 && errno == ESRCH ? RMAD_ERR_PROC_FAILED : RMAD_ERR_ARG;
 }
 
-int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
+int xfer_client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
 	       unsigned long n, void *buf, size_t len, int write)
 {
 	struct iovec l = { buf, len };
@@ -82,7 +82,7 @@ int client_iov(struct agent *a, uint32_t c, const struct iovec *remote,
 }
 
 /* Send for origin o, counting the packet in its statistics. */
-int osend(struct agent *a, struct rma_origin *o, int node,
+int xfer_osend(struct agent *a, struct rma_origin *o, int node,
 		 struct rmad_am_hdr *h, const void *pl, size_t plen)
 {
 	if (h->type >= RMAD_AM_RMA_LOCK && h->type <= RMAD_AM_RMA_FLUSH_ACK) {
@@ -94,7 +94,7 @@ int osend(struct agent *a, struct rma_origin *o, int node,
 	return am_send_st(a, node, h, pl, plen, &o->st);
 }
 
-void orecv(struct rma_origin *o, const struct rmad_am_hdr *h)
+void xfer_orecv(struct rma_origin *o, const struct rmad_am_hdr *h)
 {
 	if (h->type >= RMAD_AM_RMA_LOCK && h->type <= RMAD_AM_RMA_FLUSH_ACK) {
 		o->st.pkts_recv[h->type - RMAD_AM_RMA_LOCK]++;
@@ -104,13 +104,13 @@ void orecv(struct rma_origin *o, const struct rmad_am_hdr *h)
 
 /* The client's staging area: where staged ops keep their data. */
 /* Data of op at its client address (or staging offset) addr. */
-int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
+int xfer_op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
 		 void *buf, size_t len, int write)
 {
 	uint8_t *p;
 
 	if (!op->staged)
-		return client_io(a, op->client, addr, buf, len, write);
+		return xfer_client_io(a, op->client, addr, buf, len, write);
 	/* checked at submission: addr + len lies inside the area */
 	p = rmad_shm_staging_at(a->seg, &a->lay, op->client) + addr;
 	if (write)
@@ -132,7 +132,7 @@ int op_io(struct agent *a, const struct rma_op *op, uint64_t addr,
  * client that keeps the word costs the node's agent ACC_LOCK_NS once,
  * not per op.
  *
- * A packet applied as it came (R->acc_defer: apply_direct) does not
+ * A packet applied as it came (R->acc_defer: target_apply_direct) does not
  * wait past the short spin: ACC_AGAIN keeps it, and its node's later
  * packets for its job, until am_retry tries again, so that the agent
  * serves everybody else meanwhile; acc_lock_timeout_ms after its first
@@ -151,7 +151,7 @@ static int holder_lives(const struct agent *a, uint32_t v)
 		     a->cl[v - 1].registered);
 }
 
-int acc_lock(struct agent *a, struct win_local *l)
+int xfer_acc_lock(struct agent *a, struct win_local *l)
 {
 	struct rma_ctx *R = a->rma;
 	struct rmad_win_ctl *ctl = l->base;
@@ -222,7 +222,7 @@ int acc_lock(struct agent *a, struct win_local *l)
 	}
 }
 
-void acc_unlock(struct win_local *l)
+void xfer_acc_unlock(struct win_local *l)
 {
 	struct rmad_win_ctl *ctl = l->base;
 
@@ -230,7 +230,7 @@ void acc_unlock(struct win_local *l)
 }
 
 
-void mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
+void xfer_mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
 		      const void *src, void *res, uint32_t dtype, uint32_t op,
 		      uint64_t count)
 {
@@ -250,7 +250,7 @@ void mapped_acc_apply(struct agent *a, struct win_local *l, void *dst,
 	}
 }
 
-int created_apply(struct agent *a, struct win_local *l,
+int xfer_created_apply(struct agent *a, struct win_local *l,
 		  const struct rmad_am_hdr *h, const uint8_t *pl,
 		  uint8_t *res, uint64_t len)
 {
@@ -264,16 +264,16 @@ int created_apply(struct agent *a, struct win_local *l,
 
 	switch (h->type) {
 	case RMAD_AM_RMA_PUT:
-		return client_io(a, l->client, addr, (void *)pl, len, 1);
+		return xfer_client_io(a, l->client, addr, (void *)pl, len, 1);
 	case RMAD_AM_RMA_GET:
-		return client_io(a, l->client, addr, res, len, 0);
+		return xfer_client_io(a, l->client, addr, res, len, 0);
 	}
 	if (len > sizeof(cur))
 		return RMAD_ERR_TYPE;
-	st = acc_lock(a, l);
+	st = xfer_acc_lock(a, l);
 	if (st)
 		return st;
-	st = client_io(a, l->client, addr, cur, len, 0);
+	st = xfer_client_io(a, l->client, addr, cur, len, 0);
 	if (!st) {
 		switch (h->type) {
 		/* a private copy under acc_lock: plain loops do */
@@ -293,13 +293,13 @@ int created_apply(struct agent *a, struct win_local *l,
 			break;
 		}
 		if (wb)
-			st = client_io(a, l->client, addr, cur, len, 1);
+			st = xfer_client_io(a, l->client, addr, cur, len, 1);
 	}
-	acc_unlock(l);
+	xfer_acc_unlock(l);
 	return st;
 }
 
-int rma_bounce_init(struct agent *a)
+int xfer_bounce_init(struct agent *a)
 {
 	struct rma_ctx *R = a->rma;
 

@@ -153,7 +153,7 @@ void sched_check_peer(struct agent *a)
 
 	if (a->p.rt_priority <= 0 || !rmad_fabric_shared_locks(a->fab))
 		return;
-	peer = agent_core_peer(a);
+	peer = pin_core_peer(a);
 	if (peer < 0)
 		return;
 	a->rt_unsafe = 1;
@@ -229,7 +229,7 @@ void sched_spin_once(struct agent *a, uint64_t now)
  * a peer's message waiting (it waited for our core), stops the polling
  * for WS_OFF_MIN_NS and more.  (Our own client's next operation after a
  * run of its own is no such loss.)  After a client's wake, or ops taken
- * from a client that runs on (agent_poll_rings), for a quarter of
+ * from a client that runs on (rings_poll), for a quarter of
  * wait_spin_us, we poll even though it runs: its next operation
  * usually comes then.  rmad(8), Shared cores, and
  * doc/measurements.md have the figures.
@@ -255,7 +255,7 @@ static int ws_polling(struct agent *a, uint64_t now, uint64_t span)
 		a->woke_at = now;
 	}
 	return now - a->last_activity_ns < span &&
-	       (now - a->woke_at < span / 4 || agent_clients_waiting(a));
+	       (now - a->woke_at < span / 4 || rings_clients_waiting(a));
 }
 
 /*
@@ -404,7 +404,7 @@ int sched_idle_poll(struct agent *a)
 			break;
 		}
 		prev = now;
-		if (!agent_rings_empty(a) || doorbell_rung(a, now)) {
+		if (!rings_empty(a) || doorbell_rung(a, now)) {
 			came = 1;
 			break;
 		}
@@ -417,7 +417,7 @@ int sched_idle_poll(struct agent *a)
 		 * does: a push after it finds the flag and kicks */
 		uatomic_or(&a->hdr->agent_flags, RMAD_AGENT_NEED_WAKEUP);
 		rmad_smp_mb();
-		came = !agent_rings_empty(a);
+		came = !rings_empty(a);
 	}
 	/* SCHED_FIFO again before anything calls the provider */
 	sched_set(a, a->event_mode);

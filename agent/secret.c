@@ -21,7 +21,7 @@
 #include "log.h"
 #include "secret.h"
 
-int rmad_random_bytes(void *p, size_t n)
+int secret_random_bytes(void *p, size_t n)
 {
 	ssize_t r = getrandom(p, n, 0);
 	int fd;
@@ -69,7 +69,7 @@ static inline uint64_t le64(const uint8_t *p)
 	return m;
 }
 
-uint64_t rmad_siphash(const uint64_t k[2], uint64_t first, const void *msg,
+uint64_t secret_siphash(const uint64_t k[2], uint64_t first, const void *msg,
 		      size_t len)
 {
 	uint64_t v0 = 0x736f6d6570736575ull ^ k[0];
@@ -99,7 +99,7 @@ uint64_t rmad_siphash(const uint64_t k[2], uint64_t first, const void *msg,
 #define KEY_DERIVE_0	0xfffffffffffffffeull
 #define KEY_DERIVE_1	0xffffffffffffffffull
 
-void rmad_key_derive(const uint64_t k[2], const uint64_t w[3],
+void secret_key_derive(const uint64_t k[2], const uint64_t w[3],
 		     uint64_t out[2])
 {
 	uint8_t b[24];
@@ -107,11 +107,11 @@ void rmad_key_derive(const uint64_t k[2], const uint64_t w[3],
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 8; j++)
 			b[8 * i + j] = (uint8_t)(w[i] >> (8 * j));
-	out[0] = rmad_siphash(k, KEY_DERIVE_0, b, sizeof(b));
-	out[1] = rmad_siphash(k, KEY_DERIVE_1, b, sizeof(b));
+	out[0] = secret_siphash(k, KEY_DERIVE_0, b, sizeof(b));
+	out[1] = secret_siphash(k, KEY_DERIVE_1, b, sizeof(b));
 }
 
-bool rmad_replay_take(struct rmad_replay *r, uint64_t n)
+bool secret_replay_take(struct rmad_replay *r, uint64_t n)
 {
 	uint64_t back;
 
@@ -148,7 +148,7 @@ static int hexval(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-int rmad_key_load(const char *path, uint64_t k[2])
+int secret_key_load(const char *path, uint64_t k[2])
 {
 	char buf[128];
 	struct stat st;

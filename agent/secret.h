@@ -13,11 +13,11 @@
 #include <stdint.h>
 
 /* n random bytes (getrandom, else /dev/urandom): 0, or -1 with errno. */
-int rmad_random_bytes(void *p, size_t n);
+int secret_random_bytes(void *p, size_t n);
 
 /* SipHash-2-4 under key k of the byte string "first (8 bytes, little
  * endian), then len bytes at msg". */
-uint64_t rmad_siphash(const uint64_t k[2], uint64_t first, const void *msg,
+uint64_t secret_siphash(const uint64_t k[2], uint64_t first, const void *msg,
 		      size_t len);
 
 /*
@@ -26,7 +26,7 @@ uint64_t rmad_siphash(const uint64_t k[2], uint64_t first, const void *msg,
  * agent's user (or root) that neither group nor others may read or
  * write.  0, or RMAD_ERR_ARG with the reason logged.
  */
-int rmad_key_load(const char *path, uint64_t k[2]);
+int secret_key_load(const char *path, uint64_t k[2]);
 
 /*
  * Sequence numbers taken once: the highest taken and, as bits, which of
@@ -40,11 +40,11 @@ struct rmad_replay {
 };
 
 /* Take n if it is new (true), or say it is not (false, nothing kept). */
-bool rmad_replay_take(struct rmad_replay *r, uint64_t n);
+bool secret_replay_take(struct rmad_replay *r, uint64_t n);
 
 /* The 128-bit key of a session: SipHash-2-4 under k (twice, apart by
  * their first words) of the three words w. */
-void rmad_key_derive(const uint64_t k[2], const uint64_t w[3],
+void secret_key_derive(const uint64_t k[2], const uint64_t w[3],
 		     uint64_t out[2]);
 
 #endif

@@ -23,7 +23,7 @@
 #include "log.h"
 #include "sweep.h"
 
-int agent_lock_take(const char *sock_path, int *fd)
+int sweep_lock_take(const char *sock_path, int *fd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	uint64_t h = 1469598103934665603ull;
@@ -72,7 +72,7 @@ static int pid_dead(pid_t pid)
 	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
-int agent_sweep_shm(const char *dir, uid_t uid)
+int sweep_shm(const char *dir, uid_t uid)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -161,7 +161,7 @@ static int sweep_session(int dfd, const char *sdir)
 		if ((size_t)snprintf(sock, sizeof(sock), "%s/%s.sock", sdir,
 				     stem) >= sizeof(sock))
 			continue;
-		err = agent_lock_take(sock, &fd);
+		err = sweep_lock_take(sock, &fd);
 		if (err)
 			continue;	/* alive, or starting: its files */
 		snprintf(name, sizeof(name), "%s.sock", stem);
@@ -195,7 +195,7 @@ static int sweep_session(int dfd, const char *sdir)
 	return n;
 }
 
-int agent_sweep_rundir(const char *rundir, uid_t uid, int rmdirs)
+int sweep_rundir(const char *rundir, uid_t uid, int rmdirs)
 {
 	DIR *d = opendir(rundir);
 	struct dirent *de;

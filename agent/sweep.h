@@ -20,7 +20,7 @@
  * holder exits, however it exits.  Returns 0 with the lock held in *fd,
  * 1 when a live process holds it, or RMAD_ERR_INTERNAL.
  */
-int agent_lock_take(const char *sock_path, int *fd);
+int sweep_lock_take(const char *sock_path, int *fd);
 
 /*
  * Remove the shm provider's regions (DIR/PID:...) that user uid left
@@ -28,7 +28,7 @@ int agent_lock_take(const char *sock_path, int *fd);
  * that owner whose pid no longer exists in this pid namespace.  Returns
  * how many went.
  */
-int agent_sweep_shm(const char *dir, uid_t uid);
+int sweep_shm(const char *dir, uid_t uid);
 
 /*
  * Remove the sockets and pid files of dead agents from the session
@@ -40,6 +40,6 @@ int agent_sweep_shm(const char *dir, uid_t uid);
  * binds its socket).  Returns how many session directories held dead
  * agents' files.
  */
-int agent_sweep_rundir(const char *rundir, uid_t uid, int rmdirs);
+int sweep_rundir(const char *rundir, uid_t uid, int rmdirs);
 
 #endif

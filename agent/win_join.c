@@ -10,7 +10,7 @@
  * its members with the memfds of their same-node peers (win_ready), so
  * that rmad_win_shared_query and direct loads and stores work.  Joins
  * that reach the root before its group is known wait by node
- * (joined_keep) and are checked once it is (win_joined_replay).
+ * (joined_keep) and are checked once it is (win_join_replay).
  *
  * Freeing mirrors it: FREE_ARRIVE to the root once a node's members all
  * freed, FREE_DONE from the root once every member node arrived.  Each
@@ -40,7 +40,7 @@
 #include "util.h"
 
 /* Send entries [0, n) in chunks that fit a message. */
-void win_send_members(struct agent *a, int node, int type,
+void win_join_send_members(struct agent *a, int node, int type,
 			 struct agent_win *w,
 			 const struct rmad_am_win_member *m, int32_t n)
 {
@@ -147,12 +147,12 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		st = w->meta[i].status;
 	if (st) {
 		for (int32_t i = 0; i < w->nhere; i++)
-			win_reply(a, w, &w->local[i], st < 0 ? st : RMAD_ERR_PERM);
+			win_state_reply(a, w, &w->local[i], st < 0 ? st : RMAD_ERR_PERM);
 		w->failed = 1;
 		/* every node answers its members alike and has the table:
 		 * nothing of the window is left to come, and its memory
 		 * (and quota) goes now, not at the job's end */
-		win_destroy(a, w);
+		win_state_destroy(a, w);
 		return;
 	}
 
@@ -165,9 +165,9 @@ static void win_ready(struct agent *a, struct agent_win *w)
 			w->uniform = 0;
 	if (!w->uniform || !w->all) {
 		/* the table sorted by rank, in a memfd the members map */
-		if (win_make_sorted(w) < 0) {
+		if (win_state_sort(w) < 0) {
 			for (int32_t i = 0; i < w->nhere; i++)
-				win_reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
+				win_state_reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
 			w->failed = 1;
 			return;
 		}
@@ -176,7 +176,7 @@ static void win_ready(struct agent *a, struct agent_win *w)
 		/* who is open to fi_write/fi_read, laid out like sorted */
 		w->rkeys = calloc((size_t)w->gsize, sizeof(*w->rkeys));
 		for (int32_t g = 0; w->rkeys && g < w->gsize; g++) {
-			int32_t k = win_member_index(w, agent_win_rank_of(w, g));
+			int32_t k = win_state_member_index(w, agent_win_rank_of(w, g));
 
 			if (k < 0)
 				continue;
@@ -196,7 +196,7 @@ static void win_ready(struct agent *a, struct agent_win *w)
 			 "windows here)", (unsigned long long)w->key,
 			 a->wn.nwins);
 		for (int32_t i = 0; i < w->nhere; i++)
-			win_reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
+			win_state_reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
 		w->failed = 1;
 		return;
 	}
@@ -205,9 +205,9 @@ static void win_ready(struct agent *a, struct agent_win *w)
 	for (int32_t i = 0; i < w->nhere; i++) {
 		struct win_local *l = &w->local[i];
 
-		if (!win_client_alive(a, l))
+		if (!win_state_client_alive(a, l))
 			continue;
-		win_reply(a, w, l, 0);
+		win_state_reply(a, w, l, 0);
 		send_peers(a, w, l);
 	}
 	/* the members have their descriptors: what the agent needs is
@@ -292,12 +292,12 @@ static int32_t meta_add(struct agent *a, struct agent_win *w,
 		int32_t g = m[i].grank;
 
 		if (from >= 0 && g >= 0 && g < w->gsize &&
-		    win_member_node(w, g) != from) {
+		    win_state_member_node(w, g) != from) {
 			a->st.pkts_dropped++;
 			rmad_warn("window %llx: dropped node %d's entry for "
 				  "member %d, which is on node %d",
 				  (unsigned long long)w->key, from, g,
-				  win_member_node(w, g));
+				  win_state_member_node(w, g));
 			continue;
 		}
 		if (g < 0 || g >= w->gsize || !w->meta ||
@@ -358,7 +358,7 @@ static int remote_win_ok(struct agent *a, struct agent_job *j, int node)
 
 /* The group is known now: the entries that came before it, checked
  * (and all dropped unless we collect the table). */
-void win_joined_replay(struct agent *a, struct agent_win *w)
+void win_join_replay(struct agent *a, struct agent_win *w)
 {
 	for (int32_t k = 0; k < w->njoined; k++) {
 		struct win_joined *r = &w->joined[k];
@@ -376,7 +376,7 @@ void win_joined_replay(struct agent *a, struct agent_win *w)
 			rmad_err("window %llx: no memory for node %d's join",
 				 (unsigned long long)w->key, r->node);
 	}
-	win_joined_free(w);
+	win_state_joined_free(w);
 }
 
 
@@ -431,7 +431,7 @@ static struct agent_win *win_pkt_take(struct agent *a,
 		return w;
 	if (!remote_win_ok(a, j, (int)h->src_node))
 		return NULL;
-	w = win_new(a, j, h->seq, hw->gsize);
+	w = win_state_new(a, j, h->seq, hw->gsize);
 	if (!w) {
 		rmad_err("window %llx: no memory for node %u's join",
 			 (unsigned long long)h->seq, h->src_node);
@@ -477,7 +477,7 @@ static void on_win_join(struct agent *a, const struct rmad_am_hdr *h,
 	/* complete: every member node gets the table */
 	for (int k = 0; k < w->nnodes; k++)
 		if (w->nodes[k] != a->node)
-			win_send_members(a, w->nodes[k], RMAD_AM_WIN_READY, w,
+			win_join_send_members(a, w->nodes[k], RMAD_AM_WIN_READY, w,
 					 w->meta, w->gsize);
 	win_ready(a, w);
 }
@@ -554,8 +554,8 @@ static void on_win_free_done(struct agent *a, const struct rmad_am_hdr *h,
 	}
 	for (int32_t i = 0; i < w->nhere; i++)
 		if (w->local[i].waiting)
-			win_reply(a, w, &w->local[i], 0);
-	win_destroy(a, w);
+			win_state_reply(a, w, &w->local[i], 0);
+	win_state_destroy(a, w);
 }
 
 void win_join_init(struct agent *a)

@@ -15,11 +15,11 @@
 void win_join_init(struct agent *a);
 /* Entries m[0, n) of w to node, as packet type (WIN_JOIN, WIN_READY),
  * in chunks that fit a message. */
-void win_send_members(struct agent *a, int node, int type,
+void win_join_send_members(struct agent *a, int node, int type,
 		      struct agent_win *w,
 		      const struct rmad_am_win_member *m, int32_t n);
 /* Once w's group is known: the joins kept before it, checked and
  * taken. */
-void win_joined_replay(struct agent *a, struct agent_win *w);
+void win_join_replay(struct agent *a, struct agent_win *w);
 
 #endif

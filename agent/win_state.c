@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * win_state.c - the agent's window objects: made (win_new), found by
+ * win_state.c - the agent's window objects: made (win_state_new), found by
  * key, block, client or rank, failed with their job, and destroyed.  A
  * destroyed window's mapping and registration stay a while when
  * transfers from other nodes may still land there (keep_mapping).
@@ -33,7 +33,7 @@
 
 /* The windows of job j that others' joins made here before any member
  * here (remote_win_ok bounds them), and their entries by node. */
-void win_early_end(struct agent_win *w)
+void win_state_early_end(struct agent_win *w)
 {
 	if (w->joined_first) {
 		w->joined_first = 0;
@@ -41,7 +41,7 @@ void win_early_end(struct agent_win *w)
 	}
 }
 
-struct agent_win *win_new(struct agent *a, struct agent_job *j,
+struct agent_win *win_state_new(struct agent *a, struct agent_job *j,
 				 uint64_t key, int32_t gsize)
 {
 	struct agent_win *w;
@@ -71,7 +71,7 @@ struct agent_win *win_new(struct agent *a, struct agent_job *j,
 	return w;
 }
 
-void win_joined_free(struct agent_win *w)
+void win_state_joined_free(struct agent_win *w)
 {
 	for (int32_t k = 0; k < w->njoined; k++) {
 		if (w->job->win_early)
@@ -171,10 +171,10 @@ void agent_win_member_dead(struct agent *a, struct agent_win *w,
 	}
 }
 
-void win_destroy(struct agent *a, struct agent_win *w)
+void win_state_destroy(struct agent *a, struct agent_win *w)
 {
 	wintab_remove(a, w);
-	win_early_end(w);
+	win_state_early_end(w);
 	wintab_quota_release(a, w);
 	if (a->win_hooks.gone)
 		a->win_hooks.gone(a, w);	/* the RMA layer's state */
@@ -212,7 +212,7 @@ void win_destroy(struct agent *a, struct agent_win *w)
 	free(w->local);
 	free(w->granks);
 	free(w->meta);
-	win_joined_free(w);
+	win_state_joined_free(w);
 	free(w->nodes);
 	free(w->fence_from);
 	free(w->free_from);
@@ -227,7 +227,7 @@ static int cmp_meta(const void *x, const void *y)
 }
 
 /* The table by job rank, kept here and in a memfd for the members. */
-int win_make_sorted(struct agent_win *w)
+int win_state_sort(struct agent_win *w)
 {
 	size_t len = sizeof(*w->sorted) * (size_t)w->gsize;
 
@@ -331,7 +331,7 @@ static int32_t sorted_find(const struct agent_win *w, int32_t rank)
 
 /* Index of rank in tables kept like sorted (by rank when there is no
  * sorted table), or -1 if it is no member. */
-int32_t win_member_index(const struct agent_win *w, int32_t rank)
+int32_t win_state_member_index(const struct agent_win *w, int32_t rank)
 {
 	if (!w->sorted)
 		return rank >= 0 && rank < w->gsize ? rank : -1;
@@ -341,7 +341,7 @@ int32_t win_member_index(const struct agent_win *w, int32_t rank)
 int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,
 		     int32_t *disp_unit)
 {
-	int32_t k = win_member_index(w, rank);
+	int32_t k = win_state_member_index(w, rank);
 
 	if (k < 0)
 		return RMAD_ERR_RANK;
@@ -353,7 +353,7 @@ int agent_win_target(struct agent_win *w, int32_t rank, uint64_t *size,
 int agent_win_rkey(struct agent_win *w, int32_t rank, uint64_t *key,
 		   uint64_t *addr)
 {
-	int32_t k = w->rkeys ? win_member_index(w, rank) : -1;
+	int32_t k = w->rkeys ? win_state_member_index(w, rank) : -1;
 
 	if (k < 0 || !w->rkeys[k].ok)
 		return -1;
@@ -370,18 +370,18 @@ struct win_local *agent_win_local(struct agent_win *w, int32_t rank)
 	return NULL;
 }
 
-int win_client_alive(struct agent *a, const struct win_local *l)
+int win_state_client_alive(struct agent *a, const struct win_local *l)
 {
 	return a->cl[l->client].registered && a->cl[l->client].gen == l->gen;
 }
 
-void win_reply(struct agent *a, struct agent_win *w, struct win_local *l,
+void win_state_reply(struct agent *a, struct agent_win *w, struct win_local *l,
 		  int status)
 {
 	struct rmad_ctl_win_reply r = { 0 };
 
 	l->waiting = 0;
-	if (!win_client_alive(a, l))
+	if (!win_state_client_alive(a, l))
 		return;
 	r.h.magic = RMAD_CTL_MAGIC;
 	r.h.abi_version = RMAD_ABI_VERSION;
@@ -412,7 +412,7 @@ void agent_win_job_failed(struct agent *a, struct agent_job *j)
 			struct rmad_win_ctl *ctl = l->base;
 
 			if (l->waiting)
-				win_reply(a, w, l, RMAD_ERR_PROC_FAILED);
+				win_state_reply(a, w, l, RMAD_ERR_PROC_FAILED);
 			fencing |= l->fencing;
 			l->fencing = 0;
 			if (ctl) {
@@ -443,17 +443,17 @@ void agent_win_job_freed(struct agent *a, struct agent_job *j)
 	for (; w; w = next) {
 		next = w->next;
 		if (w->job == j)
-			win_destroy(a, w);
+			win_state_destroy(a, w);
 	}
 	free(j->win_early);
 	j->win_early = NULL;
 	j->win_early_all = 0;
 }
 
-int win_member_node(struct agent_win *w, int32_t grank)
+int win_state_member_node(struct agent_win *w, int32_t grank)
 {
 	int32_t rank = w->all ? grank : w->granks[grank];
 
-	return agent_rank_node(w->job, rank);
+	return agent_job_rank_node(w->job, rank);
 }
 

@@ -57,25 +57,25 @@ struct win_joined {
 
 
 /* A new window of job j, in the tables; NULL without memory. */
-struct agent_win *win_new(struct agent *a, struct agent_job *j,
+struct agent_win *win_state_new(struct agent *a, struct agent_job *j,
 			  uint64_t key, int32_t gsize);
 /* w out of the tables and freed; its mapping and registration kept a
  * while when transfers may still land there. */
-void win_destroy(struct agent *a, struct agent_win *w);
+void win_state_destroy(struct agent *a, struct agent_win *w);
 /* w no longer counts among the windows others' joins made first. */
-void win_early_end(struct agent_win *w);
+void win_state_early_end(struct agent_win *w);
 /* The joins kept before w's group was known, dropped. */
-void win_joined_free(struct agent_win *w);
-/* w's table sorted by rank, for win_member_index; 0 or -1. */
-int win_make_sorted(struct agent_win *w);
+void win_state_joined_free(struct agent_win *w);
+/* w's table sorted by rank, for win_state_member_index; 0 or -1. */
+int win_state_sort(struct agent_win *w);
 /* rank's entry in w's table, or -1. */
-int32_t win_member_index(const struct agent_win *w, int32_t rank);
+int32_t win_state_member_index(const struct agent_win *w, int32_t rank);
 /* The node of w's group member grank, or -1. */
-int win_member_node(struct agent_win *w, int32_t grank);
+int win_state_member_node(struct agent_win *w, int32_t grank);
 /* Whether member l's client is still the one that asked. */
-int win_client_alive(struct agent *a, const struct win_local *l);
+int win_state_client_alive(struct agent *a, const struct win_local *l);
 /* Answer member l's create or free with status (once it waits). */
-void win_reply(struct agent *a, struct agent_win *w, struct win_local *l,
+void win_state_reply(struct agent *a, struct agent_win *w, struct win_local *l,
 	       int status);
 
 #endif

@@ -99,14 +99,14 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 
 	if (err) {
 		for (int32_t i = 0; i < w->nhere; i++)
-			win_reply(a, w, &w->local[i], err);
+			win_state_reply(a, w, &w->local[i], err);
 		w->failed = 1;
 		return;
 	}
 	m = calloc((size_t)w->nhere, sizeof(*m));
 	if (!m) {
 		for (int32_t i = 0; i < w->nhere; i++)
-			win_reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
+			win_state_reply(a, w, &w->local[i], RMAD_ERR_NOMEM);
 		return;
 	}
 	winmem_peers(a, w);
@@ -130,14 +130,14 @@ static void win_local_complete(struct agent *a, struct agent_win *w)
 			l->fab_open = 1;
 		}
 	}
-	win_send_members(a, w->root, RMAD_AM_WIN_JOIN, w, m, w->nhere);
+	win_join_send_members(a, w->root, RMAD_AM_WIN_JOIN, w, m, w->nhere);
 	free(m);
 }
 
 /*
  * A create request's checks, before anything is made: 0, or the status
  * that refuses it.  *cstatus: memory the agent cannot reach, which is
- * the whole window's answer (through the root, so that no member waits
+ * the whole window's target_answer (through the root, so that no member waits
  * for another).
  */
 static int win_create_check(struct agent *a, uint32_t c,
@@ -179,7 +179,7 @@ static int win_create_check(struct agent *a, uint32_t c,
 			((m->flags & RMAD_WINF_DYNAMIC) ? RMAD_WIN_DYN_SIZE :
 			 (m->flags & RMAD_WINF_CREATE) ? 0 : m->size);
 
-		status = agent_memfd_check(a, c, fd, need, "window");
+		status = agent_mem_fd_check(a, c, fd, need, "window");
 		if (status)
 			return status;
 	}
@@ -211,7 +211,7 @@ static struct agent_win *win_create_find(struct agent *a,
 
 	if (w && !w->local && w->gsize != m->gsize) {
 		/* made by joins of another group size: nothing is in its
-		 * table yet, and win_joined_replay drops what said so */
+		 * table yet, and win_join_replay drops what said so */
 		struct rmad_am_win_member *p = realloc(w->meta,
 			sizeof(*p) * (size_t)m->gsize);
 
@@ -230,7 +230,7 @@ static struct agent_win *win_create_find(struct agent *a,
 		return NULL;
 	}
 	if (!w) {
-		w = win_new(a, j, m->key, m->gsize);
+		w = win_state_new(a, j, m->key, m->gsize);
 		if (!w)
 			*status = RMAD_ERR_NOMEM;
 	}
@@ -257,7 +257,7 @@ static int win_group_learn(struct agent *a, struct agent_win *w,
 	w->nlocal = 0;
 	w->root = -1;
 	for (int32_t g = 0; g < w->gsize; g++) {
-		int node = win_member_node(w, g);
+		int node = win_state_member_node(w, g);
 
 		if (node == a->node)
 			w->nlocal++;
@@ -268,11 +268,11 @@ static int win_group_learn(struct agent *a, struct agent_win *w,
 			  sizeof(*w->local));
 	if (!w->local || w->root < 0)
 		return RMAD_ERR_NOMEM;
-	win_early_end(w);
+	win_state_early_end(w);
 	/* over the user's quota: refused on every member, through the root
 	 * like unreachable memory */
 	w->quota_err = wintab_quota_charge(a, w, uid);
-	win_joined_replay(a, w);	/* entries that came before it */
+	win_join_replay(a, w);	/* entries that came before it */
 	return 0;
 }
 
@@ -366,7 +366,7 @@ refuse:
 	if (fd >= 0)
 		close(fd);
 	tl.waiting = 1;
-	win_reply(a, &tmp, &tl, status);
+	win_state_reply(a, &tmp, &tl, status);
 }
 
 void agent_win_free(struct agent *a, uint32_t c,
@@ -383,7 +383,7 @@ void agent_win_free(struct agent *a, uint32_t c,
 		struct agent_win tmp = { .key = m->key, .block = -1 };
 		struct win_local tl = { .client = c, .gen = ac->gen };
 
-		win_reply(a, &tmp, &tl, w && w->failed ? RMAD_ERR_PROC_FAILED :
+		win_state_reply(a, &tmp, &tl, w && w->failed ? RMAD_ERR_PROC_FAILED :
 						     RMAD_ERR_ARG);
 		return;
 	}
@@ -401,7 +401,7 @@ void agent_win_free(struct agent *a, uint32_t c,
 
 int agent_win_init(struct agent *a)
 {
-	if (rmad_random_bytes(&a->wn.seed, sizeof(a->wn.seed)))
+	if (secret_random_bytes(&a->wn.seed, sizeof(a->wn.seed)))
 		a->wn.seed = rmad_now_ns() ^ (uint64_t)getpid() << 32;
 	win_join_init(a);
 	a->job_hooks.failed = agent_win_job_failed;
@@ -412,7 +412,7 @@ int agent_win_init(struct agent *a)
 void agent_win_fini(struct agent *a)
 {
 	while (a->wn.wins)
-		win_destroy(a, a->wn.wins);
+		win_state_destroy(a, a->wn.wins);
 	agent_win_tick(a, 0);
 	free(a->wn.blocks);
 	free(a->wn.bfree);

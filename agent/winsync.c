@@ -23,7 +23,7 @@
 
 /* ------------------------------------------------------ fence barrier */
 
-int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
+int winsync_fence_arrive(struct agent *a, struct agent_win *w,
 			   struct win_local *l)
 {
 	struct rmad_am_hdr h = {
@@ -123,7 +123,7 @@ static int member_on(struct agent_win *w, int32_t rank, uint32_t node)
 	int32_t du;
 
 	return !agent_win_target(w, rank, &size, &du) &&
-	       agent_rank_node(w->job, rank) == (int)node;
+	       agent_job_rank_node(w->job, rank) == (int)node;
 }
 
 /* Is rank a member of w's group (known once a local member came)? */
@@ -159,7 +159,7 @@ static void early_keep(struct agent *a, struct agent_win *w,
 		why = "before its members made it here";
 	else if (h->src_node == (uint32_t)a->node ||
 		 !agent_win_local(w, ours) || !in_group(w, peer) ||
-		 agent_rank_node(w->job, peer) != (int)h->src_node)
+		 agent_job_rank_node(w->job, peer) != (int)h->src_node)
 		why = "naming members that are not its and ours";
 	for (int32_t k = 0; !why && k < w->nearly; k++)
 		if (w->early[k].type == h->type &&
@@ -258,10 +258,10 @@ static void complete_recv(struct agent *a, struct agent_win *w,
 		return;
 	}
 	w->pscw_recv++;
-	agent_win_count_complete(a, l);
+	winsync_count_complete(a, l);
 }
 
-void agent_win_count_complete(struct agent *a, struct win_local *l)
+void winsync_count_complete(struct agent *a, struct win_local *l)
 {
 	struct rmad_win_ctl *ctl = l->base;
 
@@ -270,16 +270,16 @@ void agent_win_count_complete(struct agent *a, struct win_local *l)
 	/* the operations were applied before: seq_cst orders them */
 	__atomic_add_fetch(&ctl->pscw_done, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&ctl->pscw_sleepers, __ATOMIC_SEQ_CST)) {
-		am_flush(a);	/* sends before wakes (agent_flush_wakeups) */
+		am_flush(a);	/* sends before wakes (completion_flush_wakeups) */
 		rmad_futex_wake(&ctl->pscw_done, INT32_MAX);
-		/* as for a counter's waiter (agent_flush_wakeups): its next
+		/* as for a counter's waiter (completion_flush_wakeups): its next
 		 * post comes soon, and finds us polling (sched_idle_poll)
 		 * rather than asleep, which saves a doorbell and a wakeup */
 		a->woke = 1;
 	}
 }
 
-int agent_win_post_take(struct win_local *l, int32_t target)
+int winsync_post_take(struct win_local *l, int32_t target)
 {
 	for (int32_t i = 0; i < l->nposts; i++)
 		if (l->posts[i] == target) {
@@ -337,7 +337,7 @@ static void on_sync(struct agent *a, const struct rmad_am_hdr *h,
 	}
 }
 
-void agent_winsync_init(struct agent *a)
+void winsync_init(struct agent *a)
 {
 	am_register(a, RMAD_AM_WIN_FENCE_ARRIVE, on_sync);
 	am_register(a, RMAD_AM_WIN_FENCE_RELEASE, on_sync);

@@ -11,14 +11,14 @@
 #include "agent.h"
 
 /* Its packet handlers, and the windows' ready hook (early notices). */
-void agent_winsync_init(struct agent *a);
+void winsync_init(struct agent *a);
 /*
  * Local member l arrives at w's fence barrier.  Once every local member
  * has, this node arrives at the window's root; the root releases the
  * member nodes once all have.  The release (or a member's death) calls
  * a->win_hooks.fence.  Returns 0, or RMAD_ERR_PROC_FAILED / _SYNC at once.
  */
-int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
+int winsync_fence_arrive(struct agent *a, struct agent_win *w,
 			   struct win_local *l);
 /*
  * Post/start/complete/wait: the WIN_POST notices that came in for local
@@ -26,10 +26,10 @@ int agent_win_fence_arrive(struct agent *a, struct agent_win *w,
  * when it has not posted.  WIN_COMPLETE notices count in the target's
  * control page (pscw_done), where its wait looks.
  */
-int agent_win_post_take(struct win_local *l, int32_t target);
+int winsync_post_take(struct win_local *l, int32_t target);
 /* One origin completed its access epoch at member l (a WIN_COMPLETE, or
  * an op with RMAD_AMF_PSCW_DONE applied): its wait counts it, and a
  * waiter woken for it counts as a client we woke (a->woke). */
-void agent_win_count_complete(struct agent *a, struct win_local *l);
+void winsync_count_complete(struct agent *a, struct win_local *l);
 
 #endif

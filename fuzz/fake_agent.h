@@ -62,14 +62,14 @@ static struct agent *fake_agent(int nnodes)
 	a->nnodes = nnodes;
 	a->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	a->jobs = calloc((size_t)a->p.max_jobs, sizeof(*a->jobs));
-	if (agent_clients_alloc(a) || !a->jobs)
+	if (clients_alloc(a) || !a->jobs)
 		abort();
 	am_init(a);
-	agent_jobs_am_init(a);
-	if (agent_segment_create(a) || agent_win_init(a) ||
+	jobs_events_init(a);
+	if (completion_segment_create(a) || agent_win_init(a) ||
 	    agent_mem_init(a) || agent_rma_init(a))
 		abort();
-	agent_winsync_init(a);
+	winsync_init(a);
 	return a;
 }
 
@@ -142,17 +142,17 @@ static void fake_client(struct agent *a, int c, int rank, int size)
 	m.local_rank = rank;
 	m.local_size = size < FAKE_CLIENTS ? size : FAKE_CLIENTS;
 	snprintf(m.nspace, sizeof(m.nspace), "fuzzjob");
-	agent_client_msg(a, (uint32_t)c, &m, sizeof(m), -1);
+	clients_msg(a, (uint32_t)c, &m, sizeof(m), -1);
 	fake_drain(c);
 }
 
 /* What the loop does between batches. */
 static void fake_progress(struct agent *a)
 {
-	agent_poll_rings(a);
+	rings_poll(a);
 	make_rma_progress_global(a);
-	agent_flush_wakeups(a);
-	agent_jobs_tick(a);
+	completion_flush_wakeups(a);
+	jobs_events_tick(a);
 	for (int c = 0; c < FAKE_CLIENTS; c++)
 		if (fake_peer[c] >= 0)
 			fake_drain(c);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_client.c - the agent's decoders of what a client says: messages
- * on the Unix socket (agent_client_msg) and op elements pushed on its
+ * on the Unix socket (clients_msg) and op elements pushed on its
  * submission ring (handle_op and everything it dispatches to).  The
  * input is a sequence of records, so the fuzzer can register, create
  * windows and then send ops on them:
@@ -44,7 +44,7 @@ static void ctl_record(struct agent *a, int c, int fix, const uint8_t **p,
 	int rfd = -1;
 
 	take(p, n, &len, sizeof(len));
-	k = take(p, n, buf, len % (agent_client_msg_max() + 1));
+	k = take(p, n, buf, len % (clients_msg_max() + 1));
 	if (fix && k >= sizeof(struct rmad_ctl_hdr)) {
 		struct rmad_ctl_hdr *h = (struct rmad_ctl_hdr *)buf;
 
@@ -68,7 +68,7 @@ static void ctl_record(struct agent *a, int c, int fix, const uint8_t **p,
 	}
 	/* STOP and RELOAD are for the agent's user: fine to let through,
 	 * they only set flags that no loop reads here */
-	agent_client_msg(a, (uint32_t)c, buf, k, rfd);
+	clients_msg(a, (uint32_t)c, buf, k, rfd);
 }
 
 static void op_record(struct agent *a, int c, int fix, const uint8_t **p,
@@ -93,7 +93,7 @@ static void op_record(struct agent *a, int c, int fix, const uint8_t **p,
 	tail = sc->sq_tail;
 	rmad_ring_push(sc->ring, h->ring_entries - 1, &tail, idx);
 	sc->sq_tail = tail;
-	agent_poll_rings(a);
+	rings_poll(a);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

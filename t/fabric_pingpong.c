@@ -791,9 +791,9 @@ static void test_keys(struct pp *pp)
 
 	static const uint8_t m[7] = { 8, 9, 10, 11, 12, 13, 14 };
 
-	ok(rmad_siphash(sk, 0x0706050403020100ull, NULL, 0) ==
+	ok(secret_siphash(sk, 0x0706050403020100ull, NULL, 0) ==
 	   0x93f5f5799a932462ull &&
-	   rmad_siphash(sk, 0x0706050403020100ull, m, sizeof(m)) ==
+	   secret_siphash(sk, 0x0706050403020100ull, m, sizeof(m)) ==
 	   0xa129ca6149be45e5ull,
 	   "SipHash-2-4 gives the reference's values (8 and 15 bytes)");
 	if (!rmad_fabric_has_rma(pp->f))
@@ -887,21 +887,21 @@ static void test_replay(struct pp *pp, uint64_t *rejected)
 	const uint64_t w1[3] = { 1, 2, 3 }, w2[3] = { 1, 2, 4 };
 	int good = 1;
 
-	good &= rmad_replay_take(&r, 1) && rmad_replay_take(&r, 2) &&
-		rmad_replay_take(&r, 3) && !rmad_replay_take(&r, 2) &&
-		!rmad_replay_take(&r, 3) && !rmad_replay_take(&r, 0);
-	good &= rmad_replay_take(&r, 10) && rmad_replay_take(&r, 5) &&
-		!rmad_replay_take(&r, 5) && !rmad_replay_take(&r, 1);
+	good &= secret_replay_take(&r, 1) && secret_replay_take(&r, 2) &&
+		secret_replay_take(&r, 3) && !secret_replay_take(&r, 2) &&
+		!secret_replay_take(&r, 3) && !secret_replay_take(&r, 0);
+	good &= secret_replay_take(&r, 10) && secret_replay_take(&r, 5) &&
+		!secret_replay_take(&r, 5) && !secret_replay_take(&r, 1);
 	/* 64 on: 10 is the window's last bit, 9 is out */
-	good &= rmad_replay_take(&r, 74) && !rmad_replay_take(&r, 10) &&
-		!rmad_replay_take(&r, 9) && rmad_replay_take(&r, 73) &&
-		!rmad_replay_take(&r, 73);
-	good &= rmad_replay_take(&r, 200) && rmad_replay_take(&r, 137) &&
-		rmad_replay_take(&r, 136) && !rmad_replay_take(&r, 135) &&
-		!rmad_replay_take(&r, 74);
+	good &= secret_replay_take(&r, 74) && !secret_replay_take(&r, 10) &&
+		!secret_replay_take(&r, 9) && secret_replay_take(&r, 73) &&
+		!secret_replay_take(&r, 73);
+	good &= secret_replay_take(&r, 200) && secret_replay_take(&r, 137) &&
+		secret_replay_take(&r, 136) && !secret_replay_take(&r, 135) &&
+		!secret_replay_take(&r, 74);
 	ok(good, "sequence numbers: each taken once, 64 back at most");
-	rmad_key_derive(tag_keys, w1, k1);
-	rmad_key_derive(tag_keys, w2, k2);
+	secret_key_derive(tag_keys, w1, k1);
+	secret_key_derive(tag_keys, w2, k2);
 	ok(k1[0] != k2[0] && k1[1] != k2[1] && k1[0] != k1[1],
 	   "session keys differ with their incarnations");
 	if (!tagged)

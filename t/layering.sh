@@ -7,10 +7,13 @@
 #    headers of modules at its layer or below;
 #  - in the built agent, no module calls a function of a module above it
 #    or beside it (from the objects' symbol tables), so the module graph
-#    has no cycle.
+#    has no cycle;
+#  - every extern function of an agent module carries one of its
+#    module's prefixes (the table below), and no static function of the
+#    agent or of shared/ has the name of an agent module's extern one.
 # doc/design.md maps the same layers.
 . "${top_srcdir:-$(dirname "$0")/..}/t/lib.sh"
-plan 3
+plan 5
 
 # The agent's modules, bottom up.  A module may include the headers of
 # modules on lower lines (or of its own line), and call functions of
@@ -63,6 +66,31 @@ layers=(
 	"loop"				# the progress loop, its events, the tick
 	"main"				# start and stop
 )
+# Each module's prefixes: every extern function it defines starts with
+# one of them.  The active-message layer's three files share am_, the
+# windows layer's public lookups agent_win_; rma_progress.c also holds
+# the seeds' ten basic routines under their own names.
+declare -A prefix=(
+	[stats]="agent_stats_" [crash]="crash_" [secret]="secret_"
+	[fabric_tag]="fab_tags_" [fi_load]="rmad_fi_"
+	[fabric]="rmad_fabric_ fab_" [fabric_probe]="rmad_fabric_"
+	[fabric_open]="rmad_fabric_" [fabric_rma]="rmad_fabric_"
+	[boot]="rmad_boot_" [mesh]="rmad_mesh_" [pin]="pin_" [sweep]="sweep_"
+	[bell]="bell_" [guard]="guard_"
+	[am_batch]="am_" [am_held]="am_" [am]="am_" [liveness]="liveness_"
+	[completion]="completion_" [jobs_bar]="jobs_bar_"
+	[jobs]="agent_job_ jobs_" [jobs_events]="jobs_events_"
+	[jobs_ping]="jobs_ping_" [mem]="agent_mem_" [winmem]="winmem_"
+	[wintab]="wintab_" [win_state]="agent_win_ win_state_"
+	[win_join]="win_join_" [windows]="agent_win_" [winsync]="winsync_"
+	[dynwin]="dynwin_" [rma_xfer]="xfer_" [rma_type]="ty_"
+	[rma_target]="target_" [rma_pull]="pull_" [rma_oplist]="oplist_"
+	[rma_pscw]="pscw_" [rma_origin]="origin_" [rma_win]="rma_win_"
+	[rma_progress]="rma_progress_ issue_ops_ cleanup_ make_rma_progress_"
+	[rma_pkt]="rma_pkt_" [rma]="agent_rma_" [ctl]="ctl_"
+	[rings]="rings_" [clients]="clients_" [schedule]="sched_"
+	[options]="options_" [loop]="loop_" [main]="main"
+)
 declare -A rank
 for i in "${!layers[@]}"; do
 	for m in ${layers[$i]}; do rank[$m]=$i; done
@@ -99,6 +127,8 @@ for x in "${msgs[@]}"; do diag "$x"; done
 objs="$top_builddir/agent"
 if ! ls "$objs"/rmad-*.o >/dev/null 2>&1 || ! command -v nm >/dev/null; then
 	ok 0 "calls go downward # SKIP no agent objects or no nm"
+	ok 0 "module prefixes # SKIP no agent objects or no nm"
+	ok 0 "static names # SKIP no agent objects or no nm"
 	done_testing
 fi
 declare -A def
@@ -122,5 +152,32 @@ for o in "$objs"/rmad-*.o; do
 	done
 done
 ok "$([ ${#msgs[@]} -eq 0 ]; echo $?)" "agent modules call only modules below them (no cycle)"
+for x in "${msgs[@]}"; do diag "$x"; done
+
+msgs=()
+for s in "${!def[@]}"; do
+	m=${def[$s]}
+	if [ -z "${prefix[$m]+x}" ]; then
+		msgs+=("$m: no prefix in t/layering.sh's table")
+		continue
+	fi
+	good=0
+	for p in ${prefix[$m]}; do
+		case "$s" in "$p"*) good=1 ;; esac
+	done
+	[ $good -eq 1 ] || msgs+=("$m defines $s, without its prefix (${prefix[$m]})")
+done
+ok "$([ ${#msgs[@]} -eq 0 ]; echo $?)" "every extern agent function carries its module's prefix"
+for x in "${msgs[@]}"; do diag "$x"; done
+
+msgs=()
+for o in "$objs"/rmad-*.o "$top_builddir"/shared/.libs/libshared_la-*.o; do
+	[ -e "$o" ] || continue
+	for s in $(nm --defined-only "$o" | awk '$2 == "t" {print $3}'); do
+		[ -n "${def[$s]:-}" ] &&
+			msgs+=("$(basename "$o"): static $s has the name of ${def[$s]}'s extern function")
+	done
+done
+ok "$([ ${#msgs[@]} -eq 0 ]; echo $?)" "no static function has the name of an extern agent function"
 for x in "${msgs[@]}"; do diag "$x"; done
 done_testing
