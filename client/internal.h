@@ -15,6 +15,7 @@
 #include "hints.h"
 #include "params.h"
 #include "handle.h"
+#include "mpi_api.h"
 #include "rmad.h"
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
@@ -276,30 +277,8 @@ void rmad_req_hold(struct rmad_request_s *rq, void *tmp,
 		   struct rmad_type_s *ty, int orphan);
 void rmad_req_track(struct rmad_client *c, struct rmad_request_s *rq,
 		    uint32_t idx);
-/* rma.c: the data operations, with a request (NULL: none), on a window
- * already resolved from its handle (rmad_win_get; NULL or dead: error);
- * and rmad_win_flush on one (librmad-mpi keeps its windows resolved) */
-int rmad_win_flush_w(int target, rmad_win_t win);
-/* rmad_win_get for librmad-mpi, which cannot see the handle table */
-rmad_win_t rmad_win_resolve(rmad_win_t handle);
-/* librmad-mpi made an MPI window, served by rmad (1) or by MPI (0):
- * counted in this client's block for rmadctl status */
-void rmad_mpi_window_note(int by_rmad);
-int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
-		 int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
-		 rmad_win_t win, struct rmad_request_s *rq);
-int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
-		 size_t tdisp, int tcount, rmad_datatype_t ttype,
-		 rmad_win_t win, struct rmad_request_s *rq);
-int rmad_accumulate_req(const void *origin, int ocount,
-			rmad_datatype_t otype, int target, size_t tdisp,
-			int tcount, rmad_datatype_t ttype, rmad_op_t op,
-			rmad_win_t win, struct rmad_request_s *rq);
-int rmad_get_accumulate_req(const void *origin, int ocount,
-			    rmad_datatype_t otype, void *result, int rcount,
-			    rmad_datatype_t rtype, int target, size_t tdisp,
-			    int tcount, rmad_datatype_t ttype, rmad_op_t op,
-			    rmad_win_t win, struct rmad_request_s *rq);
+/* the entries librmad-mpi calls (rmad_put_req ... rmad_win_resolve): in
+ * mpi_api.h, included above */
 
 /*
  * types.c: what the operations need of a datatype.  A run is bytes
