@@ -182,7 +182,7 @@ struct rmad_win_s {
 					 * error); a lock epoch after it does
 					 * not end it, so that every member
 					 * closes at the next fence alike */
-	/* its op pool (attach.c), under rmad_cl.pool_lock */
+	/* its op pool (submit.c), under rmad_cl.pool_lock */
 	uint32_t *stash;		/* free reserved elements */
 	uint32_t nstash;
 	uint32_t nresv;			/* elements reserved to it */
@@ -246,7 +246,7 @@ int rmad_mem_shared(const void *p, size_t len);
 /* One request to the agent and its WIN_REPLY for key (win.c). */
 int rmad_ctl_request(const void *m, size_t len, uint64_t key);
 
-/* attach.c: one op through the staging area, waited for: in (inlen
+/* submit.c: one op through the staging area, waited for: in (inlen
  * bytes) is copied to offset 0, the op's result (outlen bytes at offset
  * off) back to out. */
 int rmad_staged_op(struct rmad_client *c, rmad_win_t w,
@@ -414,8 +414,19 @@ static inline int rmad_peer_spin(const struct rmad_client *c, uint64_t t0,
 	return rmad_wait_spin(c, t0, n);
 }
 
-/* an element for an op on window w (NULL: on none) */
+/* submit.c: an element for an op on window w (NULL: on none) */
 int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx);
+/*
+ * submit.c: the one routine that fills in an op element of ours for the
+ * agent: element idx gets t's fields from its opcode on (t NULL: zeros),
+ * all but the link (see rmad_op_alloc), up to its inline area
+ * (RMAD_OPFILL_HEAD) or through it (RMAD_OPFILL_WHOLE), and our slot
+ * and generation as its owner.  The caller sets the rest, then submits.
+ */
+#define RMAD_OPFILL_HEAD	0
+#define RMAD_OPFILL_WHOLE	1
+struct rmad_op_elem *rmad_op_fill(struct rmad_client *c, uint32_t idx,
+				  const struct rmad_op_elem *t, int whole);
 void rmad_op_free(struct rmad_client *c, uint32_t idx);
 int rmad_op_submit(struct rmad_client *c, uint32_t idx);
 /* Submit a KEEP|SYNC op and wait for its status. */

@@ -383,11 +383,10 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 
 	if (err)
 		return err;
-	e = rmad_shm_op_at(c->seg, c->hdr, idx);
+	/* the header from zero (flags, status, inline_len 0); the inline
+	 * area only where the data goes in it */
+	e = rmad_op_fill(c, idx, NULL, RMAD_OPFILL_HEAD);
 	e->opcode = opc;
-	e->flags = 0;
-	e->owner = c->slot;
-	e->owner_gen = c->reg.gen;
 	e->win = w->block;
 	e->target = target;
 	e->dtype = r ? r->dt : 0;
@@ -398,8 +397,6 @@ static int post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
 	e->ticket = w->key;
 	if (r && r->tbytes)
 		e->flags |= RMAD_OPF_TBYTES;
-	e->status = 0;
-	e->inline_len = 0;
 	e->result_addr = (uint64_t)(uintptr_t)result;
 	if (opc == RMAD_OPC_CAS) {
 		memcpy(e->data, origin, r->es);
@@ -510,13 +507,8 @@ static int elem_new(rmad_win_t w, uint16_t opc, int target, uint32_t *idx,
 
 	if (err)
 		return err;
-	e = rmad_shm_op_at(c->seg, c->hdr, *idx);
-	/* all but the link (see rmad_op_alloc) */
-	memset(&e->opcode, 0, sizeof(*e) - offsetof(struct rmad_op_elem,
-						     opcode));
+	e = rmad_op_fill(c, *idx, NULL, RMAD_OPFILL_WHOLE);
 	e->opcode = opc;
-	e->owner = c->slot;
-	e->owner_gen = c->reg.gen;
 	e->win = w->block;
 	e->ticket = w->key;
 	e->target = target;
