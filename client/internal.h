@@ -218,14 +218,14 @@ static inline int rmad_win_ok(rmad_win_t w)
 int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit);
 void rmad_win_kick(struct rmad_client *c);
-/* rma.c: the lock (or fence) fields of an element that opens an epoch:
+/* lock.c: the lock (or fence) fields of an element that opens an epoch:
  * the type, the assert bits and the window's hints for the agent */
 void rmad_lock_fields(rmad_win_t w, int type, int assert,
 		      struct rmad_op_lock *l);
-/* rma.c: a fence sequence that moved nothing ends (RMAD_ERR_SYNC if it
+/* lock.c: a fence sequence that moved nothing ends (RMAD_ERR_SYNC if it
  * moved something: that epoch is still open) */
 int rmad_leave_fence(rmad_win_t w);
-/* rma.c: every remote op posted so far is complete (no flush needed) */
+/* flush.c: every remote op posted so far is complete (no flush needed) */
 void flushed_upto_all(rmad_win_t win);
 
 /*
@@ -238,6 +238,79 @@ static inline void rmad_win_count(uint64_t *ctr, uint64_t n)
 	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + n,
 			 __ATOMIC_RELAXED);
 }
+
+/*
+ * What the one-sided files share: rma.c (the checks and the data ops),
+ * rma_post.c (ops handed to the agent), lock.c (lock epochs) and
+ * flush.c (flushes, and what the synchronization calls have in common).
+ */
+/* the target of a data op, as rma.c's check found it */
+struct tref {
+	struct win_peer *p;		/* same node, or NULL */
+	uint64_t off;			/* bytes into the target's window */
+	size_t len, es;
+	uint32_t dt;
+	int du;				/* the target's disp_unit (1 when
+					 * tbytes) */
+	int tbytes;			/* tdisp is in bytes: a piece of a
+					 * derived type (RMAD_OPF_TBYTES) */
+};
+/* target RMAD_PROC_NULL: nothing to do, on a live window */
+static inline int rmad_proc_null_w(rmad_win_t win)
+{
+	return rmad_win_ok(win) ? 0 : RMAD_ERR_ARG;
+}
+
+static inline int rmad_proc_null(rmad_win_t handle)
+{
+	return rmad_proc_null_w(rmad_win_get(handle));
+}
+
+/* lock.c's list of the remote targets w has locked: rank's place, or -1 */
+static inline int rmad_rlock_find(const struct rmad_win_s *w, int rank)
+{
+	for (int i = 0; i < w->nrlocks; i++)
+		if (w->rlocks[i] == rank)
+			return i;
+	return -1;
+}
+
+/*
+ * Count a data operation that returned 0 for rmad_win_stats: in kind
+ * (ops_local, ops_remote) too unless it moved nothing (count 0).
+ */
+static inline int rmad_count_op(rmad_win_t w, uint64_t *kind)
+{
+	if (w->epoch == EPOCH_FENCE &&
+	    !__atomic_load_n(&w->fence_moved, __ATOMIC_RELAXED))
+		__atomic_store_n(&w->fence_moved, 1, __ATOMIC_RELAXED);
+	rmad_win_count(&w->st_ops_posted, 1);
+	if (kind)
+		rmad_win_count(kind, 1);
+	return 0;
+}
+
+/* rma_post.c: hand an operation on a target of another node to the
+ * agent (r NULL: no data op); rq, when not NULL, tracks it */
+int rmad_post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
+	      int count, const struct tref *r, uint32_t op,
+	      const void *origin, const void *cmp, void *result,
+	      struct rmad_request_s *rq);
+/* rma_post.c: a cleared element of ours for a synchronization op opc of
+ * window w to target (the caller sets the rest, then submits it) */
+int rmad_elem_new(rmad_win_t w, uint16_t opc, int target, uint32_t *idx,
+		  struct rmad_op_elem **out);
+/* flush.c: remote_flushed = max(remote_flushed, posted), against other
+ * threads */
+void rmad_flushed_upto(rmad_win_t win, uint64_t posted);
+/* flush.c: a sync element for the agent, its answer waited for (and
+ * the wait timed for rmad_win_stats) */
+int rmad_agent_sync(rmad_win_t w, uint16_t opc, int target);
+/* flush.c: a synchronization call's window: live, and rmad_init done */
+int rmad_epoch_args(rmad_win_t win);
+/* flush.c: count a public synchronization call for rmad_win_stats, as
+ * long as w is a live window; returns err */
+int rmad_sync_timed(rmad_win_t w, int err);
 
 /* win.c: may the agent read our memory in place?  Sets c->staged. */
 int rmad_stage_probe(struct rmad_client *c);
@@ -316,7 +389,7 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		    int rcount, rmad_datatype_t rtype, int target,
 		    size_t tdisp, int tcount, rmad_datatype_t ttype,
 		    uint32_t op, struct rmad_request_s *rq);
-/* rma.c, for rma_derived.c */
+/* rma_post.c and rma.c, for rma_derived.c */
 int rmad_post_piece(rmad_win_t w, uint16_t opc, int target, uint64_t toff,
 		    uint32_t dt, uint64_t len, uint32_t op, const void *origin,
 		    void *result);
