@@ -134,8 +134,8 @@ enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2, EPOCH_FENCE = 3,
 
 struct rmad_win_s {
 	uint32_t magic;
-	struct rmad_win_s *next, *prev;	/* win.c's list (ctl_lock) */
-	int listed;			/* ... on it (ctl_lock) */
+	struct rmad_win_s *next, *prev;	/* win.c's list (rmad_ctl_lock) */
+	int listed;			/* ... on it (rmad_ctl_lock) */
 	uint64_t key;
 	uint32_t block;
 	int gsize;
@@ -217,6 +217,15 @@ static inline int rmad_win_ok(rmad_win_t w)
 }
 int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit);
+/* win.c: w (readable: a window, or one in win.c's grave) is on the list
+ * of live windows */
+int rmad_win_live(rmad_win_t w);
+/* a shared window whose members' memory is not contiguous */
+static inline int rmad_win_noncontig(rmad_win_t w)
+{
+	return w->flavor == RMAD_WIN_FLAVOR_SHARED &&
+	       w->hints.alloc_shared_noncontig;
+}
 void rmad_win_kick(struct rmad_client *c);
 /* lock.c: the lock (or fence) fields of an element that opens an epoch:
  * the type, the assert bits and the window's hints for the agent */
@@ -312,11 +321,29 @@ int rmad_epoch_args(rmad_win_t win);
  * long as w is a live window; returns err */
 int rmad_sync_timed(rmad_win_t w, int err);
 
-/* win.c: may the agent read our memory in place?  Sets c->staged. */
+/* mem.c: may the agent read our memory in place?  Sets c->staged. */
 int rmad_stage_probe(struct rmad_client *c);
-/* win.c: does [p, p + len) lie in rmad_alloc_mem memory? */
+/* mem.c: does [p, p + len) lie in rmad_alloc_mem memory? */
 int rmad_mem_shared(const void *p, size_t len);
-/* One request to the agent and its WIN_REPLY for key (win.c). */
+
+/*
+ * ctl.c: the control socket.  rmad_ctl_lock: one request at a time on
+ * it (it also guards win.c's list of windows and mem.c's regions).
+ * rmad_ctl_recv: one message, waited for until the agent is gone;
+ * rmad_ctl_reply_fd: the WIN_REPLY for key, with its descriptor in *fd
+ * (NULL: none wanted; -1 when none came), its status;
+ * rmad_ctl_call: send m (with fd unless -1) and wait for that reply,
+ * under rmad_ctl_lock; rmad_ctl_request: the same, taking the lock.
+ */
+extern pthread_mutex_t rmad_ctl_lock;
+long rmad_ctl_recv(struct rmad_client *c, void *buf, size_t len, int *fds,
+		   int *nfds);
+int rmad_ctl_reply_fd(struct rmad_client *c, uint64_t key,
+		      struct rmad_ctl_win_reply *r, int *fd);
+int rmad_ctl_reply(struct rmad_client *c, uint64_t key,
+		   struct rmad_ctl_win_reply *r);
+int rmad_ctl_call(struct rmad_client *c, const void *m, size_t len, int fd,
+		  uint64_t key);
 int rmad_ctl_request(const void *m, size_t len, uint64_t key);
 
 /* submit.c: one op through the staging area, waited for: in (inlen
