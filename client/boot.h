@@ -30,12 +30,9 @@ struct rmad_boot_backend {
 extern const struct rmad_boot_backend rmad_boot_pmix;
 
 /*
- * The job as the caller knows it, for the next rmad_init (the preset
- * backend); 0, or RMAD_ERR_ARG for values that are no job.  Not
- * exported: librmad-mpi, into which the client is compiled, calls it.
+ * rmad_boot_preset, the job as the caller knows it for the next
+ * rmad_init (the preset backend), is declared in mpi_api.h: librmad-mpi,
+ * into which the client is compiled, calls it.
  */
-__attribute__((visibility("hidden")))
-int rmad_boot_preset(int rank, int size, int local_rank, int local_size,
-		     const char *nspace);
 
 #endif

@@ -15,6 +15,7 @@
 #include "hints.h"
 #include "params.h"
 #include "handle.h"
+#include "mpi_api.h"
 #include "rmad.h"
 #include "rmad_ctl.h"
 #include "rmad_shm.h"
@@ -133,8 +134,8 @@ enum { EPOCH_NONE = 0, EPOCH_LOCK = 1, EPOCH_LOCK_ALL = 2, EPOCH_FENCE = 3,
 
 struct rmad_win_s {
 	uint32_t magic;
-	struct rmad_win_s *next, *prev;	/* win.c's list (ctl_lock) */
-	int listed;			/* ... on it (ctl_lock) */
+	struct rmad_win_s *next, *prev;	/* win.c's list (rmad_ctl_lock) */
+	int listed;			/* ... on it (rmad_ctl_lock) */
 	uint64_t key;
 	uint32_t block;
 	int gsize;
@@ -181,7 +182,7 @@ struct rmad_win_s {
 					 * error); a lock epoch after it does
 					 * not end it, so that every member
 					 * closes at the next fence alike */
-	/* its op pool (attach.c), under rmad_cl.pool_lock */
+	/* its op pool (submit.c), under rmad_cl.pool_lock */
 	uint32_t *stash;		/* free reserved elements */
 	uint32_t nstash;
 	uint32_t nresv;			/* elements reserved to it */
@@ -216,15 +217,24 @@ static inline int rmad_win_ok(rmad_win_t w)
 }
 int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 		    uint64_t *size, int *disp_unit);
+/* win.c: w (readable: a window, or one in win.c's grave) is on the list
+ * of live windows */
+int rmad_win_live(rmad_win_t w);
+/* a shared window whose members' memory is not contiguous */
+static inline int rmad_win_noncontig(rmad_win_t w)
+{
+	return w->flavor == RMAD_WIN_FLAVOR_SHARED &&
+	       w->hints.alloc_shared_noncontig;
+}
 void rmad_win_kick(struct rmad_client *c);
-/* rma.c: the lock (or fence) fields of an element that opens an epoch:
+/* lock.c: the lock (or fence) fields of an element that opens an epoch:
  * the type, the assert bits and the window's hints for the agent */
 void rmad_lock_fields(rmad_win_t w, int type, int assert,
 		      struct rmad_op_lock *l);
-/* rma.c: a fence sequence that moved nothing ends (RMAD_ERR_SYNC if it
+/* lock.c: a fence sequence that moved nothing ends (RMAD_ERR_SYNC if it
  * moved something: that epoch is still open) */
 int rmad_leave_fence(rmad_win_t w);
-/* rma.c: every remote op posted so far is complete (no flush needed) */
+/* flush.c: every remote op posted so far is complete (no flush needed) */
 void flushed_upto_all(rmad_win_t win);
 
 /*
@@ -238,14 +248,105 @@ static inline void rmad_win_count(uint64_t *ctr, uint64_t n)
 			 __ATOMIC_RELAXED);
 }
 
-/* win.c: may the agent read our memory in place?  Sets c->staged. */
+/*
+ * What the one-sided files share: rma.c (the checks and the data ops),
+ * rma_post.c (ops handed to the agent), lock.c (lock epochs) and
+ * flush.c (flushes, and what the synchronization calls have in common).
+ */
+/* the target of a data op, as rma.c's check found it */
+struct tref {
+	struct win_peer *p;		/* same node, or NULL */
+	uint64_t off;			/* bytes into the target's window */
+	size_t len, es;
+	uint32_t dt;
+	int du;				/* the target's disp_unit (1 when
+					 * tbytes) */
+	int tbytes;			/* tdisp is in bytes: a piece of a
+					 * derived type (RMAD_OPF_TBYTES) */
+};
+/* target RMAD_PROC_NULL: nothing to do, on a live window */
+static inline int rmad_proc_null_w(rmad_win_t win)
+{
+	return rmad_win_ok(win) ? 0 : RMAD_ERR_ARG;
+}
+
+static inline int rmad_proc_null(rmad_win_t handle)
+{
+	return rmad_proc_null_w(rmad_win_get(handle));
+}
+
+/* lock.c's list of the remote targets w has locked: rank's place, or -1 */
+static inline int rmad_rlock_find(const struct rmad_win_s *w, int rank)
+{
+	for (int i = 0; i < w->nrlocks; i++)
+		if (w->rlocks[i] == rank)
+			return i;
+	return -1;
+}
+
+/*
+ * Count a data operation that returned 0 for rmad_win_stats: in kind
+ * (ops_local, ops_remote) too unless it moved nothing (count 0).
+ */
+static inline int rmad_count_op(rmad_win_t w, uint64_t *kind)
+{
+	if (w->epoch == EPOCH_FENCE &&
+	    !__atomic_load_n(&w->fence_moved, __ATOMIC_RELAXED))
+		__atomic_store_n(&w->fence_moved, 1, __ATOMIC_RELAXED);
+	rmad_win_count(&w->st_ops_posted, 1);
+	if (kind)
+		rmad_win_count(kind, 1);
+	return 0;
+}
+
+/* rma_post.c: hand an operation on a target of another node to the
+ * agent (r NULL: no data op); rq, when not NULL, tracks it */
+int rmad_post(rmad_win_t w, uint16_t opc, int target, size_t tdisp,
+	      int count, const struct tref *r, uint32_t op,
+	      const void *origin, const void *cmp, void *result,
+	      struct rmad_request_s *rq);
+/* rma_post.c: a cleared element of ours for a synchronization op opc of
+ * window w to target (the caller sets the rest, then submits it) */
+int rmad_elem_new(rmad_win_t w, uint16_t opc, int target, uint32_t *idx,
+		  struct rmad_op_elem **out);
+/* flush.c: remote_flushed = max(remote_flushed, posted), against other
+ * threads */
+void rmad_flushed_upto(rmad_win_t win, uint64_t posted);
+/* flush.c: a sync element for the agent, its answer waited for (and
+ * the wait timed for rmad_win_stats) */
+int rmad_agent_sync(rmad_win_t w, uint16_t opc, int target);
+/* flush.c: a synchronization call's window: live, and rmad_init done */
+int rmad_epoch_args(rmad_win_t win);
+/* flush.c: count a public synchronization call for rmad_win_stats, as
+ * long as w is a live window; returns err */
+int rmad_sync_timed(rmad_win_t w, int err);
+
+/* mem.c: may the agent read our memory in place?  Sets c->staged. */
 int rmad_stage_probe(struct rmad_client *c);
-/* win.c: does [p, p + len) lie in rmad_alloc_mem memory? */
+/* mem.c: does [p, p + len) lie in rmad_alloc_mem memory? */
 int rmad_mem_shared(const void *p, size_t len);
-/* One request to the agent and its WIN_REPLY for key (win.c). */
+
+/*
+ * ctl.c: the control socket.  rmad_ctl_lock: one request at a time on
+ * it (it also guards win.c's list of windows and mem.c's regions).
+ * rmad_ctl_recv: one message, waited for until the agent is gone;
+ * rmad_ctl_reply_fd: the WIN_REPLY for key, with its descriptor in *fd
+ * (NULL: none wanted; -1 when none came), its status;
+ * rmad_ctl_call: send m (with fd unless -1) and wait for that reply,
+ * under rmad_ctl_lock; rmad_ctl_request: the same, taking the lock.
+ */
+extern pthread_mutex_t rmad_ctl_lock;
+long rmad_ctl_recv(struct rmad_client *c, void *buf, size_t len, int *fds,
+		   int *nfds);
+int rmad_ctl_reply_fd(struct rmad_client *c, uint64_t key,
+		      struct rmad_ctl_win_reply *r, int *fd);
+int rmad_ctl_reply(struct rmad_client *c, uint64_t key,
+		   struct rmad_ctl_win_reply *r);
+int rmad_ctl_call(struct rmad_client *c, const void *m, size_t len, int fd,
+		  uint64_t key);
 int rmad_ctl_request(const void *m, size_t len, uint64_t key);
 
-/* attach.c: one op through the staging area, waited for: in (inlen
+/* submit.c: one op through the staging area, waited for: in (inlen
  * bytes) is copied to offset 0, the op's result (outlen bytes at offset
  * off) back to out. */
 int rmad_staged_op(struct rmad_client *c, rmad_win_t w,
@@ -276,30 +377,8 @@ void rmad_req_hold(struct rmad_request_s *rq, void *tmp,
 		   struct rmad_type_s *ty, int orphan);
 void rmad_req_track(struct rmad_client *c, struct rmad_request_s *rq,
 		    uint32_t idx);
-/* rma.c: the data operations, with a request (NULL: none), on a window
- * already resolved from its handle (rmad_win_get; NULL or dead: error);
- * and rmad_win_flush on one (librmad-mpi keeps its windows resolved) */
-int rmad_win_flush_w(int target, rmad_win_t win);
-/* rmad_win_get for librmad-mpi, which cannot see the handle table */
-rmad_win_t rmad_win_resolve(rmad_win_t handle);
-/* librmad-mpi made an MPI window, served by rmad (1) or by MPI (0):
- * counted in this client's block for rmadctl status */
-void rmad_mpi_window_note(int by_rmad);
-int rmad_put_req(const void *origin, int ocount, rmad_datatype_t otype,
-		 int target, size_t tdisp, int tcount, rmad_datatype_t ttype,
-		 rmad_win_t win, struct rmad_request_s *rq);
-int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype, int target,
-		 size_t tdisp, int tcount, rmad_datatype_t ttype,
-		 rmad_win_t win, struct rmad_request_s *rq);
-int rmad_accumulate_req(const void *origin, int ocount,
-			rmad_datatype_t otype, int target, size_t tdisp,
-			int tcount, rmad_datatype_t ttype, rmad_op_t op,
-			rmad_win_t win, struct rmad_request_s *rq);
-int rmad_get_accumulate_req(const void *origin, int ocount,
-			    rmad_datatype_t otype, void *result, int rcount,
-			    rmad_datatype_t rtype, int target, size_t tdisp,
-			    int tcount, rmad_datatype_t ttype, rmad_op_t op,
-			    rmad_win_t win, struct rmad_request_s *rq);
+/* the entries librmad-mpi calls (rmad_put_req ... rmad_win_resolve): in
+ * mpi_api.h, included above */
 
 /*
  * types.c: what the operations need of a datatype.  A run is bytes
@@ -337,7 +416,7 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		    int rcount, rmad_datatype_t rtype, int target,
 		    size_t tdisp, int tcount, rmad_datatype_t ttype,
 		    uint32_t op, struct rmad_request_s *rq);
-/* rma.c, for rma_derived.c */
+/* rma_post.c and rma.c, for rma_derived.c */
 int rmad_post_piece(rmad_win_t w, uint16_t opc, int target, uint64_t toff,
 		    uint32_t dt, uint64_t len, uint32_t op, const void *origin,
 		    void *result);
@@ -435,8 +514,19 @@ static inline int rmad_peer_spin(const struct rmad_client *c, uint64_t t0,
 	return rmad_wait_spin(c, t0, n);
 }
 
-/* an element for an op on window w (NULL: on none) */
+/* submit.c: an element for an op on window w (NULL: on none) */
 int rmad_op_alloc(struct rmad_client *c, rmad_win_t w, uint32_t *idx);
+/*
+ * submit.c: the one routine that fills in an op element of ours for the
+ * agent: element idx gets t's fields from its opcode on (t NULL: zeros),
+ * all but the link (see rmad_op_alloc), up to its inline area
+ * (RMAD_OPFILL_HEAD) or through it (RMAD_OPFILL_WHOLE), and our slot
+ * and generation as its owner.  The caller sets the rest, then submits.
+ */
+#define RMAD_OPFILL_HEAD	0
+#define RMAD_OPFILL_WHOLE	1
+struct rmad_op_elem *rmad_op_fill(struct rmad_client *c, uint32_t idx,
+				  const struct rmad_op_elem *t, int whole);
 void rmad_op_free(struct rmad_client *c, uint32_t idx);
 int rmad_op_submit(struct rmad_client *c, uint32_t idx);
 /* Submit a KEEP|SYNC op and wait for its status. */

@@ -429,6 +429,67 @@ out:
 	return err;
 }
 
+/*
+ * Every check passed: the np pieces of an op, in place on the same-node
+ * member p (a created or dynamic window's in batches: one system call,
+ * one acc_lock for many) or, p NULL, each to the agent.  in: data goes
+ * to the target (from origin); outb: data comes back (to result).
+ */
+static int move_pieces(rmad_win_t w, uint16_t opc, uint32_t op, int target,
+		       struct win_peer *p, uint64_t base,
+		       const struct piece *ps, size_t np, int in, int outb,
+		       const void *origin, void *result)
+{
+	int err = 0;
+
+	if (p && p->created) {
+		struct rmad_peer_run *pr = malloc(np * sizeof(*pr));
+
+		for (size_t k = 0; pr && k < np; k++) {
+			const struct piece *q = &ps[k];
+
+			pr[k] = (struct rmad_peer_run){
+				.off = (uint64_t)((int64_t)base + q->t),
+				.len = q->len,
+				.src = in ? (const uint8_t *)origin + q->o :
+					    NULL,
+				.dst = outb ? (uint8_t *)result + q->r : NULL,
+				.basic = q->basic,
+			};
+		}
+		err = pr ? rmad_peer_runs(p, opc, op, pr, np) : RMAD_ERR_NOMEM;
+		free(pr);
+		return err;
+	}
+	for (size_t k = 0; k < np && !err; k++) {
+		const struct piece *q = &ps[k];
+		const uint8_t *src = in ? (const uint8_t *)origin + q->o : NULL;
+		uint8_t *dst = outb ? (uint8_t *)result + q->r : NULL;
+		uint64_t toff = (uint64_t)((int64_t)base + q->t);
+		uint64_t cnt = q->len / rmad_dtype_size(q->basic);
+
+		if (p) {
+			switch (opc) {
+			case RMAD_OPC_PUT:
+				err = rmad_peer_put(p, toff, src, q->len);
+				break;
+			case RMAD_OPC_GET:
+				err = rmad_peer_get(p, toff, dst, q->len);
+				break;
+			default:
+				err = rmad_peer_acc(p, toff, src, dst, q->basic,
+						    op, cnt);
+				break;
+			}
+			continue;
+		}
+		err = rmad_post_piece(w, opc, target, toff, q->basic, q->len,
+				      op, opc == RMAD_OPC_GET ? dst : src,
+				      opc == RMAD_OPC_GET ? NULL : dst);
+	}
+	return err;
+}
+
 int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		    int ocount, rmad_datatype_t otype, void *result,
 		    int rcount, rmad_datatype_t rtype, int target,
@@ -521,53 +582,9 @@ int rmad_derived_op(rmad_win_t w, uint16_t opc, const void *origin,
 		err = rmad_counted(w, -1);	/* nothing moves */
 		goto out;
 	}
-	/* every check passed: now the pieces; a created or dynamic
-	 * window's in batches (one system call, one acc_lock for many) */
-	if (p && p->created) {
-		struct rmad_peer_run *pr = malloc(np * sizeof(*pr));
-
-		for (size_t k = 0; pr && k < np; k++) {
-			const struct piece *q = &ps[k];
-
-			pr[k] = (struct rmad_peer_run){
-				.off = (uint64_t)((int64_t)base + q->t),
-				.len = q->len,
-				.src = in ? (const uint8_t *)origin + q->o :
-					    NULL,
-				.dst = outb ? (uint8_t *)result + q->r : NULL,
-				.basic = q->basic,
-			};
-		}
-		err = pr ? rmad_peer_runs(p, opc, op, pr, np) : RMAD_ERR_NOMEM;
-		free(pr);
-		np = 0;		/* done */
-	}
-	for (size_t k = 0; k < np && !err; k++) {
-		const struct piece *q = &ps[k];
-		const uint8_t *src = in ? (const uint8_t *)origin + q->o : NULL;
-		uint8_t *dst = outb ? (uint8_t *)result + q->r : NULL;
-		uint64_t toff = (uint64_t)((int64_t)base + q->t);
-		uint64_t cnt = q->len / rmad_dtype_size(q->basic);
-
-		if (p) {
-			switch (opc) {
-			case RMAD_OPC_PUT:
-				err = rmad_peer_put(p, toff, src, q->len);
-				break;
-			case RMAD_OPC_GET:
-				err = rmad_peer_get(p, toff, dst, q->len);
-				break;
-			default:
-				err = rmad_peer_acc(p, toff, src, dst, q->basic,
-						    op, cnt);
-				break;
-			}
-			continue;
-		}
-		err = rmad_post_piece(w, opc, target, toff, q->basic, q->len,
-				      op, opc == RMAD_OPC_GET ? dst : src,
-				      opc == RMAD_OPC_GET ? NULL : dst);
-	}
+	/* every check passed: now the pieces */
+	err = move_pieces(w, opc, op, target, p, base, ps, np, in, outb,
+			  origin, result);
 	if (!err)
 		err = rmad_counted(w, p != NULL);
 	/* a request whose pieces went to the agent completes with a

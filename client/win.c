@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * win.c - memory and windows: rmad_alloc_mem, allocation, freeing, the
- * shared-memory query and rmad_win_stats.
+ * win.c - windows' life: allocation and creation (every flavor),
+ * rmad_win_free, where a rank's window is (rmad_win_target), and the
+ * window handles.
  *
  * A window's memory is a memfd this rank creates and maps; the agent
  * maps it too (it applies remote operations there) and hands back the
@@ -11,12 +12,9 @@
  * size and unit is kept once per node, by the agent.
  *
  * Creation and freeing are collective over the group, and go through the
- * control socket (one request at a time, under ctl_lock).  So does
- * rmad_win_stats, which asks the agent for its counters and adds this
- * process's own (rma.c keeps them in the window).
+ * control socket (ctl.c: one request at a time, under rmad_ctl_lock,
+ * which guards this file's list of windows and its grave too).
  */
-#include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,21 +28,10 @@
 #include "log.h"
 #include "util.h"
 
-static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
-static int ctl_call(struct rmad_client *c, const void *m, size_t len, int fd,
-		    uint64_t key);
 static struct rmad_win_s *windows;
 
 /* The API's window handles (handle.h). */
 struct handle_table rmad_win_handles = HANDLE_TABLE_INIT(HANDLE_TAG_WIN);
-
-/* Regions from rmad_alloc_mem, which the agent maps too. */
-struct mem_region {
-	struct mem_region *next;
-	void *base;
-	size_t size;
-};
-static struct mem_region *mems;
 
 /* How many windows each group has made: the key's second half. */
 static struct group_seq {
@@ -133,67 +120,15 @@ int rmad_win_target(rmad_win_t w, int rank, struct win_peer **peer,
 	return RMAD_ERR_RANK;
 }
 
-static int win_live(rmad_win_t w)
+int rmad_win_live(rmad_win_t w)
 {
 	int live = 0;
 
 	/* w is readable: a window, or one in its grave (win_bury) */
-	pthread_mutex_lock(&ctl_lock);
+	pthread_mutex_lock(&rmad_ctl_lock);
 	live = w->listed && w->magic == WIN_MAGIC;
-	pthread_mutex_unlock(&ctl_lock);
+	pthread_mutex_unlock(&rmad_ctl_lock);
 	return live;
-}
-
-/* Wait for the agent's answer; a dead agent ends the wait. */
-static long ctl_recv(struct rmad_client *c, void *buf, size_t len, int *fds,
-		     int *nfds)
-{
-	for (;;) {
-		struct pollfd p = { .fd = c->sock, .events = POLLIN };
-		int r = poll(&p, 1, 100);
-
-		if (r > 0) {
-			long n = rmad_recv_msg(c->sock, buf, len, fds, nfds);
-
-			if (n <= 0) {
-				c->dead = 1;
-				return RMAD_ERR_AGENT;
-			}
-			return n;
-		}
-		if (r < 0 && errno != EINTR)
-			return RMAD_ERR_AGENT;
-		if (c->dead)
-			return RMAD_ERR_AGENT;
-	}
-}
-
-static int ctl_reply_fd(struct rmad_client *c, uint64_t key,
-			struct rmad_ctl_win_reply *r, int *fd)
-{
-	int fds[1] = { -1 }, nfds = fd ? 1 : 0;
-	long n = ctl_recv(c, r, sizeof(*r), fd ? fds : NULL, &nfds);
-
-	if (fd)
-		*fd = nfds == 1 ? fds[0] : -1;
-	else
-		for (int i = 0; i < nfds; i++)
-			close(fds[i]);
-
-	if (n < 0)
-		return (int)n;
-	if (n != (long)sizeof(*r) || r->h.magic != RMAD_CTL_MAGIC ||
-	    r->h.type != RMAD_CTL_WIN_REPLY || r->key != key)
-		return RMAD_ERR_AGENT;
-	if (r->status > 0 || r->status < RMAD_ERR_LAST)
-		return RMAD_ERR_AGENT;
-	return r->status;
-}
-
-static int ctl_reply(struct rmad_client *c, uint64_t key,
-		     struct rmad_ctl_win_reply *r)
-{
-	return ctl_reply_fd(c, key, r, NULL);
 }
 
 /* Freed handles stay readable (magic 0) until many more were freed, so a
@@ -240,7 +175,6 @@ static void unmap_peers(struct rmad_win_s *w)
 	w->npeers = 0;
 }
 
-/* Map the same-node members' memory that the agent sent. */
 /*
  * A member of a shared window: every peer comes with the node's memfd,
  * mapped here once; its control page and memory lie where the agent
@@ -279,6 +213,7 @@ static int shared_peer(struct rmad_client *c, struct rmad_win_s *w,
 	return 0;
 }
 
+/* Map the same-node members' memory that the agent sent. */
 static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 {
 	int dyn = w->flavor == RMAD_WIN_FLAVOR_DYNAMIC;
@@ -290,7 +225,7 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 	while (w->npeers < n) {
 		struct rmad_ctl_win_peers m;
 		int fds[RMAD_WIN_PEERS_PER_MSG], nfds = RMAD_WIN_PEERS_PER_MSG;
-		long r = ctl_recv(c, &m, sizeof(m), fds, &nfds);
+		long r = rmad_ctl_recv(c, &m, sizeof(m), fds, &nfds);
 		int err = 0;
 
 		if (r < 0)
@@ -370,10 +305,141 @@ static int get_peers(struct rmad_client *c, struct rmad_win_s *w, int n)
 	return 0;
 }
 
-static int w_noncontig(rmad_win_t w)
+/*
+ * The window's own memfd, mapped: its control page (the lock word), then
+ * its memory unless created (the memfd is then the control page alone).
+ * *fd is the memfd, or -1 (a shared window's memory comes from the
+ * agent: get_peers).
+ */
+static int win_map(struct rmad_win_s *w, size_t size, void *user,
+		   int flavor, int *fd)
 {
-	return w->flavor == RMAD_WIN_FLAVOR_SHARED &&
-	       w->hints.alloc_shared_noncontig;
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	void *m;
+
+	*fd = -1;
+	/* the control page (lock word), then the window unless created */
+	w->map_size = RMAD_WIN_CTL_SIZE +
+		      (flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_WIN_DYN_SIZE :
+		       flavor == RMAD_WIN_FLAVOR_CREATE ? 0 :
+		       (size + psz - 1) / psz * psz);
+	/* a shared window's memory comes from the agent (get_peers); ours
+	 * is sealed at its size, or the agent refuses it (it maps it) */
+	if (flavor == RMAD_WIN_FLAVOR_SHARED) {
+		w->map_size = 0;
+		return 0;
+	}
+	*fd = rmad_memfd_sealed("rmad-window", w->map_size, 0);
+	if (*fd < 0) {
+		*fd = -1;
+		return RMAD_ERR_NOMEM;
+	}
+	m = mmap(NULL, w->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd,
+		 0);
+	if (m == MAP_FAILED)
+		return RMAD_ERR_NOMEM;
+	w->ctl = m;
+	w->base = flavor == RMAD_WIN_FLAVOR_CREATE ? user :
+		  flavor == RMAD_WIN_FLAVOR_DYNAMIC ? NULL :
+		  (char *)m + RMAD_WIN_CTL_SIZE;
+	return 0;
+}
+
+/* WIN_CREATE for w, *len bytes, or NULL; its key is set under
+ * rmad_ctl_lock (win_join). */
+static struct rmad_ctl_win_create *create_msg(const struct rmad_win_s *w,
+					      rmad_group_t group, int grank,
+					      void *user, size_t *len)
+{
+	struct rmad_ctl_win_create *m;
+	int gsize = w->gsize, flavor = w->flavor;
+
+	*len = sizeof(*m) + (group == RMAD_GROUP_ALL ? 0 :
+			     sizeof(int32_t) * (size_t)gsize);
+	m = calloc(1, *len);
+	if (!m)
+		return NULL;
+	m->h.magic = RMAD_CTL_MAGIC;
+	m->h.abi_version = RMAD_ABI_VERSION;
+	m->h.type = RMAD_CTL_WIN_CREATE;
+	m->size = w->size;
+	m->disp_unit = w->disp_unit;
+	m->gsize = gsize;
+	m->grank = grank;
+	if (flavor == RMAD_WIN_FLAVOR_CREATE) {
+		m->flags |= RMAD_WINF_CREATE;
+		m->addr = (uint64_t)(uintptr_t)user;
+	}
+	if (flavor == RMAD_WIN_FLAVOR_DYNAMIC)
+		m->flags |= RMAD_WINF_CREATE | RMAD_WINF_DYNAMIC;
+	if (flavor == RMAD_WIN_FLAVOR_SHARED)
+		m->flags |= RMAD_WINF_SHARED |
+			    (w->hints.alloc_shared_noncontig ?
+			     RMAD_WINF_NONCONTIG : 0);
+	if (group == RMAD_GROUP_ALL)
+		m->flags |= RMAD_WINF_ALL;
+	else
+		for (int i = 0; i < gsize; i++)
+			m->ranks[i] = rmad_group_rank(group, i);
+	return m;
+}
+
+/*
+ * The agent's half of a new window, under rmad_ctl_lock: its key,
+ * WIN_CREATE with our memfd (fd, or none), the reply with the node's
+ * table of members (meta), and the same-node members (get_peers).
+ */
+static int win_join(struct rmad_client *c, struct rmad_win_s *w,
+		    rmad_group_t group, int grank, void *user, int fd)
+{
+	struct rmad_ctl_win_create *m;
+	struct rmad_ctl_win_reply r;
+	int err, mfd = -1;
+	size_t mlen;
+
+	m = create_msg(w, group, grank, user, &mlen);
+	if (!m)
+		return RMAD_ERR_NOMEM;
+	pthread_mutex_lock(&rmad_ctl_lock);
+	w->key = next_key(group);
+	m->key = w->key;
+	if (rmad_send_msg(c->sock, m, mlen, fd >= 0 ? &fd : NULL,
+			  fd >= 0) < 0) {
+		pthread_mutex_unlock(&rmad_ctl_lock);
+		free(m);
+		return RMAD_ERR_AGENT;
+	}
+	free(m);
+	err = rmad_ctl_reply_fd(c, w->key, &r, &mfd);
+	if (!err) {
+		w->block = r.block;
+		w->uniform = r.uniform;
+		w->usize = r.usize;
+		w->udisp = r.udisp;
+		if (r.meta && mfd < 0)
+			err = RMAD_ERR_AGENT;
+		if (!err && mfd >= 0) {
+			void *mm;
+
+			w->meta_len = sizeof(struct rmad_win_meta) *
+				      (size_t)w->gsize;
+			mm = mmap(NULL, w->meta_len, PROT_READ, MAP_SHARED,
+				  mfd, 0);
+			if (mm == MAP_FAILED)
+				err = RMAD_ERR_NOMEM;
+			else
+				w->meta = mm;
+		}
+		if (!err)
+			err = get_peers(c, w, r.nlocal);
+		if (!err && w->flavor == RMAD_WIN_FLAVOR_SHARED && !w->ctl)
+			err = RMAD_ERR_AGENT;	/* we were not among them */
+		w->remote_members = w->npeers < w->gsize;
+	}
+	if (mfd >= 0)
+		close(mfd);
+	pthread_mutex_unlock(&rmad_ctl_lock);
+	return err;
 }
 
 /*
@@ -386,11 +452,8 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 		    void **base_out, rmad_win_t *win)
 {
 	struct rmad_client *c = &rmad_cl;
-	struct rmad_ctl_win_create *m = NULL;
-	struct rmad_ctl_win_reply r;
 	struct rmad_win_s *w;
-	int gsize, grank = -1, err, fd = -1, mfd = -1;
-	size_t mlen, psz = (size_t)sysconf(_SC_PAGESIZE);
+	int gsize, grank = -1, err, fd = -1;
 	uintptr_t h;
 
 	if (!c->initialized)
@@ -405,9 +468,9 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 			grank = i;
 	if (grank < 0 || gsize > RMAD_WIN_GROUP_MAX)
 		return RMAD_ERR_ARG;	/* not a member, or too large */
-	pthread_mutex_lock(&ctl_lock);
+	pthread_mutex_lock(&rmad_ctl_lock);
 	w = win_new();
-	pthread_mutex_unlock(&ctl_lock);
+	pthread_mutex_unlock(&rmad_ctl_lock);
 	if (!w)
 		return RMAD_ERR_NOMEM;
 	/* not live (no WIN_MAGIC) before the window is made */
@@ -436,105 +499,11 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 		for (int i = 0; i < gsize; i++)
 			w->granks[i] = rmad_group_rank(group, i);
 	}
-	/* the control page (lock word), then the window unless created */
-	w->map_size = RMAD_WIN_CTL_SIZE +
-		      (flavor == RMAD_WIN_FLAVOR_DYNAMIC ? RMAD_WIN_DYN_SIZE :
-		       flavor == RMAD_WIN_FLAVOR_CREATE ? 0 :
-		       (size + psz - 1) / psz * psz);
-	/* a shared window's memory comes from the agent (get_peers); ours
-	 * is sealed at its size, or the agent refuses it (it maps it) */
-	if (flavor == RMAD_WIN_FLAVOR_SHARED)
-		w->map_size = 0;
-	else
-		fd = rmad_memfd_sealed("rmad-window", w->map_size, 0);
-	if (flavor != RMAD_WIN_FLAVOR_SHARED && fd < 0) {
-		fd = -1;
-		err = RMAD_ERR_NOMEM;
-		goto fail;
-	}
-	if (flavor != RMAD_WIN_FLAVOR_SHARED) {
-		void *m = mmap(NULL, w->map_size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, fd, 0);
-
-		if (m == MAP_FAILED) {
-			err = RMAD_ERR_NOMEM;
-			goto fail;
-		}
-		w->ctl = m;
-		w->base = flavor == RMAD_WIN_FLAVOR_CREATE ? user :
-			  flavor == RMAD_WIN_FLAVOR_DYNAMIC ? NULL :
-			  (char *)m + RMAD_WIN_CTL_SIZE;
-	}
-	mlen = sizeof(*m) + (group == RMAD_GROUP_ALL ? 0 :
-			     sizeof(int32_t) * (size_t)gsize);
-	m = calloc(1, mlen);
-	if (!m) {
-		err = RMAD_ERR_NOMEM;
-		goto fail;
-	}
-	pthread_mutex_lock(&ctl_lock);
-	w->key = next_key(group);
-	m->h.magic = RMAD_CTL_MAGIC;
-	m->h.abi_version = RMAD_ABI_VERSION;
-	m->h.type = RMAD_CTL_WIN_CREATE;
-	m->key = w->key;
-	m->size = size;
-	m->disp_unit = disp_unit;
-	m->gsize = gsize;
-	m->grank = grank;
-	if (flavor == RMAD_WIN_FLAVOR_CREATE) {
-		m->flags |= RMAD_WINF_CREATE;
-		m->addr = (uint64_t)(uintptr_t)user;
-	}
-	if (flavor == RMAD_WIN_FLAVOR_DYNAMIC)
-		m->flags |= RMAD_WINF_CREATE | RMAD_WINF_DYNAMIC;
-	if (flavor == RMAD_WIN_FLAVOR_SHARED)
-		m->flags |= RMAD_WINF_SHARED |
-			    (w->hints.alloc_shared_noncontig ?
-			     RMAD_WINF_NONCONTIG : 0);
-	if (group == RMAD_GROUP_ALL)
-		m->flags |= RMAD_WINF_ALL;
-	else
-		for (int i = 0; i < gsize; i++)
-			m->ranks[i] = rmad_group_rank(group, i);
-	if (rmad_send_msg(c->sock, m, mlen, fd >= 0 ? &fd : NULL,
-			  fd >= 0) < 0) {
-		pthread_mutex_unlock(&ctl_lock);
-		err = RMAD_ERR_AGENT;
-		goto fail;
-	}
-	err = ctl_reply_fd(c, w->key, &r, &mfd);
-	if (!err) {
-		w->block = r.block;
-		w->uniform = r.uniform;
-		w->usize = r.usize;
-		w->udisp = r.udisp;
-		if (r.meta && mfd < 0)
-			err = RMAD_ERR_AGENT;
-		if (!err && mfd >= 0) {
-			void *mm;
-
-			w->meta_len = sizeof(struct rmad_win_meta) *
-				      (size_t)gsize;
-			mm = mmap(NULL, w->meta_len, PROT_READ, MAP_SHARED,
-				  mfd, 0);
-			if (mm == MAP_FAILED)
-				err = RMAD_ERR_NOMEM;
-			else
-				w->meta = mm;
-		}
-		if (!err)
-			err = get_peers(c, w, r.nlocal);
-		if (!err && flavor == RMAD_WIN_FLAVOR_SHARED && !w->ctl)
-			err = RMAD_ERR_AGENT;	/* we were not among them */
-		w->remote_members = w->npeers < gsize;
-	}
-	if (mfd >= 0)
-		close(mfd);
-	pthread_mutex_unlock(&ctl_lock);
+	err = win_map(w, size, user, flavor, &fd);
+	if (!err)
+		err = win_join(c, w, group, grank, user, fd);
 	if (err)
 		goto fail;
-	free(m);
 	close(fd);
 	/*
 	 * The window's own op pool: a shortfall is no error, the window
@@ -544,22 +513,21 @@ static int win_make(size_t size, int disp_unit, const char *hints,
 	    rmad_op_pool_reserve(c, w, w->hints.op_pool))
 		rmad_dbg("op_pool hint: reservation failed");
 	w->magic = WIN_MAGIC;
-	pthread_mutex_lock(&ctl_lock);
+	pthread_mutex_lock(&rmad_ctl_lock);
 	w->prev = NULL;
 	w->next = windows;
 	if (windows)
 		windows->prev = w;
 	windows = w;
 	w->listed = 1;
-	pthread_mutex_unlock(&ctl_lock);
+	pthread_mutex_unlock(&rmad_ctl_lock);
 	if (base_out)	/* (a noncontiguous window's empty member: NULL,
 			 * as shared_query says) */
-		*base_out = !size && w_noncontig(w) ? NULL : w->base;
+		*base_out = !size && rmad_win_noncontig(w) ? NULL : w->base;
 	*win = (rmad_win_t)h;
 	return 0;
 fail:
 	handle_free(&rmad_win_handles, h);
-	free(m);
 	unmap_peers(w);
 	if (w->meta)
 		munmap((void *)w->meta, w->meta_len);
@@ -634,16 +602,6 @@ int rmad_win_create_dynamic(const char *hints, rmad_group_t group,
 	return err;
 }
 
-int rmad_ctl_request(const void *m, size_t len, uint64_t key)
-{
-	int err;
-
-	pthread_mutex_lock(&ctl_lock);
-	err = ctl_call(&rmad_cl, m, len, -1, key);
-	pthread_mutex_unlock(&ctl_lock);
-	return err;
-}
-
 rmad_win_t rmad_win_resolve(rmad_win_t handle)
 {
 	return rmad_win_get(handle);
@@ -666,7 +624,7 @@ int rmad_win_free(rmad_win_t *win)
 	struct rmad_win_s *w;
 	int err;
 
-	if (!win || !(w = rmad_win_get(*win)) || !win_live(w))
+	if (!win || !(w = rmad_win_get(*win)) || !rmad_win_live(w))
 		return RMAD_ERR_ARG;
 	if (!c->initialized)
 		return RMAD_ERR_SYNC;
@@ -679,12 +637,12 @@ int rmad_win_free(rmad_win_t *win)
 	m.h.abi_version = RMAD_ABI_VERSION;
 	m.h.type = RMAD_CTL_WIN_FREE;
 	m.key = w->key;
-	pthread_mutex_lock(&ctl_lock);
+	pthread_mutex_lock(&rmad_ctl_lock);
 	err = c->dead ? RMAD_ERR_AGENT :
 	      rmad_send_msg(c->sock, &m, sizeof(m), NULL, 0) < 0 ?
-	      RMAD_ERR_AGENT : ctl_reply(c, w->key, &r);
+	      RMAD_ERR_AGENT : rmad_ctl_reply(c, w->key, &r);
 	if (err == RMAD_ERR_ARG) {
-		pthread_mutex_unlock(&ctl_lock);
+		pthread_mutex_unlock(&rmad_ctl_lock);
 		return err;	/* the agent refused: nothing changed */
 	}
 	/* freed, or the job/agent failed: the memory goes either way */
@@ -697,7 +655,7 @@ int rmad_win_free(rmad_win_t *win)
 			w->next->prev = w->prev;
 		w->listed = 0;
 	}
-	pthread_mutex_unlock(&ctl_lock);
+	pthread_mutex_unlock(&rmad_ctl_lock);
 	/* its epochs are over everywhere: its op pool goes back */
 	rmad_op_pool_return(c, w);
 	unmap_peers(w);
@@ -712,278 +670,9 @@ int rmad_win_free(rmad_win_t *win)
 	free(w->acc);
 	w->granks = NULL;
 	handle_free(&rmad_win_handles, (uintptr_t)*win);
-	pthread_mutex_lock(&ctl_lock);
+	pthread_mutex_lock(&rmad_ctl_lock);
 	win_bury(w);
-	pthread_mutex_unlock(&ctl_lock);
+	pthread_mutex_unlock(&rmad_ctl_lock);
 	*win = RMAD_WIN_NULL;
-	return err;
-}
-
-int rmad_win_shared_query(rmad_win_t handle, int rank, size_t *size,
-			  int *disp_unit, void *base_out)
-{
-	struct rmad_client *c = &rmad_cl;
-	rmad_win_t win = rmad_win_get(handle);
-
-	if (!win || !win_live(win) || !size || !disp_unit || !base_out)
-		return RMAD_ERR_ARG;
-	if (rank == RMAD_PROC_NULL) {
-		/* the lowest member with memory, else the lowest */
-		int lo = -1, lz = -1;
-
-		for (int i = 0; i < win->npeers; i++) {
-			struct win_peer *p = &win->peers[i];
-			size_t sz = p->rank == c->b.rank ? win->size : p->size;
-
-			if (sz && (lo < 0 || p->rank < lo))
-				lo = p->rank;
-			if (lz < 0 || p->rank < lz)
-				lz = p->rank;
-		}
-		rank = lo >= 0 ? lo : lz;
-		if (rank < 0)
-			return RMAD_ERR_NOT_LOCAL;
-	}
-	if (rank < 0 || rank >= c->b.size)
-		return RMAD_ERR_RANK;
-	for (int i = 0; i < win->npeers; i++) {
-		struct win_peer *p = &win->peers[i];
-
-		if (p->rank != rank)
-			continue;
-		if (!p->base && p->rank != c->b.rank)
-			return RMAD_ERR_NOT_LOCAL;	/* created: unmapped */
-		*size = p->rank == c->b.rank ? win->size : p->size;
-		*disp_unit = p->disp_unit;
-		/* in a noncontiguous window a member with no memory has no
-		 * base (as MPICH and Open MPI answer); in a contiguous one
-		 * its base is where the next member's memory begins */
-		*(void **)base_out = *size || !w_noncontig(win) ? p->base :
-				     NULL;
-		return 0;
-	}
-	return RMAD_ERR_NOT_LOCAL;
-}
-
-/* One request on the control socket and its WIN_REPLY, under ctl_lock. */
-static int ctl_call(struct rmad_client *c, const void *m, size_t len, int fd,
-		    uint64_t key)
-{
-	struct rmad_ctl_win_reply r;
-
-	if (c->dead)
-		return RMAD_ERR_AGENT;
-	if (rmad_send_msg(c->sock, m, len, fd >= 0 ? &fd : NULL,
-			  fd >= 0) < 0)
-		return RMAD_ERR_AGENT;
-	return ctl_reply(c, key, &r);
-}
-
-int rmad_stage_probe(struct rmad_client *c)
-{
-	static volatile uint64_t magic = 0x7374616765645f3fULL;
-	struct rmad_ctl_mem m = { 0 };
-	int err;
-
-	m.h.magic = RMAD_CTL_MAGIC;
-	m.h.abi_version = RMAD_ABI_VERSION;
-	m.h.type = RMAD_CTL_CMA_PROBE;
-	m.addr = (uint64_t)(uintptr_t)&magic;
-	m.size = magic;
-	pthread_mutex_lock(&ctl_lock);
-	err = ctl_call(c, &m, sizeof(m), -1, m.addr);
-	pthread_mutex_unlock(&ctl_lock);
-	c->staged = err == RMAD_ERR_PERM;
-	if (c->staged)
-		rmad_info("the agent cannot reach this process's memory: "
-			  "remote operations on it are staged");
-	return err == RMAD_ERR_PERM ? 0 : err;
-}
-
-int rmad_mem_shared(const void *p, size_t len)
-{
-	uintptr_t a = (uintptr_t)p;
-	int in = 0;
-
-	pthread_mutex_lock(&ctl_lock);
-	for (struct mem_region *r = mems; r && !in; r = r->next)
-		in = a >= (uintptr_t)r->base && len <= r->size &&
-		     a - (uintptr_t)r->base <= r->size - len;
-	pthread_mutex_unlock(&ctl_lock);
-	return in;
-}
-
-int rmad_alloc_mem(size_t size, void **ptr)
-{
-	struct rmad_client *c = &rmad_cl;
-	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
-	struct rmad_ctl_mem m = { 0 };
-	struct mem_region *r;
-	int fd, err;
-
-	if (!ptr || size > (1ull << 40))
-		return RMAD_ERR_ARG;
-	if (!c->initialized)
-		return RMAD_ERR_SYNC;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return RMAD_ERR_NOMEM;
-	/* 0 bytes still gives a distinct pointer, as malloc may */
-	r->size = (size ? size + psz - 1 : psz) / psz * psz;
-	/* sealed at its size, or the agent refuses it (it maps it) */
-	fd = rmad_memfd_sealed("rmad-mem", r->size, 0);
-	if (fd < 0) {
-		fd = -1;
-		goto nomem;
-	}
-	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		       0);
-	if (r->base == MAP_FAILED)
-		goto nomem;
-	m.h.magic = RMAD_CTL_MAGIC;
-	m.h.abi_version = RMAD_ABI_VERSION;
-	m.h.type = RMAD_CTL_MEM_REG;
-	m.addr = (uint64_t)(uintptr_t)r->base;
-	m.size = r->size;
-	pthread_mutex_lock(&ctl_lock);
-	err = ctl_call(c, &m, sizeof(m), fd, m.addr);
-	if (!err) {
-		r->next = mems;
-		mems = r;
-	}
-	pthread_mutex_unlock(&ctl_lock);
-	close(fd);
-	if (err) {
-		munmap(r->base, r->size);
-		free(r);
-		return err;
-	}
-	*ptr = r->base;
-	return 0;
-nomem:
-	if (fd >= 0)
-		close(fd);
-	free(r);
-	return RMAD_ERR_NOMEM;
-}
-
-int rmad_free_mem(void *ptr)
-{
-	struct rmad_client *c = &rmad_cl;
-	struct rmad_ctl_mem m = { 0 };
-	struct mem_region **pp, *r = NULL;
-	int err;
-
-	if (!ptr)
-		return RMAD_ERR_ARG;
-	if (!c->initialized)
-		return RMAD_ERR_SYNC;
-	pthread_mutex_lock(&ctl_lock);
-	for (pp = &mems; *pp; pp = &(*pp)->next)
-		if ((*pp)->base == ptr) {
-			r = *pp;
-			*pp = r->next;
-			break;
-		}
-	if (!r) {
-		pthread_mutex_unlock(&ctl_lock);
-		return RMAD_ERR_ARG;	/* not from rmad_alloc_mem */
-	}
-	m.h.magic = RMAD_CTL_MAGIC;
-	m.h.abi_version = RMAD_ABI_VERSION;
-	m.h.type = RMAD_CTL_MEM_DEREG;
-	m.addr = (uint64_t)(uintptr_t)r->base;
-	m.size = r->size;
-	err = ctl_call(c, &m, sizeof(m), -1, m.addr);
-	pthread_mutex_unlock(&ctl_lock);
-	/* the pages are ours to drop whatever the agent said */
-	munmap(r->base, r->size);
-	free(r);
-	return err == RMAD_ERR_AGENT ? 0 : err;
-}
-
-/*
- * The stats reply, matched by type and key.  Under ctl_lock only one
- * request is outstanding, so anything else on the socket is left over
- * from a request that failed half-way (say, peers of a window whose
- * creation failed): drop it, within reason.
- */
-#define STALE_MAX	16
-static int ctl_stats_reply(struct rmad_client *c, uint64_t key,
-			   struct rmad_ctl_win_stats_reply *r)
-{
-	for (int stale = 0; stale < STALE_MAX; stale++) {
-		int fds[RMAD_WIN_PEERS_PER_MSG];
-		int nfds = RMAD_WIN_PEERS_PER_MSG;
-		long n = ctl_recv(c, r, sizeof(*r), fds, &nfds);
-
-		for (int i = 0; i < nfds; i++)
-			close(fds[i]);
-		if (n < 0)
-			return (int)n;
-		if (n != (long)sizeof(*r) || r->h.magic != RMAD_CTL_MAGIC ||
-		    r->h.type != RMAD_CTL_WIN_STATS_REPLY || r->key != key) {
-			rmad_dbg("win_stats: dropped a stale message (type "
-				 "%u)", n >= (long)sizeof(r->h) ?
-				 (unsigned)r->h.type : 0u);
-			continue;
-		}
-		if (r->status > 0 || r->status < RMAD_ERR_LAST)
-			return RMAD_ERR_AGENT;
-		return r->status;
-	}
-	return RMAD_ERR_AGENT;
-}
-
-int rmad_win_stats(rmad_win_t handle, struct rmad_stats *out)
-{
-	struct rmad_client *c = &rmad_cl;
-	rmad_win_t win = rmad_win_get(handle);
-	struct rmad_ctl_win_stats m = { 0 };
-	struct rmad_ctl_win_stats_reply r;
-	int err, live = 0;
-
-	if (!handle || !out)
-		return RMAD_ERR_ARG;
-	if (!c->initialized)
-		return RMAD_ERR_SYNC;
-	if (!win)
-		return RMAD_ERR_ARG;
-	/* ctl_lock held throughout: the window cannot be freed under us */
-	pthread_mutex_lock(&ctl_lock);
-	live = win->listed && win->magic == WIN_MAGIC;
-	if (!live) {
-		pthread_mutex_unlock(&ctl_lock);
-		return RMAD_ERR_ARG;
-	}
-	m.h.magic = RMAD_CTL_MAGIC;
-	m.h.abi_version = RMAD_ABI_VERSION;
-	m.h.type = RMAD_CTL_WIN_STATS;
-	m.key = win->key;
-	err = c->dead ? RMAD_ERR_AGENT :
-	      rmad_send_msg(c->sock, &m, sizeof(m), NULL, 0) < 0 ?
-	      RMAD_ERR_AGENT : ctl_stats_reply(c, win->key, &r);
-	/* the agent's half, then ours; a dead agent leaves ours, a
-	 * refusal (the agent does not know the window) leaves nothing */
-	if (err && err != RMAD_ERR_AGENT) {
-		pthread_mutex_unlock(&ctl_lock);
-		return err;
-	}
-	if (!err)
-		*out = r.stats;
-	else
-		memset(out, 0, sizeof(*out));
-	/* relaxed loads: each counter is read whole, none orders another */
-	out->ops_posted = __atomic_load_n(&win->st_ops_posted,
-					  __ATOMIC_RELAXED);
-	out->ops_local = __atomic_load_n(&win->st_ops_local,
-					 __ATOMIC_RELAXED);
-	out->ops_remote = __atomic_load_n(&win->st_ops_remote,
-					  __ATOMIC_RELAXED);
-	out->sync_calls = __atomic_load_n(&win->st_sync_calls,
-					  __ATOMIC_RELAXED);
-	out->sync_wait_ns = __atomic_load_n(&win->st_sync_wait_ns,
-					    __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ctl_lock);
 	return err;
 }

@@ -2,12 +2,17 @@
 /*
  * winquery.c - what a window is: its group, attributes, hints and name
  * (rmad_win_get_group, _get_attr, _set_info, _get_info, _set_name,
- * _get_name), with MPI's meanings.  All local: no message to the agent.
+ * _get_name), with MPI's meanings, a shared window's members' memory
+ * (rmad_win_shared_query), and what it did (rmad_win_stats).  All local
+ * but rmad_win_stats, which asks the agent for its counters (through
+ * the control socket, ctl.c) and adds this process's own (rma.c,
+ * lock.c and flush.c keep them in the window).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "log.h"
@@ -176,5 +181,137 @@ int rmad_win_get_name(rmad_win_t handle, char *buf, size_t len)
 		memcpy(buf, w->name, strlen(w->name) + 1);
 	}
 	pthread_mutex_unlock(&rmad_cl.pool_lock);
+	return err;
+}
+
+int rmad_win_shared_query(rmad_win_t handle, int rank, size_t *size,
+			  int *disp_unit, void *base_out)
+{
+	struct rmad_client *c = &rmad_cl;
+	rmad_win_t win = rmad_win_get(handle);
+
+	if (!win || !rmad_win_live(win) || !size || !disp_unit || !base_out)
+		return RMAD_ERR_ARG;
+	if (rank == RMAD_PROC_NULL) {
+		/* the lowest member with memory, else the lowest */
+		int lo = -1, lz = -1;
+
+		for (int i = 0; i < win->npeers; i++) {
+			struct win_peer *p = &win->peers[i];
+			size_t sz = p->rank == c->b.rank ? win->size : p->size;
+
+			if (sz && (lo < 0 || p->rank < lo))
+				lo = p->rank;
+			if (lz < 0 || p->rank < lz)
+				lz = p->rank;
+		}
+		rank = lo >= 0 ? lo : lz;
+		if (rank < 0)
+			return RMAD_ERR_NOT_LOCAL;
+	}
+	if (rank < 0 || rank >= c->b.size)
+		return RMAD_ERR_RANK;
+	for (int i = 0; i < win->npeers; i++) {
+		struct win_peer *p = &win->peers[i];
+
+		if (p->rank != rank)
+			continue;
+		if (!p->base && p->rank != c->b.rank)
+			return RMAD_ERR_NOT_LOCAL;	/* created: unmapped */
+		*size = p->rank == c->b.rank ? win->size : p->size;
+		*disp_unit = p->disp_unit;
+		/* in a noncontiguous window a member with no memory has no
+		 * base (as MPICH and Open MPI answer); in a contiguous one
+		 * its base is where the next member's memory begins */
+		*(void **)base_out = *size || !rmad_win_noncontig(win) ?
+				     p->base : NULL;
+		return 0;
+	}
+	return RMAD_ERR_NOT_LOCAL;
+}
+
+/*
+ * The stats reply, matched by type and key.  Under rmad_ctl_lock only one
+ * request is outstanding, so anything else on the socket is left over
+ * from a request that failed half-way (say, peers of a window whose
+ * creation failed): drop it, within reason.
+ */
+#define STALE_MAX	16
+static int ctl_stats_reply(struct rmad_client *c, uint64_t key,
+			   struct rmad_ctl_win_stats_reply *r)
+{
+	for (int stale = 0; stale < STALE_MAX; stale++) {
+		int fds[RMAD_WIN_PEERS_PER_MSG];
+		int nfds = RMAD_WIN_PEERS_PER_MSG;
+		long n = rmad_ctl_recv(c, r, sizeof(*r), fds, &nfds);
+
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (n < 0)
+			return (int)n;
+		if (n != (long)sizeof(*r) || r->h.magic != RMAD_CTL_MAGIC ||
+		    r->h.type != RMAD_CTL_WIN_STATS_REPLY || r->key != key) {
+			rmad_dbg("win_stats: dropped a stale message (type "
+				 "%u)", n >= (long)sizeof(r->h) ?
+				 (unsigned)r->h.type : 0u);
+			continue;
+		}
+		if (r->status > 0 || r->status < RMAD_ERR_LAST)
+			return RMAD_ERR_AGENT;
+		return r->status;
+	}
+	return RMAD_ERR_AGENT;
+}
+
+int rmad_win_stats(rmad_win_t handle, struct rmad_stats *out)
+{
+	struct rmad_client *c = &rmad_cl;
+	rmad_win_t win = rmad_win_get(handle);
+	struct rmad_ctl_win_stats m = { 0 };
+	struct rmad_ctl_win_stats_reply r;
+	int err, live = 0;
+
+	if (!handle || !out)
+		return RMAD_ERR_ARG;
+	if (!c->initialized)
+		return RMAD_ERR_SYNC;
+	if (!win)
+		return RMAD_ERR_ARG;
+	/* rmad_ctl_lock held throughout: the window cannot be freed under us */
+	pthread_mutex_lock(&rmad_ctl_lock);
+	live = win->listed && win->magic == WIN_MAGIC;
+	if (!live) {
+		pthread_mutex_unlock(&rmad_ctl_lock);
+		return RMAD_ERR_ARG;
+	}
+	m.h.magic = RMAD_CTL_MAGIC;
+	m.h.abi_version = RMAD_ABI_VERSION;
+	m.h.type = RMAD_CTL_WIN_STATS;
+	m.key = win->key;
+	err = c->dead ? RMAD_ERR_AGENT :
+	      rmad_send_msg(c->sock, &m, sizeof(m), NULL, 0) < 0 ?
+	      RMAD_ERR_AGENT : ctl_stats_reply(c, win->key, &r);
+	/* the agent's half, then ours; a dead agent leaves ours, a
+	 * refusal (the agent does not know the window) leaves nothing */
+	if (err && err != RMAD_ERR_AGENT) {
+		pthread_mutex_unlock(&rmad_ctl_lock);
+		return err;
+	}
+	if (!err)
+		*out = r.stats;
+	else
+		memset(out, 0, sizeof(*out));
+	/* relaxed loads: each counter is read whole, none orders another */
+	out->ops_posted = __atomic_load_n(&win->st_ops_posted,
+					  __ATOMIC_RELAXED);
+	out->ops_local = __atomic_load_n(&win->st_ops_local,
+					 __ATOMIC_RELAXED);
+	out->ops_remote = __atomic_load_n(&win->st_ops_remote,
+					  __ATOMIC_RELAXED);
+	out->sync_calls = __atomic_load_n(&win->st_sync_calls,
+					  __ATOMIC_RELAXED);
+	out->sync_wait_ns = __atomic_load_n(&win->st_sync_wait_ns,
+					    __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rmad_ctl_lock);
 	return err;
 }

@@ -183,38 +183,13 @@ static inline int rmpi_target(const struct mwin *m, int rank)
 }
 
 /*
- * librmad's own entries of the data operations and of flush
- * (client/internal.h): the client is compiled into librmad-mpi, so the
- * blocking forms call them directly, past the public wrappers (rq NULL:
- * no request), on the window resolved once from its handle (m->wp).
+ * librmad's own entries of the data operations, of flush and of the
+ * boot preset (client/mpi_api.h, the one header mpi/ shares with
+ * client/): the client is compiled into librmad-mpi, so the blocking
+ * forms call them directly, past the public wrappers (rq NULL: no
+ * request), on the window resolved once from its handle (m->wp).
  */
-struct rmad_request_s;
-#define RMPI_HIDDEN __attribute__((visibility("hidden")))
-RMPI_HIDDEN rmad_win_t rmad_win_resolve(rmad_win_t handle);
-RMPI_HIDDEN int rmad_boot_preset(int rank, int size, int local_rank,
-				 int local_size, const char *nspace);
-RMPI_HIDDEN void rmad_mpi_window_note(int by_rmad);
-RMPI_HIDDEN int rmad_win_flush_w(int target, rmad_win_t win);
-RMPI_HIDDEN int rmad_put_req(const void *origin, int ocount,
-			     rmad_datatype_t otype, int target, size_t tdisp,
-			     int tcount, rmad_datatype_t ttype, rmad_win_t win,
-			     struct rmad_request_s *rq);
-RMPI_HIDDEN int rmad_get_req(void *origin, int ocount, rmad_datatype_t otype,
-			     int target, size_t tdisp, int tcount,
-			     rmad_datatype_t ttype, rmad_win_t win,
-			     struct rmad_request_s *rq);
-RMPI_HIDDEN int rmad_accumulate_req(const void *origin, int ocount,
-				    rmad_datatype_t otype, int target,
-				    size_t tdisp, int tcount,
-				    rmad_datatype_t ttype, rmad_op_t op,
-				    rmad_win_t win, struct rmad_request_s *rq);
-RMPI_HIDDEN int rmad_get_accumulate_req(const void *origin, int ocount,
-					rmad_datatype_t otype, void *result,
-					int rcount, rmad_datatype_t rtype,
-					int target, size_t tdisp, int tcount,
-					rmad_datatype_t ttype, rmad_op_t op,
-					rmad_win_t win,
-					struct rmad_request_s *rq);
+#include "mpi_api.h"
 
 /* req.c */
 int rmpi_req_new(struct mwin *m, rmad_request_t rr, MPI_Request *out);
