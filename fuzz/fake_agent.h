@@ -21,6 +21,7 @@
 #include "clients.h"
 #include "completion.h"
 #include "jobs.h"
+#include "jobs_events.h"
 #include "log.h"
 #include "mem.h"
 #include "rma.h"
