@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # layering.sh - the tree's layering holds:
 #  - no file under agent/, shared/ or proto/ includes the library's
-#    public header rmad.h (the ABI is proto/rmad_abi.h);
+#    public header rmad.h (the ABI is proto/rmad_abi.h) or any other
+#    client header (client/*.h, by a path through the source tree);
 #  - every agent/*.c is in the layer table below, and includes only the
 #    headers of modules at its layer or below;
 #  - in the built agent, no module calls a function of a module above it
@@ -97,10 +98,10 @@ for i in "${!layers[@]}"; do
 done
 
 cd "$top_srcdir" || bail "no source tree"
-bad=$(grep -lE '#include *[<"](\.\./client/)?rmad\.h[>"]' \
+bad=$(grep -lE '#include *[<"]((\.\./)?client/[^">]*|rmad\.h)[>"]' \
 	agent/*.[ch] shared/*.[ch] proto/*.h 2>/dev/null | tr '\n' ' ')
-ok "$([ -z "$bad" ]; echo $?)" "agent/, shared/ and proto/ do not include rmad.h"
-[ -z "$bad" ] || diag "these include rmad.h (use rmad_abi.h): $bad"
+ok "$([ -z "$bad" ]; echo $?)" "agent/, shared/ and proto/ include neither rmad.h nor a client header"
+[ -z "$bad" ] || diag "these include rmad.h or a client header (use rmad_abi.h): $bad"
 
 msgs=()
 for f in agent/*.c; do
