@@ -671,12 +671,10 @@ static int created_copy(struct agent *a, struct win_local *l,
  */
 static int typed_acc(struct agent *a, struct win_local *l,
 		     const struct rmad_am_hdr *h, const struct dtree *t,
-		     const struct rmad_am_typed *tp, uint64_t pk,
+		     const struct rmad_am_typed *th, uint64_t pk,
 		     uint64_t len, int64_t lo, int64_t hi,
-		     struct apply_ctx *xp, uint64_t *rlen)
+		     struct apply_ctx *x, uint64_t *rlen)
 {
-	struct rmad_am_typed th = *tp;
-	struct apply_ctx x = *xp;
 	uint64_t thr = (uint64_t)a->p.acc_bulk_threshold;
 	int st = len > sizeof(acc_cur) ? RMAD_ERR_ARG : xfer_acc_lock(a, l);
 	uint8_t *mem = NULL;
@@ -684,40 +682,40 @@ static int typed_acc(struct agent *a, struct win_local *l,
 	if (st)
 		return st;
 	if (l->created) {
-		x.cur = acc_cur;
-		st = created_copy(a, l, t, &th, pk, len, lo, hi,
+		x->cur = acc_cur;
+		st = created_copy(a, l, t, th, pk, len, lo, hi,
 				  acc_cur, 0);
 	} else if (thr && len >= thr) {
-		x.bulk = acc_bulk_begin(l->base,
+		x->bulk = acc_bulk_begin(l->base,
 					(uint32_t)a->p.max_clients,
 					ACC_SMALL_WAIT_NS);
-		if (x.bulk && t->homog) {
-			mem = (uint8_t *)l->data + th.base;
-			x.cur = acc_cur;
-			dtree_pack(t, th.tcount, pk, pk + len, mem,
+		if (x->bulk && t->homog) {
+			mem = (uint8_t *)l->data + th->base;
+			x->cur = acc_cur;
+			dtree_pack(t, th->tcount, pk, pk + len, mem,
 				   acc_cur);
 		}
 	}
-	if (!st && x.cur && t->homog)
-		rmad_acc_apply_excl(acc_cur, x.src, x.res, t->homog,
+	if (!st && x->cur && t->homog)
+		rmad_acc_apply_excl(acc_cur, x->src, x->res, t->homog,
 				    h->op,
 				    len / rmad_dtype_size(t->homog));
 	else if (!st)
-		dtree_walk(t, th.tcount, pk, pk + len, apply_run, &x);
-	if (!st && x.cur && x.src) {	/* NO_OP only reads */
+		dtree_walk(t, th->tcount, pk, pk + len, apply_run, x);
+	if (!st && x->cur && x->src) {	/* NO_OP only reads */
 		if (l->created)
-			st = created_copy(a, l, t, &th, pk, len, lo,
+			st = created_copy(a, l, t, th, pk, len, lo,
 					  hi, acc_cur, 1);
 		else
-			dtree_unpack(t, th.tcount, pk, pk + len, mem,
+			dtree_unpack(t, th->tcount, pk, pk + len, mem,
 				     acc_cur);
 	}
-	if (x.bulk) {
+	if (x->bulk) {
 		acc_bulk_end(l->base);
 		a->st.acc_bulk++;
 	}
 	xfer_acc_unlock(l);
-	if (!st && x.res)
+	if (!st && x->res)
 		*rlen = len;
 	return st;
 }
