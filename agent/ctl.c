@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,171 +38,12 @@
 #include "atomics.h"
 #include "log.h"
 #include "rmad_abi.h"
+#include "sbuf.h"
 #include "util.h"
 
 #define CTL_MSG_MAX	(60 * 1024)	/* whole message, header included */
 #define CTL_RESERVE	(8 * 1024)	/* for everything but the lists */
 
-
-/* A bounded string builder: appends that do not fit set `over`. */
-struct sbuf {
-	char *p;
-	size_t len;	/* bytes written, without the NUL */
-	size_t lim;	/* len may not pass this (p holds lim + 1 bytes) */
-	int over;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->over)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->p + b->len, b->lim - b->len + 1, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n > b->lim - b->len) {
-		/* take back the partial write: entries stay whole */
-		b->p[b->len] = '\0';
-		b->over = 1;
-		return;
-	}
-	b->len += (size_t)n;
-}
-
-static void sb_putc(struct sbuf *b, char c)
-{
-	if (b->over)
-		return;
-	if (b->len >= b->lim) {
-		b->over = 1;
-		return;
-	}
-	b->p[b->len++] = c;
-	b->p[b->len] = '\0';
-}
-
-/* Undo everything after mark, e.g. a list entry that did not fit. */
-static void sb_rewind(struct sbuf *b, size_t mark)
-{
-	b->len = mark;
-	b->p[mark] = '\0';
-	b->over = 0;
-}
-
-/*
- * Enter a list: entries may use all but CTL_RESERVE of what is left, so
- * the sections after the list always fit.  Returns the limit to restore.
- */
-static size_t sb_list_begin(struct sbuf *b)
-{
-	size_t full = b->lim;
-
-	b->lim = full - b->len > CTL_RESERVE ? full - CTL_RESERVE : b->len;
-	return full;
-}
-
-/*
- * Length of the well-formed UTF-8 sequence at s (n bytes left), or 0.
- * Names come from clients and may hold any bytes; only well-formed
- * sequences are copied, so the JSON stays valid UTF-8.
- */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
-		return 0;
-	if (len == 4 && (cp < 0x10000 || cp > 0x10ffff))
-		return 0;
-	return len;
-}
-
-/* A JSON string literal of s (at most max bytes of it). */
-static void sb_json_str(struct sbuf *b, const char *str, size_t max)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n = str ? strnlen(str, max) : 0;
-
-	if (!str) {
-		sb_printf(b, "null");
-		return;
-	}
-	sb_putc(b, '"');
-	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq(s + i, n - i);
-
-		if (!k) {
-			sb_printf(b, "\\ufffd");
-			i++;
-			continue;
-		}
-		if (s[i] == '"' || s[i] == '\\')
-			sb_printf(b, "\\%c", s[i]);
-		else if (s[i] < 0x20)
-			sb_printf(b, "\\u%04x", s[i]);
-		else
-			for (size_t j = 0; j < k; j++)
-				sb_putc(b, (char)s[i + j]);
-		i += k;
-	}
-	sb_putc(b, '"');
-}
-
-/*
- * s for a terminal: control characters (C0, DEL and C1) and malformed
- * UTF-8 become '?', so a client's job name cannot drive the terminal or
- * break the table's lines.
- */
-static void sb_text_str(struct sbuf *b, const char *str, size_t max)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n = str ? strnlen(str, max) : 0;
-
-	if (!str || !n) {
-		sb_putc(b, '-');
-		return;
-	}
-	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq(s + i, n - i);
-
-		if (!k || s[i] < 0x20 || s[i] == 0x7f ||
-		    (k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0)) {
-			sb_putc(b, '?');
-			i += k ? k : 1;
-			continue;
-		}
-		for (size_t j = 0; j < k; j++)
-			sb_putc(b, (char)s[i + j]);
-		i += k;
-	}
-}
 
 /*
  * Seconds since this process started, from /proc/self/stat (field 22,
@@ -289,37 +129,37 @@ static void text_agent(struct agent *a, struct sbuf *b)
 
 	for (int c = 0; c < a->p.max_clients; c++)
 		conns += a->cl[c].fd >= 0;
-	sb_printf(b, "agent\n  pid          %d\n  version      %s (ABI %d)\n",
+	sbuf_printf(b, "agent\n  pid          %d\n  version      %s (ABI %d)\n",
 		  (int)getpid(), PACKAGE_VERSION, RMAD_ABI_VERSION);
-	sb_printf(b, "  session      ");
-	sb_text_str(b, a->session, sizeof(a->session));
-	sb_printf(b, "\n  node         %d of %d\n", a->node, a->nnodes);
+	sbuf_printf(b, "  session      ");
+	sbuf_text_str(b, a->session, sizeof(a->session));
+	sbuf_printf(b, "\n  node         %d of %d\n", a->node, a->nnodes);
 	if (a->core >= 0)
-		sb_printf(b, "  core         %d\n", a->core);
+		sbuf_printf(b, "  core         %d\n", a->core);
 	else
-		sb_printf(b, "  core         unpinned\n");
-	sb_printf(b, "  hostname     ");
-	sb_text_str(b, a->hostname, sizeof(a->hostname));
-	sb_printf(b, "\n  provider     ");
-	sb_text_str(b, provider_name(a), 64);
-	sb_putc(b, '\n');
+		sbuf_printf(b, "  core         unpinned\n");
+	sbuf_printf(b, "  hostname     ");
+	sbuf_text_str(b, a->hostname, sizeof(a->hostname));
+	sbuf_printf(b, "\n  provider     ");
+	sbuf_text_str(b, provider_name(a), 64);
+	sbuf_putc(b, '\n');
 	if (!agent_uptime(&up)) {
-		sb_printf(b, "  uptime       ");
+		sbuf_printf(b, "  uptime       ");
 		if (up >= 86400)
-			sb_printf(b, "%llud ",
+			sbuf_printf(b, "%llud ",
 				  (unsigned long long)(up / 86400));
-		sb_printf(b, "%02u:%02u:%02u\n", (unsigned)(up / 3600 % 24),
+		sbuf_printf(b, "%02u:%02u:%02u\n", (unsigned)(up / 3600 % 24),
 			  (unsigned)(up / 60 % 60), (unsigned)(up % 60));
 	}
-	sb_printf(b, "  clients      %d attached, %d connections\n",
+	sbuf_printf(b, "  clients      %d attached, %d connections\n",
 		  count_clients(a), conns);
-	sb_printf(b, "  progress     %s (%d on our core)\n",
+	sbuf_printf(b, "  progress     %s (%d on our core)\n",
 		  a->event_mode ? "event-driven" : "spinning", a->nshare);
 	if (a->nnodes > 1) {
 		int nup, nbusy;
 
 		liveness_node_counts(a, &nup, &nbusy);
-		sb_printf(b, "  nodes        %d others up (%d busy, %d idle), "
+		sbuf_printf(b, "  nodes        %d others up (%d busy, %d idle), "
 			  "%d not up\n", nup, nbusy, nup - nbusy,
 			  a->nnodes - 1 - nup);
 	}
@@ -363,9 +203,9 @@ static void text_clients(struct agent *a, struct sbuf *b, long viewer)
 	unsigned int mr, mf;
 	char mw[24];
 
-	sb_printf(b, "\nclients\n  %4s %8s %8s %6s %8s %9s  %s\n", "SLOT",
+	sbuf_printf(b, "\nclients\n  %4s %8s %8s %6s %8s %9s  %s\n", "SLOT",
 		  "PID", "RANK", "LOCAL", "BAD_OPS", "MPI_WINS", "JOB");
-	full = sb_list_begin(b);
+	full = sbuf_list_begin(b, CTL_RESERVE);
 	for (int c = 0; c < a->p.max_clients; c++) {
 		const struct agent_client *ac = &a->cl[c];
 		size_t mark = b->len;
@@ -379,19 +219,19 @@ static void text_clients(struct agent *a, struct sbuf *b, long viewer)
 		}
 		mpi_wins(a, c, &mr, &mf);
 		snprintf(mw, sizeof(mw), "%u/%u", mr, mf);
-		sb_printf(b, "  %4d %8d %8d %6d %8llu %9s  ", c, (int)ac->pid,
+		sbuf_printf(b, "  %4d %8d %8d %6d %8llu %9s  ", c, (int)ac->pid,
 			  (int)ac->rank, (int)ac->local_rank,
 			  (unsigned long long)ac->bad_ops, mw);
-		sb_text_str(b, job_nspace(ac), RMAD_NSPACE_MAX);
-		sb_putc(b, '\n');
+		sbuf_text_str(b, job_nspace(ac), RMAD_NSPACE_MAX);
+		sbuf_putc(b, '\n');
 		if (b->over) {
-			sb_rewind(b, mark);
+			sbuf_rewind(b, mark);
 			omitted = 1;
 		}
 	}
 	b->lim = full;
 	if (omitted)
-		sb_printf(b, "  ... %d more not shown\n", omitted);
+		sbuf_printf(b, "  ... %d more not shown\n", omitted);
 }
 
 static void text_jobs(struct agent *a, struct sbuf *b, long viewer)
@@ -400,9 +240,9 @@ static void text_jobs(struct agent *a, struct sbuf *b, long viewer)
 	size_t full;
 	int omitted = 0;
 
-	sb_printf(b, "\njobs\n  %8s %11s %5s %6s %8s  %s\n", "SIZE",
+	sbuf_printf(b, "\njobs\n  %8s %11s %5s %6s %8s  %s\n", "SIZE",
 		  "LOCAL", "MAP", "FAILED", "EPOCH", "NSPACE");
-	full = sb_list_begin(b);
+	full = sbuf_list_begin(b, CTL_RESERVE);
 	for (int i = 0; i < a->p.max_jobs; i++) {
 		const struct agent_job *j = &a->jobs[i];
 		size_t mark = b->len;
@@ -415,20 +255,20 @@ static void text_jobs(struct agent *a, struct sbuf *b, long viewer)
 		}
 		snprintf(local, sizeof(local), "%d/%d", (int)j->nlocal,
 			 (int)j->local_size);
-		sb_printf(b, "  %8d %11s %5s %6s %8llu  ", (int)j->size, local,
+		sbuf_printf(b, "  %8d %11s %5s %6s %8llu  ", (int)j->size, local,
 			  j->map_ready ? "ready" : "no",
 			  j->failed ? "yes" : "no",
 			  (unsigned long long)j->bar_epoch);
-		sb_text_str(b, j->nspace, sizeof(j->nspace));
-		sb_putc(b, '\n');
+		sbuf_text_str(b, j->nspace, sizeof(j->nspace));
+		sbuf_putc(b, '\n');
 		if (b->over) {
-			sb_rewind(b, mark);
+			sbuf_rewind(b, mark);
 			omitted = 1;
 		}
 	}
 	b->lim = full;
 	if (omitted)
-		sb_printf(b, "  ... %d more not shown\n", omitted);
+		sbuf_printf(b, "  ... %d more not shown\n", omitted);
 }
 
 /* ------------------------------------------------------ windows */
@@ -478,9 +318,9 @@ static void text_windows(struct agent *a, struct sbuf *b, long viewer)
 	size_t full;
 	int omitted = 0;
 
-	sb_printf(b, "\nwindows\n  %-16s %7s %9s %-8s %-7s  %s\n", "KEY",
+	sbuf_printf(b, "\nwindows\n  %-16s %7s %9s %-8s %-7s  %s\n", "KEY",
 		  "MEMBERS", "HERE", "KIND", "STATE", "NAME");
-	full = sb_list_begin(b);
+	full = sbuf_list_begin(b, CTL_RESERVE);
 	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
 		size_t mark = b->len;
 
@@ -493,19 +333,19 @@ static void text_windows(struct agent *a, struct sbuf *b, long viewer)
 		snprintf(here, sizeof(here), "%d/%d", (int)w->nhere,
 			 (int)w->nlocal);
 		win_name(w, name, sizeof(name));
-		sb_printf(b, "  %016llx %7d %9s %-8s %-7s  ",
+		sbuf_printf(b, "  %016llx %7d %9s %-8s %-7s  ",
 			  (unsigned long long)w->key, (int)w->gsize, here,
 			  win_kind(w), win_state(w));
-		sb_text_str(b, name, sizeof(name));
-		sb_putc(b, '\n');
+		sbuf_text_str(b, name, sizeof(name));
+		sbuf_putc(b, '\n');
 		if (b->over) {
-			sb_rewind(b, mark);
+			sbuf_rewind(b, mark);
 			omitted = 1;
 		}
 	}
 	b->lim = full;
 	if (omitted)
-		sb_printf(b, "  ... %d more not shown\n", omitted);
+		sbuf_printf(b, "  ... %d more not shown\n", omitted);
 }
 
 static void json_windows(struct agent *a, struct sbuf *b, long viewer)
@@ -514,8 +354,8 @@ static void json_windows(struct agent *a, struct sbuf *b, long viewer)
 	size_t full;
 	int omitted = 0, first = 1;
 
-	sb_printf(b, ",\"windows\":[");
-	full = sb_list_begin(b);
+	sbuf_printf(b, ",\"windows\":[");
+	full = sbuf_list_begin(b, CTL_RESERVE);
 	for (struct agent_win *w = a->wn.wins; w; w = w->next) {
 		size_t mark = b->len;
 
@@ -526,25 +366,25 @@ static void json_windows(struct agent *a, struct sbuf *b, long viewer)
 			continue;
 		}
 		win_name(w, name, sizeof(name));
-		sb_printf(b, "%s{\"key\":\"%016llx\",\"nspace\":",
+		sbuf_printf(b, "%s{\"key\":\"%016llx\",\"nspace\":",
 			  first ? "" : ",", (unsigned long long)w->key);
-		sb_json_str(b, w->job->nspace, sizeof(w->job->nspace));
-		sb_printf(b, ",\"members\":%d,\"local_members\":%d,"
+		sbuf_json_str(b, w->job->nspace, sizeof(w->job->nspace));
+		sbuf_printf(b, ",\"members\":%d,\"local_members\":%d,"
 			  "\"local_expected\":%d,\"kind\":\"%s\","
 			  "\"state\":\"%s\",\"name\":", (int)w->gsize,
 			  (int)w->nhere, (int)w->nlocal, win_kind(w),
 			  win_state(w));
-		sb_json_str(b, name, sizeof(name));
-		sb_putc(b, '}');
+		sbuf_json_str(b, name, sizeof(name));
+		sbuf_putc(b, '}');
 		if (b->over) {
-			sb_rewind(b, mark);
+			sbuf_rewind(b, mark);
 			omitted = 1;
 			continue;
 		}
 		first = 0;
 	}
 	b->lim = full;
-	sb_printf(b, "],\"windows_omitted\":%d", omitted);
+	sbuf_printf(b, "],\"windows_omitted\":%d", omitted);
 }
 
 static void text_stats(struct agent *a, struct sbuf *b)
@@ -553,42 +393,42 @@ static void text_stats(struct agent *a, struct sbuf *b)
 	char line[1024];
 
 	agent_stats_format(st, AGENT_STATS_TEXT, line, sizeof(line));
-	sb_printf(b, "\nstats\n%s", line);
-	sb_printf(b, "  %-17s  %12s %12s\n", "packets", "SENT", "RECEIVED");
+	sbuf_printf(b, "\nstats\n%s", line);
+	sbuf_printf(b, "  %-17s  %12s %12s\n", "packets", "SENT", "RECEIVED");
 	for (int t = 1; t < RMAD_AM_TYPE_MAX; t++)
-		sb_printf(b, "    %-15s  %12llu %12llu\n", agent_stats_pkt_name(t),
+		sbuf_printf(b, "    %-15s  %12llu %12llu\n", agent_stats_pkt_name(t),
 			  (unsigned long long)st->pkts_sent[t],
 			  (unsigned long long)st->pkts_recv[t]);
-	sb_printf(b, "\nop pool\n");
-	sb_printf(b, "  global in use      %u of %u\n", op_pool_in_use(a),
+	sbuf_printf(b, "\nop pool\n");
+	sbuf_printf(b, "  global in use      %u of %u\n", op_pool_in_use(a),
 		  a->hdr ? a->lay.op_pool_size : 0);
-	sb_printf(b, "  high-water mark    %u\n", st->op_pool_hwm);
-	sb_printf(b, "  reserved           %u (window op pools)\n",
+	sbuf_printf(b, "  high-water mark    %u\n", st->op_pool_hwm);
+	sbuf_printf(b, "  reserved           %u (window op pools)\n",
 		  a->hdr ? completion_global_reserved(a) : 0);
 	if (a->fab) {
 		struct rmad_fabric_stats fs;
 
 		rmad_fabric_get_stats(a->fab, &fs);
-		sb_printf(b, "\nfabric\n");
-		sb_printf(b, "  sent               %llu (%llu bytes)\n",
+		sbuf_printf(b, "\nfabric\n");
+		sbuf_printf(b, "  sent               %llu (%llu bytes)\n",
 			  (unsigned long long)fs.sent,
 			  (unsigned long long)fs.send_bytes);
-		sb_printf(b, "  received           %llu (%llu bytes)\n",
+		sbuf_printf(b, "  received           %llu (%llu bytes)\n",
 			  (unsigned long long)fs.received,
 			  (unsigned long long)fs.recv_bytes);
-		sb_printf(b, "  queued             %llu\n",
+		sbuf_printf(b, "  queued             %llu\n",
 			  (unsigned long long)fs.queued);
-		sb_printf(b, "  fi_write / fi_read %llu / %llu (%llu bytes)\n",
+		sbuf_printf(b, "  fi_write / fi_read %llu / %llu (%llu bytes)\n",
 			  (unsigned long long)fs.rma_writes,
 			  (unsigned long long)fs.rma_reads,
 			  (unsigned long long)fs.rma_bytes);
-		sb_printf(b, "  pending now        %d\n",
+		sbuf_printf(b, "  pending now        %d\n",
 			  rmad_fabric_pending(a->fab));
-		sb_printf(b, "  cq errors          %llu\n",
+		sbuf_printf(b, "  cq errors          %llu\n",
 			  (unsigned long long)fs.cq_errors);
-		sb_printf(b, "  rejected (tags)    %llu\n",
+		sbuf_printf(b, "  rejected (tags)    %llu\n",
 			  (unsigned long long)fs.rejected);
-		sb_printf(b, "  stale (sessions)   %llu\n",
+		sbuf_printf(b, "  stale (sessions)   %llu\n",
 			  (unsigned long long)fs.stale);
 	}
 }
@@ -600,21 +440,21 @@ static void json_agent(struct agent *a, struct sbuf *b)
 	uint64_t up;
 	int nup, nbusy;
 
-	sb_printf(b, "{\"agent\":{\"pid\":%d,\"version\":", (int)getpid());
-	sb_json_str(b, PACKAGE_VERSION, 64);
-	sb_printf(b, ",\"abi_version\":%d,\"session\":", RMAD_ABI_VERSION);
-	sb_json_str(b, a->session, sizeof(a->session));
-	sb_printf(b, ",\"node\":%d,\"nnodes\":%d,\"core\":%d,\"hostname\":",
+	sbuf_printf(b, "{\"agent\":{\"pid\":%d,\"version\":", (int)getpid());
+	sbuf_json_str(b, PACKAGE_VERSION, 64);
+	sbuf_printf(b, ",\"abi_version\":%d,\"session\":", RMAD_ABI_VERSION);
+	sbuf_json_str(b, a->session, sizeof(a->session));
+	sbuf_printf(b, ",\"node\":%d,\"nnodes\":%d,\"core\":%d,\"hostname\":",
 		  a->node, a->nnodes, a->core);
-	sb_json_str(b, a->hostname, sizeof(a->hostname));
-	sb_printf(b, ",\"provider\":");
-	sb_json_str(b, provider_name(a), 64);
+	sbuf_json_str(b, a->hostname, sizeof(a->hostname));
+	sbuf_printf(b, ",\"provider\":");
+	sbuf_json_str(b, provider_name(a), 64);
 	if (!agent_uptime(&up))
-		sb_printf(b, ",\"uptime_s\":%llu", (unsigned long long)up);
+		sbuf_printf(b, ",\"uptime_s\":%llu", (unsigned long long)up);
 	else
-		sb_printf(b, ",\"uptime_s\":null");
+		sbuf_printf(b, ",\"uptime_s\":null");
 	liveness_node_counts(a, &nup, &nbusy);
-	sb_printf(b, ",\"clients\":%d,\"progress\":\"%s\","
+	sbuf_printf(b, ",\"clients\":%d,\"progress\":\"%s\","
 		  "\"clients_on_core\":%d,\"nodes_up\":%d,"
 		  "\"nodes_busy\":%d}", count_clients(a),
 		  a->event_mode ? "event" : "spin", a->nshare, nup, nbusy);
@@ -626,8 +466,8 @@ static void json_clients(struct agent *a, struct sbuf *b, long viewer)
 	int omitted = 0, first = 1;
 	unsigned int mr, mf;
 
-	sb_printf(b, ",\"clients\":[");
-	full = sb_list_begin(b);
+	sbuf_printf(b, ",\"clients\":[");
+	full = sbuf_list_begin(b, CTL_RESERVE);
 	for (int c = 0; c < a->p.max_clients; c++) {
 		const struct agent_client *ac = &a->cl[c];
 		size_t mark = b->len;
@@ -640,24 +480,24 @@ static void json_clients(struct agent *a, struct sbuf *b, long viewer)
 			continue;
 		}
 		mpi_wins(a, c, &mr, &mf);
-		sb_printf(b, "%s{\"slot\":%d,\"pid\":%d,\"rank\":%d,"
+		sbuf_printf(b, "%s{\"slot\":%d,\"pid\":%d,\"rank\":%d,"
 			  "\"local_rank\":%d,\"bad_ops\":%llu,"
 			  "\"mpi_windows_rmad\":%u,\"mpi_windows_mpi\":%u,"
 			  "\"job\":",
 			  first ? "" : ",", c, (int)ac->pid, (int)ac->rank,
 			  (int)ac->local_rank, (unsigned long long)ac->bad_ops,
 			  mr, mf);
-		sb_json_str(b, job_nspace(ac), RMAD_NSPACE_MAX);
-		sb_putc(b, '}');
+		sbuf_json_str(b, job_nspace(ac), RMAD_NSPACE_MAX);
+		sbuf_putc(b, '}');
 		if (b->over) {
-			sb_rewind(b, mark);
+			sbuf_rewind(b, mark);
 			omitted = 1;
 			continue;
 		}
 		first = 0;
 	}
 	b->lim = full;
-	sb_printf(b, "],\"clients_omitted\":%d", omitted);
+	sbuf_printf(b, "],\"clients_omitted\":%d", omitted);
 }
 
 static void json_jobs(struct agent *a, struct sbuf *b, long viewer)
@@ -665,8 +505,8 @@ static void json_jobs(struct agent *a, struct sbuf *b, long viewer)
 	size_t full;
 	int omitted = 0, first = 1;
 
-	sb_printf(b, ",\"jobs\":[");
-	full = sb_list_begin(b);
+	sbuf_printf(b, ",\"jobs\":[");
+	full = sbuf_list_begin(b, CTL_RESERVE);
 	for (int i = 0; i < a->p.max_jobs; i++) {
 		const struct agent_job *j = &a->jobs[i];
 		size_t mark = b->len;
@@ -677,9 +517,9 @@ static void json_jobs(struct agent *a, struct sbuf *b, long viewer)
 			omitted++;
 			continue;
 		}
-		sb_printf(b, "%s{\"nspace\":", first ? "" : ",");
-		sb_json_str(b, j->nspace, sizeof(j->nspace));
-		sb_printf(b, ",\"size\":%d,\"local_size\":%d,"
+		sbuf_printf(b, "%s{\"nspace\":", first ? "" : ",");
+		sbuf_json_str(b, j->nspace, sizeof(j->nspace));
+		sbuf_printf(b, ",\"size\":%d,\"local_size\":%d,"
 			  "\"local_ranks\":%d,\"map_ready\":%s,\"failed\":%s,"
 			  "\"barrier_epoch\":%llu}",
 			  (int)j->size, (int)j->local_size, (int)j->nlocal,
@@ -687,23 +527,23 @@ static void json_jobs(struct agent *a, struct sbuf *b, long viewer)
 			  j->failed ? "true" : "false",
 			  (unsigned long long)j->bar_epoch);
 		if (b->over) {
-			sb_rewind(b, mark);
+			sbuf_rewind(b, mark);
 			omitted = 1;
 			continue;
 		}
 		first = 0;
 	}
 	b->lim = full;
-	sb_printf(b, "],\"jobs_omitted\":%d", omitted);
+	sbuf_printf(b, "],\"jobs_omitted\":%d", omitted);
 }
 
 static void json_pkts(struct sbuf *b, const char *key, const uint64_t *v)
 {
-	sb_printf(b, ",\"%s\":{", key);
+	sbuf_printf(b, ",\"%s\":{", key);
 	for (int t = 1; t < RMAD_AM_TYPE_MAX; t++)
-		sb_printf(b, "%s\"%s\":%llu", t > 1 ? "," : "",
+		sbuf_printf(b, "%s\"%s\":%llu", t > 1 ? "," : "",
 			  agent_stats_pkt_name(t), (unsigned long long)v[t]);
-	sb_putc(b, '}');
+	sbuf_putc(b, '}');
 }
 
 static void json_stats(struct agent *a, struct sbuf *b)
@@ -713,10 +553,10 @@ static void json_stats(struct agent *a, struct sbuf *b)
 
 	/* the table's pairs each start with a comma */
 	agent_stats_format(st, AGENT_STATS_JSON, pairs, sizeof(pairs));
-	sb_printf(b, ",\"stats\":{%s", pairs + 1);
+	sbuf_printf(b, ",\"stats\":{%s", pairs + 1);
 	json_pkts(b, "pkts_sent", st->pkts_sent);
 	json_pkts(b, "pkts_recv", st->pkts_recv);
-	sb_printf(b, "},\"op_pool\":{\"size\":%u,\"in_use\":%u,\"hwm\":%u,"
+	sbuf_printf(b, "},\"op_pool\":{\"size\":%u,\"in_use\":%u,\"hwm\":%u,"
 		  "\"reserved\":%u}",
 		  a->hdr ? a->lay.op_pool_size : 0, op_pool_in_use(a),
 		  st->op_pool_hwm, a->hdr ? completion_global_reserved(a) : 0);
@@ -724,7 +564,7 @@ static void json_stats(struct agent *a, struct sbuf *b)
 		struct rmad_fabric_stats fs;
 
 		rmad_fabric_get_stats(a->fab, &fs);
-		sb_printf(b, ",\"fabric\":{\"sent\":%llu,\"received\":%llu,"
+		sbuf_printf(b, ",\"fabric\":{\"sent\":%llu,\"received\":%llu,"
 			  "\"queued\":%llu,\"pending\":%d,\"cq_errors\":%llu,"
 			  "\"rejected\":%llu,\"stale\":%llu,"
 			  "\"send_bytes\":%llu,\"recv_bytes\":%llu,"
@@ -743,9 +583,9 @@ static void json_stats(struct agent *a, struct sbuf *b)
 			  (unsigned long long)fs.rma_reads,
 			  (unsigned long long)fs.rma_bytes);
 	} else {
-		sb_printf(b, ",\"fabric\":null");
+		sbuf_printf(b, ",\"fabric\":null");
 	}
-	sb_printf(b, "}\n");
+	sbuf_printf(b, "}\n");
 }
 
 /* ------------------------------------------------------------ reply */
@@ -791,8 +631,8 @@ void ctl_status(struct agent *a, int fd, int json, long viewer)
 		/* cannot happen with CTL_RESERVE; still answer something
 		 * that parses rather than a cut JSON object */
 		rmad_warn("status report too large, sending a stub");
-		sb_rewind(&b, 0);
-		sb_printf(&b, "%s", json ?
+		sbuf_rewind(&b, 0);
+		sbuf_printf(&b, "%s", json ?
 			  "{\"error\":\"status report too large\"}\n" :
 			  "status report too large\n");
 	}

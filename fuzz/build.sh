@@ -28,7 +28,7 @@ pkgs="pmix libfabric hwloc libevent_core libevent_pthreads liburcu"
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-fno-omit-frame-pointer -pthread -include $bld/config.h -D_LGPL_SOURCE
 	-DRMAD_SYSCONFDIR=\"/etc\" -DRMAD_BINDIR=\"/usr/bin\"
-	-I$top -I$top/client -I$top/proto -I$top/shared -I$top/agent
+	-I$top -I$top/proto -I$top/shared -I$top/agent
 	$(pkg-config --cflags $pkgs)"
 libs="$(pkg-config --libs $pkgs) -lrt"
 shared=$(ls "$top"/shared/*.c)
