@@ -50,7 +50,7 @@ tarball=$top/_build/rmad-$version.tar.gz
 
 # 1. distcheck
 quick="t/test_params t/test_hints t/test_ring t/test_pool t/test_dtype"
-quick="$quick t/test_accword t/test_counter t/test_log t/test_types t/test_dtree"
+quick="$quick t/test_accword t/test_counter t/test_log t/test_sbuf t/test_types t/test_dtree"
 quick="$quick t/params-docs.sh t/docs-version.sh t/layering.sh t/exports.sh"
 if [ "${RELEASE_FULL:-0}" = 1 ]; then
 	dc=(make -C "$top/_build" distcheck)
