@@ -517,6 +517,14 @@ struct win_rkey {
 	int ok;
 };
 
+/* A post or complete notice of a window (winsync.c): its type
+ * (RMAD_AM_WIN_POST or _COMPLETE), its sender and its ranks. */
+struct winsync_notice {
+	uint8_t type;
+	uint32_t node;
+	int32_t origin, target;
+};
+
 struct agent_win {
 	struct agent_win *next, *prev;	/* win_ctx.wins */
 	struct agent_win *hnext;	/* win_ctx.hash */
@@ -565,7 +573,7 @@ struct agent_win {
 	/* notices that came before the window was ready here (a peer's
 	 * READY and its post travel on different channels): kept, and
 	 * taken when it is */
-	struct rmad_am_hdr *early;
+	struct winsync_notice *early;
 	int32_t nearly, capearly;
 	/* rma.c: origin state of each local client that used it, and the
 	 * list of the windows that have some (rma_ctx.owins) */

@@ -24,15 +24,30 @@
 #include "rmad_abi.h"
 #include "util.h"
 
+int am_payload(struct agent *a, const struct rmad_am_hdr *h,
+	       const void *payload, void *out, size_t size, int exact)
+{
+	if (h->payload_len < size || (exact && h->payload_len != size)) {
+		a->st.pkts_dropped++;
+		rmad_warn("dropped packet: type %u from node %u has %u bytes "
+			  "of payload, not %s%zu", h->type, h->src_node,
+			  h->payload_len, exact ? "" : "at least ", size);
+		memset(out, 0, size);
+		return -1;
+	}
+	memcpy(out, payload, size);
+	return 0;
+}
+
 static void on_ping(struct agent *a, const struct rmad_am_hdr *h,
 		    const void *payload)
 {
-	struct rmad_am_hdr r = {
-		.type = RMAD_AM_PONG, .job = h->job, .seq = h->seq,
-	};
+	struct rmad_am_hdr r = { .type = RMAD_AM_PONG, .job = h->job };
+	struct rmad_am_ping p;
 
-	(void)payload;
-	am_send(a, (int)h->src_node, &r, NULL, 0);
+	if (am_payload(a, h, payload, &p, sizeof(p), 1))
+		return;
+	am_send(a, (int)h->src_node, &r, &p, sizeof(p));
 }
 
 void am_init(struct agent *a)
@@ -192,7 +207,7 @@ void am_recv(void *arg, const void *msg, size_t len, int src,
 		return;
 	}
 	/* behind a packet of its node and window that waits: in order */
-	if (am_held_behind(a, &h)) {
+	if (am_held_behind(a, &h, pl)) {
 		if (am_held_push(a, &h, msg, len) == 0)
 			return;
 		/* no memory to keep it: handled now, out of order, and
@@ -216,9 +231,12 @@ void am_recv(void *arg, const void *msg, size_t len, int src,
 static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
 		       const uint8_t *pl, unsigned flags)
 {
-	size_t off = 0, len = bh->payload_len;
-	uint64_t n = 0;
+	struct rmad_am_batch b;
+	size_t off = sizeof(b), len = bh->payload_len;
+	uint32_t n = 0;
 
+	if (am_payload(a, bh, pl, &b, sizeof(b), 0))
+		return;
 	while (off < len) {
 		struct rmad_am_hdr h;
 
@@ -233,11 +251,11 @@ static void recv_batch(struct agent *a, const struct rmad_am_hdr *bh,
 		off += sizeof(h) + h.payload_len;
 		n++;
 	}
-	if (off != len || n != bh->count) {
+	if (off != len || n != b.npkts) {
 		a->st.pkts_dropped++;
-		rmad_warn("aggregate from node %u: %llu of %llu packets, %zu "
-			  "of %zu bytes made sense; the rest dropped",
-			  bh->src_node, (unsigned long long)n,
-			  (unsigned long long)bh->count, off, len);
+		rmad_warn("aggregate from node %u: %u of %u packets, %zu of "
+			  "%zu bytes made sense; the rest dropped",
+			  bh->src_node, n, b.npkts, off - sizeof(b),
+			  len - sizeof(b));
 	}
 }

@@ -35,6 +35,15 @@ int am_send(struct agent *a, int node, struct rmad_am_hdr *h,
  * wait in its node's open aggregate until am_flush). */
 int am_send_st(struct agent *a, int node, struct rmad_am_hdr *h,
 	       const void *payload, size_t plen, struct rmad_stats *st);
+/*
+ * A handler's first step: the struct of size bytes that starts packet
+ * h's payload (proto/rmad_wire.h), copied into out (a payload may be
+ * unaligned).  0, or -1 when the payload is shorter (with exact: not
+ * exactly size bytes long); then the packet is dropped, counted and
+ * said, and out is zeroed.
+ */
+int am_payload(struct agent *a, const struct rmad_am_hdr *h,
+	       const void *payload, void *out, size_t size, int exact);
 /* The fabric's receive callback; arg is the agent. */
 void am_recv(void *arg, const void *msg, size_t len, int src,
 	     unsigned flags);

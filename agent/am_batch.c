@@ -6,6 +6,7 @@
  * (am_flush at the end of the agent's pass, or when a packet of another
  * kind, a full aggregate or an urgent packet closes one).
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,10 +42,18 @@ void am_batch_fini(struct agent *a)
 	a->am.nbatch = 0;
 }
 
+/* A BATCH's header and the head of its payload, sent as one piece. */
+struct batch_head {
+	struct rmad_am_hdr h;
+	struct rmad_am_batch b;
+};
+static_assert(sizeof(struct batch_head) == sizeof(struct rmad_am_hdr) +
+	      sizeof(struct rmad_am_batch), "batch head");
+
 /* Send aggregate b: one packet as itself, two or more as a BATCH. */
 static void batch_send(struct agent *a, struct am_batch *b)
 {
-	struct rmad_am_hdr bh = { .type = RMAD_AM_BATCH };
+	struct batch_head bh = { .h.type = RMAD_AM_BATCH };
 	int node = b->node, err;
 
 	b->node = -1;
@@ -59,10 +68,10 @@ static void batch_send(struct agent *a, struct am_batch *b)
 		struct rmad_stats *seen[AM_BATCH_PKTS];
 		uint32_t nseen = 0;
 
-		bh.version = RMAD_WIRE_VERSION;
-		bh.src_node = (uint32_t)a->node;
-		bh.count = b->npkts;
-		bh.payload_len = (uint32_t)b->len;
+		bh.h.version = RMAD_WIRE_VERSION;
+		bh.h.src_node = (uint32_t)a->node;
+		bh.h.payload_len = (uint32_t)(sizeof(bh.b) + b->len);
+		bh.b.npkts = b->npkts;
 		a->st.pkts_sent[RMAD_AM_BATCH]++;
 		a->st.aggr_msgs++;
 		a->st.aggr_pkts += b->npkts;
@@ -139,20 +148,26 @@ static int urgent(const struct rmad_am_hdr *h)
 	       (h->flags & (RMAD_AMF_UNLOCK | RMAD_AMF_PSCW_DONE));
 }
 
-/* 1: queued in node's aggregate; 0: not for aggregation. */
+/* 1: queued in node's aggregate; 0: not for aggregation.  An aggregate
+ * holds what fits a BATCH (struct batch_head, then its packets) in
+ * am_buf_size and RMAD_AM_MAX_PAYLOAD. */
 int am_batch_add(struct agent *a, int node, const struct rmad_am_hdr *h,
 		 const void *payload, size_t plen, struct rmad_stats *st)
 {
 	size_t cap = (size_t)a->p.am_buf_size, rec = sizeof(*h) + plen;
+	size_t room = RMAD_AM_MAX_PAYLOAD - sizeof(struct rmad_am_batch);
 	struct am_batch *b;
 
+	if (cap < sizeof(struct batch_head))
+		return 0;
+	cap -= sizeof(struct batch_head);
+	if (room > cap)
+		room = cap;
 	if (!a->p.aggregate || !a->am.nbatch || !aggregatable(h) ||
-	    rec + sizeof(*h) > cap || rec > RMAD_AM_MAX_PAYLOAD)
+	    rec > room)
 		return 0;
 	b = batch_of(a, node);
-	if (b && (b->len + rec > cap - sizeof(*h) ||
-		  b->len + rec > RMAD_AM_MAX_PAYLOAD ||
-		  b->npkts == AM_BATCH_PKTS)) {
+	if (b && (b->len + rec > room || b->npkts == AM_BATCH_PKTS)) {
 		batch_send(a, b);
 		b = NULL;
 	}

@@ -6,6 +6,7 @@
  * per-window queues that keep a deferred packet and those behind it, in
  * order, until am_retry hands them on again.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,22 +37,33 @@ struct am_held {
 
 /*
  * The window a packet belongs to, for its place among held packets: a
- * window's RMA (wkey) and its fence, PSCW and life-cycle notices (seq)
- * keep their order; a packet of the job alone (0: barriers, joins, a
- * rank's failure, pings) waits behind no window.
+ * window's RMA (hdr.wkey) and its fence, PSCW and life-cycle notices
+ * (their payload's wkey; 0 when it is too short, which its handler
+ * drops) keep their order; a packet of the job alone (0: barriers,
+ * joins, a rank's failure, pings) waits behind no window.
  */
-static uint64_t pkt_win(const struct rmad_am_hdr *h)
+static uint64_t pkt_win(const struct rmad_am_hdr *h, const void *pl)
 {
+	uint64_t key = 0;
+
 	switch (h->type) {
 	case RMAD_AM_WIN_JOIN:
 	case RMAD_AM_WIN_READY:
+		if (h->payload_len >= sizeof(struct rmad_am_win))
+			memcpy(&key, (const char *)pl +
+			       offsetof(struct rmad_am_win, wkey), sizeof(key));
+		return key;
 	case RMAD_AM_WIN_FREE_ARRIVE:
 	case RMAD_AM_WIN_FREE_DONE:
 	case RMAD_AM_WIN_FENCE_ARRIVE:
 	case RMAD_AM_WIN_FENCE_RELEASE:
 	case RMAD_AM_WIN_POST:
 	case RMAD_AM_WIN_COMPLETE:
-		return h->seq;
+		if (h->payload_len >= sizeof(struct rmad_am_win_sync))
+			memcpy(&key, (const char *)pl +
+			       offsetof(struct rmad_am_win_sync, wkey),
+			       sizeof(key));
+		return key;
 	default:
 		return h->type >= RMAD_AM_RMA_LOCK &&
 		       h->type <= RMAD_AM_RMA_FLUSH_ACK ? h->wkey : 0;
@@ -72,7 +84,7 @@ static struct am_held *held_find(struct agent *a, uint32_t node,
 int am_held_push(struct agent *a, const struct rmad_am_hdr *h,
 		 const void *msg, size_t len)
 {
-	uint64_t win = pkt_win(h);
+	uint64_t win = pkt_win(h, (const uint8_t *)msg + sizeof(*h));
 	struct am_held *q = held_find(a, h->src_node, h->job, win);
 	struct am_kept *k = malloc(sizeof(*k) + len);
 
@@ -250,10 +262,11 @@ void am_retry(struct agent *a)
 		free(keys);
 }
 
-int am_held_behind(struct agent *a, const struct rmad_am_hdr *h)
+int am_held_behind(struct agent *a, const struct rmad_am_hdr *h,
+		   const void *pl)
 {
 	return a->am.held && h->type != RMAD_AM_HEARTBEAT &&
-	       held_find(a, h->src_node, h->job, pkt_win(h));
+	       held_find(a, h->src_node, h->job, pkt_win(h, pl));
 }
 
 void am_held_fini(struct agent *a)

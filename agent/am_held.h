@@ -42,7 +42,8 @@ void am_retry(struct agent *a);
  */
 int am_dispatch(struct agent *a, const struct rmad_am_hdr *h,
 		const void *pl, uint64_t since);
-int am_held_behind(struct agent *a, const struct rmad_am_hdr *h);
+int am_held_behind(struct agent *a, const struct rmad_am_hdr *h,
+		   const void *pl);
 int am_held_push(struct agent *a, const struct rmad_am_hdr *h,
 		 const void *msg, size_t len);
 /* For liveness.c: node went (declared dead), and what it sent us and

@@ -191,11 +191,11 @@ void jobs_unwatch_joins(struct agent *a, struct agent_job *j)
 /* The collector of j tells node that it holds ranks of j too. */
 static void send_held(struct agent *a, struct agent_job *j, int node)
 {
-	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_HELD, .job = j->key,
-				 .count = (uint32_t)j->local_size };
+	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_HELD, .job = j->key };
+	struct rmad_am_job_held jh = { .nranks = j->local_size };
 
 	if (node != a->node)
-		am_send(a, node, &h, NULL, 0);
+		am_send(a, node, &h, &jh, sizeof(jh));
 }
 
 void jobs_free(struct agent *a, struct agent_job *j)
@@ -334,10 +334,10 @@ static void send_runs(struct agent *a, int node, int type,
 		jp->size = j->size;
 		jp->total_runs = n;
 		jp->first_run = off;
+		jp->nruns = cnt;
 		snprintf(jp->nspace, sizeof(jp->nspace), "%s", j->nspace);
 		memcpy(buf + sizeof(*jp), runs + off,
 		       (size_t)cnt * sizeof(*runs));
-		h.count = (uint64_t)cnt;
 		am_send(a, node, &h, buf,
 			      sizeof(*jp) + (size_t)cnt * sizeof(*runs));
 		off += cnt;
@@ -411,17 +411,14 @@ void agent_job_client_joined(struct agent *a, struct agent_job *j)
  * it ends there (agent_job_rank_dead). */
 void jobs_fail_all(struct agent *a, struct agent_job *j, int32_t rank)
 {
-	struct rmad_am_hdr h = {
-		.type = RMAD_AM_JOB_FAIL,
-		.job = j->key,
-		.count = rank >= 0 ? (uint64_t)rank + 1 : 0,
-	};
+	struct rmad_am_hdr h = { .type = RMAD_AM_JOB_FAIL, .job = j->key };
+	struct rmad_am_job_fail f = { .rank = rank >= 0 ? rank : -1 };
 
 	if (j->failed && rank < 0)
 		return;
 	for (int node = 0; node < a->nnodes; node++)
 		if (node != a->node)
-			am_send(a, node, &h, NULL, 0);
+			am_send(a, node, &h, &f, sizeof(f));
 	if (j->failed)
 		return;
 	j->failed = 1;
@@ -523,8 +520,9 @@ void jobs_root_join(struct agent *a, const struct rmad_am_hdr *h,
 		/* a node whose ranks came after the job failed */
 		struct rmad_am_hdr f = { .type = RMAD_AM_JOB_FAIL,
 					 .job = j->key };
+		struct rmad_am_job_fail jf = { .rank = -1 };
 
-		am_send(a, (int)h->src_node, &f, NULL, 0);
+		am_send(a, (int)h->src_node, &f, &jf, sizeof(jf));
 		return;
 	}
 	if (j->jranks < 0) {

@@ -91,12 +91,12 @@ void jobs_bar_arrive(struct agent *a, struct agent_job *j, uint64_t ep)
 		struct rmad_am_hdr h = {
 			.type = RMAD_AM_BARRIER_RELEASE,
 			.job = j->key,
-			.count = ep,
 		};
+		struct rmad_am_barrier b = { .epoch = ep };
 
 		j->node_bits[node] &= (uint8_t)~(JN_ARRIVED << par);
 		if (j->node_bits[node] & JN_IN)
-			am_send(a, node, &h, NULL, 0);
+			am_send(a, node, &h, &b, sizeof(b));
 	}
 }
 
@@ -119,6 +119,7 @@ void jobs_bar_retry(struct agent *a, struct agent_job *j)
 		.type = RMAD_AM_BARRIER_ARRIVE,
 		.job = j->key,
 	};
+	struct rmad_am_barrier b = { 0 };
 
 	if (j->failed) {
 		jobs_bar_fail(a, j, RMAD_ERR_PROC_FAILED);
@@ -126,9 +127,9 @@ void jobs_bar_retry(struct agent *a, struct agent_job *j)
 	}
 	if (!j->map_ready || j->bar_local < j->local_size)
 		return;
-	h.count = j->bar_epoch;
+	b.epoch = j->bar_epoch;
 	j->bar_local = -1;	/* sent: wait for the release */
-	am_send(a, jobs_bar_root(j), &h, NULL, 0);
+	am_send(a, jobs_bar_root(j), &h, &b, sizeof(b));
 }
 
 void jobs_bar_op(struct agent *a, uint32_t c, uint32_t op)

@@ -131,19 +131,20 @@ static int check_runs(struct agent *a, const struct rmad_am_job *jp,
 static void on_job(struct agent *a, const struct rmad_am_hdr *h,
 		   const void *payload)
 {
-	const struct rmad_am_job *jp = payload;
 	struct rmad_am_job jcopy;
 	const struct rmad_am_rank_run *runs;
-	int32_t n = (int32_t)h->count;
+	int32_t n;
 
-	if (h->payload_len < sizeof(*jp) || h->count > 1u << 20 ||
-	    h->payload_len != sizeof(*jp) + h->count * sizeof(*runs)) {
+	if (am_payload(a, h, payload, &jcopy, sizeof(jcopy), 0))
+		return;
+	n = jcopy.nruns;
+	if (n < 0 || n > 1 << 20 || h->payload_len != sizeof(jcopy) +
+				    (uint64_t)n * sizeof(*runs)) {
 		a->st.pkts_dropped++;
 		rmad_warn("dropped job packet with bad length");
 		return;
 	}
-	memcpy(&jcopy, jp, sizeof(jcopy));
-	runs = (const void *)((const char *)payload + sizeof(*jp));
+	runs = (const void *)((const char *)payload + sizeof(jcopy));
 	if (check_runs(a, &jcopy, runs, n)) {
 		a->st.pkts_dropped++;
 		rmad_warn("dropped job packet with bad ranks");
@@ -171,20 +172,23 @@ static void on_barrier_arrive(struct agent *a, const struct rmad_am_hdr *h,
 {
 	struct agent_job *j = agent_job_find(a, h->job);
 	int node = (int)h->src_node;
-	uint8_t bit = (uint8_t)(JN_ARRIVED << (h->count & 1));
+	struct rmad_am_barrier b;
+	uint8_t bit;
 
-	(void)payload;
+	if (am_payload(a, h, payload, &b, sizeof(b), 1))
+		return;
+	bit = (uint8_t)(JN_ARRIVED << (b.epoch & 1));
 	if (!j || !j->map_ready || jobs_bar_root(j) != a->node ||
-	    !agent_job_on_node(a, j, node) || h->count - j->bar_epoch > 1 ||
+	    !agent_job_on_node(a, j, node) || b.epoch - j->bar_epoch > 1 ||
 	    (j->node_bits[node] & bit)) {
 		a->st.pkts_dropped++;
 		rmad_warn("job %s: dropped a barrier arrival from node %d "
 			  "for epoch %llu", j ? j->nspace : "?", node,
-			  (unsigned long long)h->count);
+			  (unsigned long long)b.epoch);
 		return;
 	}
 	j->node_bits[node] |= bit;
-	jobs_bar_arrive(a, j, h->count);
+	jobs_bar_arrive(a, j, b.epoch);
 }
 
 /* BARRIER_RELEASE: from the barrier's root, once our arrival went. */
@@ -192,8 +196,10 @@ static void on_barrier_release(struct agent *a, const struct rmad_am_hdr *h,
 			       const void *payload)
 {
 	struct agent_job *j = agent_job_find(a, h->job);
+	struct rmad_am_barrier b;
 
-	(void)payload;
+	if (am_payload(a, h, payload, &b, sizeof(b), 1))
+		return;
 	if (!j || !j->map_ready || (int)h->src_node != jobs_bar_root(j) ||
 	    j->bar_local != -1) {
 		a->st.pkts_dropped++;
@@ -201,23 +207,24 @@ static void on_barrier_release(struct agent *a, const struct rmad_am_hdr *h,
 			  j ? j->nspace : "?", h->src_node);
 		return;
 	}
-	jobs_bar_release(a, j, h->count);
+	jobs_bar_release(a, j, b.epoch);
 }
 
 static void on_job_held(struct agent *a, const struct rmad_am_hdr *h,
 			const void *payload)
 {
 	struct agent_job *j = agent_job_find(a, h->job);
+	struct rmad_am_job_held jh;
 
-	(void)payload;
+	if (am_payload(a, h, payload, &jh, sizeof(jh), 1))
+		return;
 	if (!j || j->map_ready || (int)h->src_node != j->root) {
 		a->st.pkts_dropped++;
 		return;
 	}
 	if (!j->root_held)
-		rmad_dbg("job %s: node %u, which collects its map, holds %u "
-			 "of its ranks", j->nspace, h->src_node,
-			 (unsigned)h->count);
+		rmad_dbg("job %s: node %u, which collects its map, holds %d "
+			 "of its ranks", j->nspace, h->src_node, jh.nranks);
 	j->root_held = 1;
 }
 
@@ -225,8 +232,10 @@ static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 			const void *payload)
 {
 	struct agent_job *j = agent_job_find(a, h->job);
+	struct rmad_am_job_fail f;
 
-	(void)payload;
+	if (am_payload(a, h, payload, &f, sizeof(f), 1))
+		return;
 	/* once the map is out, only a node of the job fails it; before,
 	 * any node may hold ranks of it that we do not know of */
 	if (j && j->map_ready && !agent_job_on_node(a, j, (int)h->src_node)) {
@@ -235,9 +244,8 @@ static void on_job_fail(struct agent *a, const struct rmad_am_hdr *h,
 			  "rank of it: dropped", j->nspace, h->src_node);
 		return;
 	}
-	if (j && j->map_ready && h->count > 0 &&
-	    h->count <= (uint64_t)j->size) {
-		int32_t r = (int32_t)(h->count - 1);
+	if (j && j->map_ready && f.rank >= 0 && f.rank < j->size) {
+		int32_t r = f.rank;
 
 		/* a node speaks for its own ranks only */
 		if (agent_job_rank_node(j, r) == (int)h->src_node)

@@ -27,6 +27,7 @@ void jobs_ping_op(struct agent *a, uint32_t c, uint32_t op,
 	int32_t target = e->target;
 	struct agent_ping *p;
 	struct rmad_am_hdr h = { .type = RMAD_AM_PING };
+	struct rmad_am_ping pp = { 0 };
 	int node;
 
 	if (!j->map_ready) {
@@ -60,9 +61,8 @@ void jobs_ping_op(struct agent *a, uint32_t c, uint32_t op,
 	p->next = a->pings;
 	a->pings = p;
 	h.job = j->key;
-	h.target = target;
-	h.seq = p->cookie;
-	if (am_send(a, node, &h, NULL, 0)) {
+	pp.cookie = p->cookie;
+	if (am_send(a, node, &h, &pp, sizeof(pp))) {
 		a->pings = p->next;
 		free(p);
 		completion_op_done(a, c, op, RMAD_ERR_FABRIC);
@@ -102,12 +102,13 @@ void jobs_ping_tick(struct agent *a)
 		completion_flush_wakeups(a);
 }
 
-static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
+static void got_pong(struct agent *a, const struct rmad_am_hdr *h,
+		     uint64_t cookie)
 {
 	for (struct agent_ping **pp = &a->pings; *pp; pp = &(*pp)->next) {
 		struct agent_ping *p = *pp;
 
-		if (p->cookie != h->seq)
+		if (p->cookie != cookie)
 			continue;
 		*pp = p->next;
 		ping_end(a, p, 0);
@@ -120,8 +121,11 @@ static void got_pong(struct agent *a, const struct rmad_am_hdr *h)
 static void on_pong(struct agent *a, const struct rmad_am_hdr *h,
 		    const void *payload)
 {
-	(void)payload;
-	got_pong(a, h);
+	struct rmad_am_ping pp;
+
+	if (am_payload(a, h, payload, &pp, sizeof(pp), 1))
+		return;
+	got_pong(a, h, pp.cookie);
 }
 
 /* Node is dead: pings to it end with PROC_FAILED. */

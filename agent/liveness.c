@@ -31,9 +31,10 @@ static void hb_send(struct agent *a, int node, uint16_t flags);
 
 /*
  * Liveness is proven by echoes, not by what merely arrives.  Every
- * heartbeat carries its sender's clock (disp: a stamp, never 0) and the
- * newest stamp it took from the node it goes to (wkey: the echo); one
- * that is not itself an target_answer (RMAD_AMF_ECHO) is answered at once.  A
+ * heartbeat (struct rmad_am_heartbeat) carries its sender's clock
+ * (stamp, never 0) and the newest stamp it took from the node it goes
+ * to (echo); one that is not itself an answer (RMAD_AMF_ECHO) is
+ * answered at once.  A
  * node is alive as of the newest of our stamps it echoed: it held our
  * heartbeat sent then.  So a packet that was held back on the way and
  * released later, or a stash of a dead node's heartbeats played one by
@@ -41,23 +42,24 @@ static void hb_send(struct agent *a, int node, uint16_t flags);
  * died is declared dead within heartbeat_timeout_ms of its last echo,
  * whatever arrives after.  Data packets prove nothing.
  */
-static void hb_proof(struct agent *a, int node, const struct rmad_am_hdr *h)
+static void hb_proof(struct agent *a, int node, const struct rmad_am_hdr *h,
+		     const struct rmad_am_heartbeat *hb)
 {
 	struct am_ctx *m = &a->am;
 	uint64_t now = rmad_now_ns();
 
-	if (h->wkey && h->wkey <= now && h->wkey > m->last_rx[node]) {
+	if (hb->echo && hb->echo <= now && hb->echo > m->last_rx[node]) {
 		/* the wait for it (rmadctl stats: hb_gap_max_us) */
 		uint64_t gap = (now - m->last_rx[node]) / 1000;
 
 		if (m->proved[node] && gap > a->st.hb_gap_max_us)
 			a->st.hb_gap_max_us = gap;
 		m->proved[node] = 1;
-		m->last_rx[node] = h->wkey;
+		m->last_rx[node] = hb->echo;
 	}
-	if (h->disp)
-		m->echo[node] = h->disp;	/* an old one only ages its proof */
-	if (h->disp && !(h->flags & RMAD_AMF_ECHO))
+	if (hb->stamp)
+		m->echo[node] = hb->stamp;	/* an old one only ages its proof */
+	if (hb->stamp && !(h->flags & RMAD_AMF_ECHO))
 		hb_send(a, node, RMAD_AMF_ECHO);
 }
 
@@ -67,14 +69,16 @@ static void on_heartbeat(struct agent *a, const struct rmad_am_hdr *h,
 			 const void *payload)
 {
 	int node = (int)h->src_node;
+	struct rmad_am_heartbeat hb;
 
-	(void)payload;
+	if (am_payload(a, h, payload, &hb, sizeof(hb), 1))
+		return;
 	if (node == a->node || !a->am.dead)
 		return;
 	if (a->mesh)
-		mesh_heard(a, node, h->seq, h->count);
+		mesh_heard(a, node, hb.incarnation, hb.inc_echo);
 	if (!a->am.dead[node])
-		hb_proof(a, node, h);
+		hb_proof(a, node, h, &hb);
 }
 
 /* ------------------------------------------------------ static mesh */
@@ -116,14 +120,17 @@ static void hb_send(struct agent *a, int node, uint16_t flags)
 		.type = RMAD_AM_HEARTBEAT,
 		.flags = flags,
 		.src_node = (uint32_t)a->node,
-		.seq = a->mesh ? m->mine[node] : 0,
-		.count = a->mesh ? m->theirs[node] : 0,
-		.disp = rmad_now_ns(),
-		.wkey = m->echo[node],
+		.payload_len = sizeof(struct rmad_am_heartbeat),
+	};
+	struct rmad_am_heartbeat hb = {
+		.stamp = rmad_now_ns(),
+		.echo = m->echo[node],
+		.incarnation = a->mesh ? m->mine[node] : 0,
+		.inc_echo = a->mesh ? m->theirs[node] : 0,
 	};
 
 	if (!a->mesh || !m->dead[node]) {
-		am_send(a, node, &h, NULL, 0);	/* urgent (am_send_st) */
+		am_send(a, node, &h, &hb, sizeof(hb));	/* urgent (am_send_st) */
 		return;
 	}
 	if (!a->fab)
@@ -133,7 +140,7 @@ static void hb_send(struct agent *a, int node, uint16_t flags)
 		return;
 	}
 	a->st.pkts_sent[RMAD_AM_HEARTBEAT]++;
-	rmad_fabric_send(a->fab, node, &h, sizeof(h), NULL, 0);
+	rmad_fabric_send(a->fab, node, &h, sizeof(h), &hb, sizeof(hb));
 }
 
 static int mesh_start(struct agent *a)

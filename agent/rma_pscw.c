@@ -50,13 +50,15 @@ static void notice(struct agent *a, struct agent_win *w, int type,
 	struct rmad_am_hdr h = {
 		.type = (uint8_t)type,
 		.job = w->job->key,
-		.seq = w->key,
+	};
+	struct rmad_am_win_sync s = {
+		.wkey = w->key,
 		.origin = origin,
 		.target = target,
 	};
 
 	w->pscw_sent++;
-	am_send(a, node, &h, NULL, 0);
+	am_send(a, node, &h, &s, sizeof(s));
 }
 
 /* POST element of member l: the notice to origin op->target.  0, or

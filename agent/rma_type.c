@@ -279,24 +279,27 @@ static int send_def(struct agent *a, struct rma_origin *o, int node,
 		    uint32_t k, uint64_t key, const uint8_t *blob,
 		    uint32_t len)
 {
+	struct rmad_am_type_def td = { .key = key, .slot = k,
+				       .form_len = len };
 	size_t fr = a->p.am_buf_size - sizeof(struct rmad_am_hdr);
+	uint8_t buf[RMAD_AM_MAX_PAYLOAD];
 	uint32_t off = 0;
 
-	if (fr > RMAD_AM_MAX_PAYLOAD)
-		fr = RMAD_AM_MAX_PAYLOAD;
+	if (fr > sizeof(buf))
+		fr = sizeof(buf);
+	fr -= sizeof(td);
 	do {
 		uint32_t n = len - off < fr ? len - off : (uint32_t)fr;
 		struct rmad_am_hdr h = {
 			.type = RMAD_AM_TYPE_DEF,
 			.job = o->w->job->key,
-			.count = k,
-			.disp = key,
-			.seq = off,
-			.wkey = len,
 		};
 
-		if (am_send_st(a, node, &h, blob ? blob + off : NULL, n,
-			       &o->st))
+		td.piece_off = off;
+		memcpy(buf, &td, sizeof(td));
+		if (n)
+			memcpy(buf + sizeof(td), blob + off, n);
+		if (am_send_st(a, node, &h, buf, sizeof(td) + n, &o->st))
 			return am_node_dead(a, node) ? RMAD_ERR_PROC_FAILED :
 						       RMAD_ERR_FABRIC;
 		off += n;
@@ -426,27 +429,32 @@ static void part_reset(struct ty_peer *p)
 }
 
 /*
- * A definition (or a piece of one, in order: hdr.seq its offset, hdr.wkey
- * the whole length), or with no bytes at all the order to forget a slot.
- * The cache keeps to type_cache_bytes per origin node whatever the
- * origin says; what does not fit is refused, and the ops that name it
- * fail with RMAD_ERR_TYPE.
+ * A definition (or a piece of one, in order: piece_off its offset,
+ * form_len the whole length), or with form_len 0 and no bytes at all
+ * the order to forget a slot.  The cache keeps to type_cache_bytes per
+ * origin node whatever the origin says; what does not fit is refused,
+ * and the ops that name it fail with RMAD_ERR_TYPE.
  */
 static void on_type_def(struct agent *a, const struct rmad_am_hdr *h,
-			const void *pl)
+			const void *payload)
 {
 	uint32_t n = (uint32_t)a->p.type_cache_entries;
-	uint32_t node = h->src_node, len = h->payload_len;
+	uint32_t node = h->src_node, len;
 	struct ty_peer *p = peer(a, (int)node);
+	struct rmad_am_type_def td;
+	const uint8_t *pl = (const uint8_t *)payload + sizeof(td);
 	struct dtree *t = NULL;
 	struct ty_ent *c;
 	uint8_t *blob;
 	int err;
 
-	if (!p || h->count >= n) {
+	if (am_payload(a, h, payload, &td, sizeof(td), 0))
+		return;
+	len = h->payload_len - (uint32_t)sizeof(td);
+	if (!p || td.slot >= n) {
 		a->st.pkts_dropped++;
-		rmad_warn("dropped a type definition from node %u (slot %llu "
-			  "of %u)", node, (unsigned long long)h->count, n);
+		rmad_warn("dropped a type definition from node %u (slot %u "
+			  "of %u)", node, td.slot, n);
 		return;
 	}
 	if (!p->cache)
@@ -455,22 +463,22 @@ static void on_type_def(struct agent *a, const struct rmad_am_hdr *h,
 		rmad_warn("no memory for node %u's types", node);
 		return;
 	}
-	c = &p->cache[h->count];
-	if (!h->wkey && !len) {
+	c = &p->cache[td.slot];
+	if (!td.form_len && !len) {
 		ent_clear(p, c);	/* evicted by its origin */
 		return;
 	}
-	if (!h->seq) {
+	if (!td.piece_off) {
 		part_reset(p);
-		if (!len || h->wkey > DTREE_TRAVEL_BYTES || len > h->wkey ||
-		    !(p->part = malloc(h->wkey)))
+		if (!len || td.form_len > DTREE_TRAVEL_BYTES ||
+		    len > td.form_len || !(p->part = malloc(td.form_len)))
 			goto bad;
-		p->part_total = (uint32_t)h->wkey;
-		p->part_slot = (uint32_t)h->count;
-		p->part_key = h->disp;
-	} else if (!p->part || h->seq != p->part_got ||
-		   h->wkey != p->part_total || h->count != p->part_slot ||
-		   h->disp != p->part_key || !len ||
+		p->part_total = td.form_len;
+		p->part_slot = td.slot;
+		p->part_key = td.key;
+	} else if (!p->part || td.piece_off != p->part_got ||
+		   td.form_len != p->part_total || td.slot != p->part_slot ||
+		   td.key != p->part_key || !len ||
 		   len > p->part_total - p->part_got) {
 		part_reset(p);
 		goto bad;
@@ -484,7 +492,7 @@ static void on_type_def(struct agent *a, const struct rmad_am_hdr *h,
 	len = p->part_total;
 	p->part = NULL;
 	part_reset(p);
-	err = dtree_key(blob, len) != h->disp ? RMAD_ERR_TYPE :
+	err = dtree_key(blob, len) != td.key ? RMAD_ERR_TYPE :
 	      dtree_parse(blob, len, DTREE_TRAVEL_NODES, &t);
 	free(blob);
 	ent_clear(p, c);
@@ -500,7 +508,7 @@ static void on_type_def(struct agent *a, const struct rmad_am_hdr *h,
 		return;
 	}
 	c->t = t;
-	c->key = h->disp;
+	c->key = td.key;
 	c->len = len;
 	p->bytes += len;
 	a->st.type_defs_recv++;

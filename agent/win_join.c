@@ -55,19 +55,21 @@ void win_join_send_members(struct agent *a, int node, int type,
 				sizeof(*m));
 	do {
 		int32_t cnt = n - off > per ? per : n - off;
-		struct rmad_am_win *hw = (struct rmad_am_win *)buf;
+		struct rmad_am_win hw = {
+			.wkey = w->key,
+			.gsize = w->gsize,
+			.first = off,
+			.nentries = cnt,
+		};
 		struct rmad_am_hdr h = {
 			.type = (uint8_t)type,
 			.job = w->job->key,
-			.seq = w->key,
-			.count = (uint64_t)cnt,
 		};
 
-		hw->gsize = w->gsize;
-		hw->first = off;
-		memcpy(buf + sizeof(*hw), m + off, sizeof(*m) * (size_t)cnt);
+		memcpy(buf, &hw, sizeof(hw));
+		memcpy(buf + sizeof(hw), m + off, sizeof(*m) * (size_t)cnt);
 		am_send(a, node, &h, buf,
-			      sizeof(*hw) + sizeof(*m) * (size_t)cnt);
+			      sizeof(hw) + sizeof(*m) * (size_t)cnt);
 		off += cnt;
 	} while (off < n);
 }
@@ -403,11 +405,11 @@ static struct agent_win *win_pkt_take(struct agent *a,
 				      const struct rmad_am_win *hw,
 				      struct agent_job *j)
 {
-	struct agent_win *w = wintab_find(a, j, h->seq);
-	int32_t n = (int32_t)h->count;
+	struct agent_win *w = wintab_find(a, j, hw->wkey);
+	int32_t n = hw->nentries;
 
-	if (h->payload_len != sizeof(*hw) + (uint64_t)n *
-			      sizeof(struct rmad_am_win_member) ||
+	if (n < 0 || h->payload_len != sizeof(*hw) + (uint64_t)n *
+				       sizeof(struct rmad_am_win_member) ||
 	    hw->gsize < 1 || hw->gsize > j->size ||
 	    (w && w->local && w->gsize != hw->gsize)) {
 		rmad_warn("dropped a bad window packet from node %u",
@@ -431,10 +433,10 @@ static struct agent_win *win_pkt_take(struct agent *a,
 		return w;
 	if (!remote_win_ok(a, j, (int)h->src_node))
 		return NULL;
-	w = win_state_new(a, j, h->seq, hw->gsize);
+	w = win_state_new(a, j, hw->wkey, hw->gsize);
 	if (!w) {
 		rmad_err("window %llx: no memory for node %u's join",
-			 (unsigned long long)h->seq, h->src_node);
+			 (unsigned long long)hw->wkey, h->src_node);
 		return NULL;
 	}
 	w->joined_first = 1;
@@ -446,17 +448,23 @@ static struct agent_win *win_pkt_take(struct agent *a,
 static void on_win_join(struct agent *a, const struct rmad_am_hdr *h,
 			const void *payload)
 {
-	const struct rmad_am_win *hw = payload;
-	struct agent_job *j = win_pkt_job(a, h);
-	struct agent_win *w = j ? win_pkt_take(a, h, hw, j) : NULL;
-	int32_t n = (int32_t)h->count, taken;
+	struct rmad_am_win hw;
+	const struct rmad_am_win_member *m = (const void *)
+		((const char *)payload + sizeof(hw));
+	struct agent_job *j;
+	struct agent_win *w;
+	int32_t n, taken;
 
+	if (am_payload(a, h, payload, &hw, sizeof(hw), 0))
+		return;
+	j = win_pkt_job(a, h);
+	w = j ? win_pkt_take(a, h, &hw, j) : NULL;
+	n = hw.nentries;
 	if (!w)
 		return;
 	if (!w->local) {
 		/* before the group: kept, checked once it is */
-		joined_keep(a, w, hw->gsize, (const void *)(hw + 1), n,
-			    (int)h->src_node);
+		joined_keep(a, w, hw.gsize, m, n, (int)h->src_node);
 		return;
 	}
 	if (w->root != a->node || w->ready || w->failed) {
@@ -467,7 +475,7 @@ static void on_win_join(struct agent *a, const struct rmad_am_hdr *h,
 			  ", and the table is made" : "");
 		return;
 	}
-	taken = meta_add(a, w, (const void *)(hw + 1), n, (int)h->src_node);
+	taken = meta_add(a, w, m, n, (int)h->src_node);
 	/* a node counts among the members' nodes (the table goes to it,
 	 * its free is waited for) only with an entry of its own */
 	if (taken > 0 && node_joined(w, (int)h->src_node))
@@ -486,13 +494,18 @@ static void on_win_join(struct agent *a, const struct rmad_am_hdr *h,
 static void on_win_ready(struct agent *a, const struct rmad_am_hdr *h,
 			 const void *payload)
 {
-	const struct rmad_am_win *hw = payload;
-	struct agent_job *j = win_pkt_job(a, h);
-	struct agent_win *w = j ? win_pkt_take(a, h, hw, j) : NULL;
+	struct rmad_am_win hw;
+	struct agent_job *j;
+	struct agent_win *w;
 
+	if (am_payload(a, h, payload, &hw, sizeof(hw), 0))
+		return;
+	j = win_pkt_job(a, h);
+	w = j ? win_pkt_take(a, h, &hw, j) : NULL;
 	if (!w)
 		return;
-	meta_add(a, w, (const void *)(hw + 1), (int32_t)h->count, -1);
+	meta_add(a, w, (const void *)((const char *)payload + sizeof(hw)),
+		 hw.nentries, -1);
 	if (w->nmeta == w->gsize && !w->ready)
 		win_ready(a, w);
 }
@@ -501,12 +514,16 @@ static void on_win_ready(struct agent *a, const struct rmad_am_hdr *h,
 static void on_win_free_arrive(struct agent *a, const struct rmad_am_hdr *h,
 			       const void *payload)
 {
-	struct agent_job *j = win_pkt_job(a, h);
-	struct agent_win *w = j ? wintab_find(a, j, h->seq) : NULL;
 	struct rmad_am_hdr d = { .type = RMAD_AM_WIN_FREE_DONE };
+	struct rmad_am_win_sync s;
+	struct agent_job *j;
+	struct agent_win *w;
 	int k = 0;
 
-	(void)payload;
+	if (am_payload(a, h, payload, &s, sizeof(s), 1))
+		return;
+	j = win_pkt_job(a, h);
+	w = j ? wintab_find(a, j, s.wkey) : NULL;
 	if (!w || w->root != a->node)
 		return;
 	/* once from each member node, and only once the table is made (its
@@ -527,22 +544,27 @@ static void on_win_free_arrive(struct agent *a, const struct rmad_am_hdr *h,
 	if (++w->free_arrived < w->nnodes)
 		return;
 	d.job = j->key;
-	d.seq = w->key;
+	memset(&s, 0, sizeof(s));
+	s.wkey = w->key;
 	/* ourselves last: that destroys w */
 	for (k = 0; k < w->nnodes; k++)
 		if (w->nodes[k] != a->node)
-			am_send(a, w->nodes[k], &d, NULL, 0);
-	am_send(a, a->node, &d, NULL, 0);
+			am_send(a, w->nodes[k], &d, &s, sizeof(s));
+	am_send(a, a->node, &d, &s, sizeof(s));
 }
 
 /* WIN_FREE_DONE: every member node freed, from the root. */
 static void on_win_free_done(struct agent *a, const struct rmad_am_hdr *h,
 			     const void *payload)
 {
-	struct agent_job *j = win_pkt_job(a, h);
-	struct agent_win *w = j ? wintab_find(a, j, h->seq) : NULL;
+	struct rmad_am_win_sync s;
+	struct agent_job *j;
+	struct agent_win *w;
 
-	(void)payload;
+	if (am_payload(a, h, payload, &s, sizeof(s), 1))
+		return;
+	j = win_pkt_job(a, h);
+	w = j ? wintab_find(a, j, s.wkey) : NULL;
 	if (!w)
 		return;
 	if ((int)h->src_node != w->root) {

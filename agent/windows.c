@@ -393,9 +393,10 @@ void agent_win_free(struct agent *a, uint32_t c,
 		struct rmad_am_hdr h = {
 			.type = RMAD_AM_WIN_FREE_ARRIVE,
 			.job = w->job->key,
-			.seq = w->key,
 		};
-		am_send(a, w->root, &h, NULL, 0);
+		struct rmad_am_win_sync s = { .wkey = w->key };
+
+		am_send(a, w->root, &h, &s, sizeof(s));
 	}
 }
 

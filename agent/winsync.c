@@ -29,8 +29,8 @@ int winsync_fence_arrive(struct agent *a, struct agent_win *w,
 	struct rmad_am_hdr h = {
 		.type = RMAD_AM_WIN_FENCE_ARRIVE,
 		.job = w->job->key,
-		.seq = w->key,
 	};
+	struct rmad_am_win_sync s = { .wkey = w->key };
 
 	if (w->failed || w->job->failed)
 		return RMAD_ERR_PROC_FAILED;
@@ -39,9 +39,9 @@ int winsync_fence_arrive(struct agent *a, struct agent_win *w,
 	l->fencing = 1;
 	if (++w->fence_here < w->nlocal)
 		return 0;
-	h.count = w->fence_epoch;
+	s.epoch = w->fence_epoch;
 	w->fence_sent += w->root != a->node;
-	am_send(a, w->root, &h, NULL, 0);
+	am_send(a, w->root, &h, &s, sizeof(s));
 	return 0;
 }
 
@@ -80,9 +80,8 @@ static void fence_root_arrive(struct agent *a, struct agent_win *w,
 	struct rmad_am_hdr h = {
 		.type = RMAD_AM_WIN_FENCE_RELEASE,
 		.job = w->job->key,
-		.seq = w->key,
-		.count = ep,
 	};
+	struct rmad_am_win_sync s = { .wkey = w->key, .epoch = ep };
 
 	if (++w->fence_arrived[par] < w->nnodes)
 		return;
@@ -92,9 +91,9 @@ static void fence_root_arrive(struct agent *a, struct agent_win *w,
 	for (int k = 0; k < w->nnodes; k++)
 		if (w->nodes[k] != a->node) {
 			w->fence_sent++;
-			am_send(a, w->nodes[k], &h, NULL, 0);
+			am_send(a, w->nodes[k], &h, &s, sizeof(s));
 		}
-	am_send(a, a->node, &h, NULL, 0);
+	am_send(a, a->node, &h, &s, sizeof(s));
 }
 
 static void fence_release(struct agent *a, struct agent_win *w, uint64_t ep)
@@ -148,7 +147,7 @@ static int in_group(const struct agent_win *w, int32_t rank)
  * crowd out another's.  Dropped ones are said, never silent.
  */
 static void early_keep(struct agent *a, struct agent_win *w,
-		       const struct rmad_am_hdr *h)
+		       const struct winsync_notice *h)
 {
 	int post = h->type == RMAD_AM_WIN_POST;
 	int32_t ours = post ? h->origin : h->target;
@@ -157,9 +156,9 @@ static void early_keep(struct agent *a, struct agent_win *w,
 
 	if (!w->local || w->nhere < w->nlocal)
 		why = "before its members made it here";
-	else if (h->src_node == (uint32_t)a->node ||
+	else if (h->node == (uint32_t)a->node ||
 		 !agent_win_local(w, ours) || !in_group(w, peer) ||
-		 agent_job_rank_node(w->job, peer) != (int)h->src_node)
+		 agent_job_rank_node(w->job, peer) != (int)h->node)
 		why = "naming members that are not its and ours";
 	for (int32_t k = 0; !why && k < w->nearly; k++)
 		if (w->early[k].type == h->type &&
@@ -168,8 +167,8 @@ static void early_keep(struct agent *a, struct agent_win *w,
 			why = "a second time";
 	if (!why && w->nearly == w->capearly) {
 		int32_t cap = w->capearly ? 2 * w->capearly : 8;
-		struct rmad_am_hdr *p = realloc(w->early,
-						sizeof(*p) * (size_t)cap);
+		struct winsync_notice *p = realloc(w->early,
+						   sizeof(*p) * (size_t)cap);
 
 		if (!p)
 			why = "without memory to keep it";
@@ -183,7 +182,7 @@ static void early_keep(struct agent *a, struct agent_win *w,
 		rmad_warn("window %llx: dropped a %s notice from node %u "
 			  "(origin %d, target %d) before it is ready, %s",
 			  (unsigned long long)w->key,
-			  post ? "post" : "complete", h->src_node, h->origin,
+			  post ? "post" : "complete", h->node, h->origin,
 			  h->target, why);
 		return;
 	}
@@ -191,9 +190,9 @@ static void early_keep(struct agent *a, struct agent_win *w,
 }
 
 static void post_recv(struct agent *a, struct agent_win *w,
-		      const struct rmad_am_hdr *h);
+		      const struct winsync_notice *h);
 static void complete_recv(struct agent *a, struct agent_win *w,
-			  const struct rmad_am_hdr *h);
+			  const struct winsync_notice *h);
 
 /* The window is ready: the notices that came before. */
 static void early_take(struct agent *a, struct agent_win *w)
@@ -212,15 +211,15 @@ static void early_take(struct agent *a, struct agent_win *w)
 
 /* Target h->target on node src posted to our member h->origin. */
 static void post_recv(struct agent *a, struct agent_win *w,
-		      const struct rmad_am_hdr *h)
+		      const struct winsync_notice *h)
 {
 	struct win_local *l = agent_win_local(w, h->origin);
 
-	if (!l || h->src_node == (uint32_t)a->node ||
-	    !member_on(w, h->target, h->src_node) || l->nposts >= w->gsize) {
+	if (!l || h->node == (uint32_t)a->node ||
+	    !member_on(w, h->target, h->node) || l->nposts >= w->gsize) {
 		rmad_warn("window %llx: dropped a post notice from node %u "
 			  "(target %d, origin %d)", (unsigned long long)w->key,
-			  h->src_node, h->target, h->origin);
+			  h->node, h->target, h->origin);
 		return;
 	}
 	if (l->nposts == l->capposts) {
@@ -244,16 +243,16 @@ static void post_recv(struct agent *a, struct agent_win *w,
 /* Origin h->origin on node src completed its epoch at our h->target:
  * its operations are applied, so the target's wait counts it. */
 static void complete_recv(struct agent *a, struct agent_win *w,
-			  const struct rmad_am_hdr *h)
+			  const struct winsync_notice *h)
 {
 	struct win_local *l = agent_win_local(w, h->target);
 	struct rmad_win_ctl *ctl = l ? l->base : NULL;
 
-	if (!ctl || h->src_node == (uint32_t)a->node ||
-	    !member_on(w, h->origin, h->src_node)) {
+	if (!ctl || h->node == (uint32_t)a->node ||
+	    !member_on(w, h->origin, h->node)) {
 		rmad_warn("window %llx: dropped a complete notice from node "
 			  "%u (origin %d, target %d)",
-			  (unsigned long long)w->key, h->src_node, h->origin,
+			  (unsigned long long)w->key, h->node, h->origin,
 			  h->target);
 		return;
 	}
@@ -296,43 +295,48 @@ static void on_sync(struct agent *a, const struct rmad_am_hdr *h,
 		    const void *payload)
 {
 	struct agent_job *j = agent_job_find(a, h->job);
+	struct rmad_am_win_sync s;
+	struct winsync_notice n;
 	struct agent_win *w;
 
-	(void)payload;
+	if (am_payload(a, h, payload, &s, sizeof(s), 1))
+		return;
 	if (!j || !j->map_ready || !agent_job_on_node(a, j, (int)h->src_node)) {
 		a->st.pkts_dropped++;
 		return;
 	}
 	/* ready, or not yet ready and not failed */
-	w = agent_win_by_key(a, j, h->seq);
+	w = agent_win_by_key(a, j, s.wkey);
+	n = (struct winsync_notice){ .type = h->type, .node = h->src_node,
+				     .origin = s.origin, .target = s.target };
 	switch (h->type) {
 	case RMAD_AM_WIN_FENCE_ARRIVE:
 		if (!w || w->root != a->node || !w->ready)
 			return;
-		if (!fence_arrival_ok(w, h->src_node, h->count)) {
+		if (!fence_arrival_ok(w, h->src_node, s.epoch)) {
 			rmad_warn("window %llx: dropped a fence arrival from "
 				  "node %u for epoch %llu",
 				  (unsigned long long)w->key, h->src_node,
-				  (unsigned long long)h->count);
+				  (unsigned long long)s.epoch);
 			return;
 		}
 		w->fence_recv += (int)h->src_node != a->node;
-		fence_root_arrive(a, w, h->count);
+		fence_root_arrive(a, w, s.epoch);
 		return;
 	case RMAD_AM_WIN_POST:
 	case RMAD_AM_WIN_COMPLETE:
 		if (w && !w->ready && !w->failed)
-			early_keep(a, w, h);
+			early_keep(a, w, &n);
 		else if (w && w->ready && h->type == RMAD_AM_WIN_POST)
-			post_recv(a, w, h);
+			post_recv(a, w, &n);
 		else if (w && w->ready)
-			complete_recv(a, w, h);
+			complete_recv(a, w, &n);
 		return;
 	case RMAD_AM_WIN_FENCE_RELEASE:
 		if (!w || !w->ready || (int)h->src_node != w->root)
 			return;
 		w->fence_recv += (int)h->src_node != a->node;
-		fence_release(a, w, h->count);
+		fence_release(a, w, s.epoch);
 		return;
 	}
 }

@@ -13,27 +13,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RMAD_WIRE_VERSION 15
+#define RMAD_WIRE_VERSION 16
 
+/*
+ * The packet types, each with the struct its payload starts with (the
+ * header's RMA fields are for RMAD_AM_RMA_* only; other types send them
+ * as 0 and carry their values in their payload).
+ */
 enum {
-	RMAD_AM_PING = 1,		/* payload: none; reply PONG */
-	RMAD_AM_PONG = 2,
-	RMAD_AM_JOB_JOIN = 3,		/* agent -> root: my ranks of a job */
-	RMAD_AM_JOB_MAP = 4,		/* root -> agents: rank -> node map */
-	RMAD_AM_BARRIER_ARRIVE = 5,	/* agent -> root */
-	RMAD_AM_BARRIER_RELEASE = 6,	/* root -> agents */
-	RMAD_AM_JOB_FAIL = 7,		/* a rank of the job died: count =
-					 * 1 + that rank (one of the
-					 * sender's), or 0 */
-	RMAD_AM_WIN_JOIN = 8,		/* agent -> root: local members */
-	RMAD_AM_WIN_READY = 9,		/* root -> members: all members */
-	RMAD_AM_WIN_FREE_ARRIVE = 10,	/* agent -> root: local frees done */
-	RMAD_AM_WIN_FREE_DONE = 11,	/* root -> members */
+	RMAD_AM_PING = 1,		/* rmad_am_ping; reply PONG */
+	RMAD_AM_PONG = 2,		/* rmad_am_ping: the cookie echoed */
+	RMAD_AM_JOB_JOIN = 3,		/* rmad_am_job + runs: agent -> root:
+					 * my ranks of a job */
+	RMAD_AM_JOB_MAP = 4,		/* rmad_am_job + runs: root ->
+					 * agents: rank -> node map */
+	RMAD_AM_BARRIER_ARRIVE = 5,	/* rmad_am_barrier: agent -> root */
+	RMAD_AM_BARRIER_RELEASE = 6,	/* rmad_am_barrier: root -> agents */
+	RMAD_AM_JOB_FAIL = 7,		/* rmad_am_job_fail: the job failed,
+					 * or a rank of it (one of the
+					 * sender's) died */
+	RMAD_AM_WIN_JOIN = 8,		/* rmad_am_win + members: agent ->
+					 * root: local members */
+	RMAD_AM_WIN_READY = 9,		/* rmad_am_win + members: root ->
+					 * members: all members */
+	RMAD_AM_WIN_FREE_ARRIVE = 10,	/* rmad_am_win_sync: agent -> root:
+					 * local frees done */
+	RMAD_AM_WIN_FREE_DONE = 11,	/* rmad_am_win_sync: root -> members */
 	/*
-	 * RMA between agents: hdr.wkey names the window, hdr.target the
-	 * target rank, hdr.disp the byte offset in its window, hdr.count
-	 * the elements of hdr.dtype; hdr.seq is the origin agent's cookie,
-	 * echoed in the answer together with hdr.status.
+	 * RMA between agents, in the header: hdr.wkey names the window,
+	 * hdr.target the target rank, hdr.disp the byte offset in its
+	 * window, hdr.count the elements of hdr.dtype; hdr.seq is the
+	 * origin agent's cookie, echoed in the answer together with
+	 * hdr.status.
 	 */
 	RMAD_AM_RMA_LOCK = 12,		/* flags LOCK_SHARED or LOCK_EXCL */
 	RMAD_AM_RMA_LOCK_GRANTED = 13,
@@ -54,52 +65,47 @@ enum {
 	 */
 	RMAD_AM_RMA_NOTE = 24,
 	/*
-	 * RMA_DONE: answer with FLUSH_ACK (hdr.count echoed) once every
+	 * RMA_DONE: answer with FLUSH_ACK (hdr.count echoed: here the
+	 * number of operations the origin sent, not elements) once every
 	 * operation that came before it from this origin is applied.
 	 */
 	RMAD_AM_RMA_FLUSH = 25,
 	RMAD_AM_RMA_FLUSH_ACK = 26,
 	/*
-	 * "I am alive": sent to every node every heartbeat_ms, whatever
-	 * else goes.  disp: the sender's clock (CLOCK_MONOTONIC ns, never
-	 * 0), a stamp; wkey: the newest stamp the sender took from the
-	 * node it goes to (0: none yet), an echo.  One without
-	 * RMAD_AMF_ECHO is answered at once with one that has it.  A node
-	 * lives as of the newest of our stamps it echoed; no other packet
-	 * is a sign of life, and heartbeat_timeout_ms past that stamp
-	 * declares it dead.  A static mesh's also carry the incarnations:
-	 * seq the sender's, count its echo of ours (agent/am.c).
+	 * rmad_am_heartbeat, "I am alive": sent to every node every
+	 * heartbeat_ms, whatever else goes.  One without RMAD_AMF_ECHO is
+	 * answered at once with one that has it.  A node lives as of the
+	 * newest of our stamps it echoed; no other packet is a sign of
+	 * life, and heartbeat_timeout_ms past that stamp declares it dead.
 	 */
 	RMAD_AM_HEARTBEAT = 27,
-	/* a window's fence barrier: seq = window key, count = its epoch */
+	/* rmad_am_win_sync: a window's fence barrier (wkey, epoch) */
 	RMAD_AM_WIN_FENCE_ARRIVE = 28,	/* member node -> window root */
 	RMAD_AM_WIN_FENCE_RELEASE = 29,	/* root -> member nodes */
-	/* post/start/complete/wait notices: seq = window key, origin and
-	 * target the ranks; POST goes to the origin's node, COMPLETE (sent
-	 * once the origin's ops there are applied) to the target's */
+	/* rmad_am_win_sync: post/start/complete/wait notices (wkey, origin
+	 * and target the ranks); POST goes to the origin's node, COMPLETE
+	 * (sent once the origin's ops there are applied) to the target's */
 	RMAD_AM_WIN_POST = 30,
 	RMAD_AM_WIN_COMPLETE = 31,
 	/*
-	 * Node-level aggregation (agent/am.c): the payload is a sequence of
-	 * whole packets (header + payload each, hdr.count of them) from the
-	 * same source node, applied in order.  Never nested.
+	 * rmad_am_batch, then a sequence of whole packets (header +
+	 * payload each) from the same source node, applied in order
+	 * (node-level aggregation, agent/am.c).  Never nested.
 	 */
 	RMAD_AM_BATCH = 32,
 	/*
-	 * A derived type for the receiver's cache of the sender's types
-	 * (agent/rma_type.c): hdr.count is the slot, hdr.disp the type's
-	 * key (dtree_key of the blob), hdr.wkey the wire form's length
-	 * (shared/dtree.h) and hdr.seq where this message's piece of it
-	 * starts: a form longer than one message comes in pieces, in
-	 * order.  It replaces what the slot held.  With wkey and the
-	 * payload empty: forget the slot (evicted by the sender).
+	 * rmad_am_type_def, then a piece of a derived type's wire form
+	 * (shared/dtree.h), for the receiver's cache of the sender's types
+	 * (agent/rma_type.c): a form longer than one message comes in
+	 * pieces, in order.  It replaces what the slot held.  With
+	 * form_len 0 and no piece: forget the slot (evicted by the sender).
 	 */
 	RMAD_AM_TYPE_DEF = 33,
 	/*
-	 * Collector -> a node that joined a job (hdr.job): the collector
-	 * holds ranks of it too (hdr.count: how many), so its death before
-	 * the map is out fails the job there rather than moving the map
-	 * to the next node up.
+	 * rmad_am_job_held: collector -> a node that joined a job
+	 * (hdr.job): the collector holds ranks of it too, so its death
+	 * before the map is out fails the job there rather than moving the
+	 * map to the next node up.
 	 */
 	RMAD_AM_JOB_HELD = 34,
 	RMAD_AM_TYPE_MAX
@@ -153,21 +159,26 @@ enum {
  */
 #define RMAD_AM_MAX_PAYLOAD	16384
 
+/*
+ * The header.  version, type, flags, src_node, job, payload_len and
+ * status are every packet's; win to wkey are an RMA operation's and its
+ * answer's (RMAD_AM_RMA_*), and 0 in every other packet.
+ */
 struct rmad_am_hdr {
 	uint8_t version;		/* RMAD_WIRE_VERSION */
 	uint8_t type;			/* RMAD_AM_* */
 	uint16_t flags;			/* RMAD_AMF_* */
 	uint32_t src_node;		/* sending agent */
 	uint64_t job;			/* job key (hash of the namespace) */
-	uint32_t win;			/* window id */
-	int32_t origin;			/* origin rank */
-	int32_t target;			/* target rank */
-	uint16_t dtype;
-	uint8_t op;
+	uint32_t win;			/* RMA: window id */
+	int32_t origin;			/* RMA: origin rank */
+	int32_t target;			/* RMA: target rank */
+	uint16_t dtype;			/* RMA: element type */
+	uint8_t op;			/* RMA: accumulate op */
 	uint8_t pad;
-	uint64_t disp;			/* target displacement (bytes) */
-	uint64_t count;			/* elements, or the barrier epoch */
-	uint64_t seq;			/* origin-agent cookie echoed back */
+	uint64_t disp;			/* RMA: target displacement (bytes) */
+	uint64_t count;			/* RMA: elements (FLUSH: ops) */
+	uint64_t seq;			/* RMA: origin-agent cookie echoed */
 	uint32_t payload_len;		/* bytes after the header */
 	int32_t status;			/* answers: 0 or RMAD_ERR_* */
 	uint64_t wkey;			/* RMA: window key */
@@ -176,6 +187,84 @@ static_assert(sizeof(struct rmad_am_hdr) == 72, "am hdr");
 static_assert(offsetof(struct rmad_am_hdr, job) == 8, "am job");
 static_assert(offsetof(struct rmad_am_hdr, disp) == 32, "am disp");
 static_assert(offsetof(struct rmad_am_hdr, payload_len) == 56, "am plen");
+
+/*
+ * The payloads of the types that are not RMA, each exactly this (or
+ * this first, then what the type says follows).  Receivers check the
+ * length before they read, copy the struct out (a payload may be
+ * unaligned) and check its values.
+ */
+
+/* PING and PONG: the pinging agent's cookie, echoed. */
+struct rmad_am_ping {
+	uint64_t cookie;
+};
+static_assert(sizeof(struct rmad_am_ping) == 8, "am ping");
+
+/* BARRIER_ARRIVE and BARRIER_RELEASE. */
+struct rmad_am_barrier {
+	uint64_t epoch;			/* the job's barrier epoch */
+};
+static_assert(sizeof(struct rmad_am_barrier) == 8, "am barrier");
+
+/* JOB_FAIL: the job fails; rank >= 0: that rank (one of the sender's)
+ * died, so every operation on it ends; -1: no rank in particular. */
+struct rmad_am_job_fail {
+	int32_t rank;
+	int32_t pad;
+};
+static_assert(sizeof(struct rmad_am_job_fail) == 8, "am job fail");
+
+/* JOB_HELD. */
+struct rmad_am_job_held {
+	int32_t nranks;			/* the collector's ranks of the job */
+	int32_t pad;
+};
+static_assert(sizeof(struct rmad_am_job_held) == 8, "am job held");
+
+/* HEARTBEAT (agent/liveness.c). */
+struct rmad_am_heartbeat {
+	uint64_t stamp;			/* the sender's clock (CLOCK_MONOTONIC
+					 * ns), never 0 */
+	uint64_t echo;			/* the newest stamp the sender took
+					 * from the node it goes to (0: none
+					 * yet) */
+	/* a static mesh's: the sender's incarnation of what it holds
+	 * about the node it goes to, and its echo of that node's (0
+	 * otherwise) */
+	uint64_t incarnation;
+	uint64_t inc_echo;
+};
+static_assert(sizeof(struct rmad_am_heartbeat) == 32, "am heartbeat");
+
+/* BATCH: how many packets follow. */
+struct rmad_am_batch {
+	uint32_t npkts;
+	uint32_t pad;
+};
+static_assert(sizeof(struct rmad_am_batch) == 8, "am batch");
+
+/* TYPE_DEF: piece_off is where this message's piece (the rest of the
+ * payload) starts in the wire form of form_len bytes. */
+struct rmad_am_type_def {
+	uint64_t key;			/* the type's key (dtree_key) */
+	uint32_t slot;			/* in the receiver's cache */
+	uint32_t form_len;		/* 0 and no piece: forget the slot */
+	uint32_t piece_off;
+	uint32_t pad;
+};
+static_assert(sizeof(struct rmad_am_type_def) == 24, "am type def");
+
+/* WIN_FREE_ARRIVE/DONE (wkey), WIN_FENCE_ARRIVE/RELEASE (wkey, epoch),
+ * WIN_POST/COMPLETE (wkey, origin, target); the rest 0. */
+struct rmad_am_win_sync {
+	uint64_t wkey;			/* the window's key */
+	uint64_t epoch;			/* fence: the window's fence epoch */
+	int32_t origin;			/* PSCW: the origin rank */
+	int32_t target;			/* PSCW: the target rank */
+};
+static_assert(sizeof(struct rmad_am_win_sync) == 24, "am win sync");
+static_assert(offsetof(struct rmad_am_win_sync, wkey) == 0, "sync wkey");
 
 /* The payload of a PULL accumulate or put: hdr.count elements of
  * hdr.dtype at (raddr, key) in the origin agent's registered memory,
@@ -208,24 +297,24 @@ static_assert(sizeof(struct rmad_am_rank_run) == 16, "rank run");
 /*
  * JOB_JOIN and JOB_MAP carry, before their runs, the job's size and the
  * namespace (so an agent that has no rank of the job can still name it
- * in logs).  hdr.count is the number of runs that follow.
+ * in logs).
  */
 struct rmad_am_job {
 	int32_t size;			/* ranks in the job */
 	int32_t total_runs;		/* JOB_MAP: runs in the whole map */
 	int32_t first_run;		/* JOB_MAP: index of the first run here */
-	int32_t pad;
+	int32_t nruns;			/* runs that follow this struct */
 	char nspace[256];
 };
 static_assert(sizeof(struct rmad_am_job) == 272, "am job");
 
-/*
- * WIN_JOIN / WIN_READY payload: hdr.seq is the window key, hdr.count the
- * entries that follow this header.
- */
+/* WIN_JOIN / WIN_READY payload: this, then nentries members. */
 struct rmad_am_win {
+	uint64_t wkey;			/* the window's key */
 	int32_t gsize;			/* members of the window */
 	int32_t first;			/* WIN_READY: index of the first entry */
+	int32_t nentries;		/* entries that follow this struct */
+	int32_t pad;
 };
 struct rmad_am_win_member {
 	int32_t grank;			/* index in the group */
@@ -241,7 +330,8 @@ struct rmad_am_win_member {
 	 * nonzero status fails the window on every member */
 	int32_t status;
 };
-static_assert(sizeof(struct rmad_am_win) == 8, "am win");
+static_assert(sizeof(struct rmad_am_win) == 24, "am win");
+static_assert(offsetof(struct rmad_am_win, wkey) == 0, "am win wkey");
 static_assert(sizeof(struct rmad_am_win_member) == 40, "am win member");
 
 #endif

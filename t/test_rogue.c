@@ -200,11 +200,38 @@ static int try_key(fi_addr_t to, uint64_t k, int write, uint8_t *buf)
 	return -1;
 }
 
+/* A packet with one of the small payloads (proto/rmad_wire.h): sent
+ * as its header and payload_len bytes of u. */
+struct opkt {
+	struct rmad_am_hdr h;
+	union {
+		struct rmad_am_ping ping;
+		struct rmad_am_heartbeat hb;
+		struct rmad_am_barrier bar;
+		struct rmad_am_job_fail fail;
+	} u;
+};
+
+/* A PING in the name of node claim, with cookie. */
+static void ping_pkt(struct opkt *o, uint32_t claim, uint64_t cookie)
+{
+	*o = (struct opkt){
+		.h = { .version = RMAD_WIRE_VERSION, .type = RMAD_AM_PING,
+		       .src_node = claim,
+		       .payload_len = sizeof(struct rmad_am_ping) },
+		.u.ping.cookie = cookie };
+}
+
+static int osend(struct opkt *o, fi_addr_t to, struct fi_context2 *ctx)
+{
+	return (int)fi_send(ep, o, sizeof(o->h) + o->h.payload_len, NULL, to,
+			    ctx);
+}
+
 /* Ten PINGs in the name of node claim; 0 if they all left. */
 static int send_claims(fi_addr_t to, uint32_t claim)
 {
-	struct rmad_am_hdr h = { .version = RMAD_WIRE_VERSION,
-				 .type = RMAD_AM_PING, .src_node = claim };
+	struct opkt o;
 	struct fi_context2 ctx;
 	struct fi_cq_entry e;
 	int sent = 0;
@@ -213,9 +240,9 @@ static int send_claims(fi_addr_t to, uint32_t claim)
 		double end = now() + 5;
 		ssize_t r;
 
-		h.seq = (uint64_t)i;
+		ping_pkt(&o, claim, (uint64_t)i);
 		do {
-			r = fi_send(ep, &h, sizeof(h), NULL, to, &ctx);
+			r = osend(&o, to, &ctx);
 			if (r == -FI_EAGAIN)
 				fi_cq_read(cq, &e, 0);
 		} while (r == -FI_EAGAIN && now() < end);
@@ -266,19 +293,33 @@ static int recv_hdr(void *buf, size_t len, struct fi_context2 *rctx,
 	return 1;
 }
 
-/* Answer heartbeat h as node claim, echoing stamp (o and ctx are kept
+/* The heartbeat payload of the packet in buf (zero if it has none). */
+static struct rmad_am_heartbeat hb_of(const void *buf)
+{
+	struct rmad_am_heartbeat hb = { 0 };
+	struct rmad_am_hdr h;
+
+	memcpy(&h, buf, sizeof(h));
+	if (h.payload_len >= sizeof(hb))
+		memcpy(&hb, (const char *)buf + sizeof(h), sizeof(hb));
+	return hb;
+}
+
+/* Answer heartbeat buf as node claim, echoing stamp (o and ctx are kept
  * until the send completes): 1 if it left. */
-static int echo_heartbeat(const struct rmad_am_hdr *h, uint32_t claim,
-			  uint64_t stamp, fi_addr_t to, struct rmad_am_hdr *o,
+static int echo_heartbeat(const void *buf, uint32_t claim, uint64_t stamp,
+			  fi_addr_t to, struct opkt *o,
 			  struct fi_context2 *ctx)
 {
-	*o = (struct rmad_am_hdr){
-		.version = RMAD_WIRE_VERSION,
-		.type = RMAD_AM_HEARTBEAT, .src_node = claim,
-		.flags = RMAD_AMF_ECHO,
-		.job = h->job, .seq = 0x726f677565ull,
-		.count = h->seq, .disp = 1, .wkey = stamp };
-	return !fi_send(ep, o, sizeof(*o), NULL, to, ctx);
+	*o = (struct opkt){
+		.h = { .version = RMAD_WIRE_VERSION,
+		       .type = RMAD_AM_HEARTBEAT, .src_node = claim,
+		       .flags = RMAD_AMF_ECHO,
+		       .payload_len = sizeof(struct rmad_am_heartbeat) },
+		.u.hb = { .stamp = 1, .echo = stamp,
+			  .incarnation = 0x726f677565ull,
+			  .inc_echo = hb_of(buf).incarnation } };
+	return !osend(o, to, ctx);
 }
 
 /*
@@ -291,7 +332,7 @@ static int echo_heartbeat(const struct rmad_am_hdr *h, uint32_t claim,
 static int impersonate(fi_addr_t to, uint32_t claim)
 {
 	static uint64_t buf[8192];
-	static struct rmad_am_hdr out[64];
+	static struct opkt out[64];
 	static struct fi_context2 sctx[64];
 	struct fi_context2 rctx;
 	double t0 = now();
@@ -304,23 +345,21 @@ static int impersonate(fi_addr_t to, uint32_t claim)
 		if (!pinged && now() > t0 + 1.5) {
 			pinged = 1;
 			for (int i = 0; i < 10; i++) {
-				struct rmad_am_hdr *o = &out[nout++ % 64];
+				struct opkt *o = &out[nout++ % 64];
 
-				*o = (struct rmad_am_hdr){
-					.version = RMAD_WIRE_VERSION,
-					.type = RMAD_AM_PING, .src_node = claim,
-					.seq = (uint64_t)i };
-				fi_send(ep, o, sizeof(*o), NULL, to,
-					&sctx[(nout - 1) % 64]);
+				ping_pkt(o, claim, (uint64_t)i);
+				osend(o, to, &sctx[(nout - 1) % 64]);
 			}
 		}
 		if (!recv_hdr(buf, sizeof(buf), &rctx, &posted, &h))
 			continue;
 		pongs += h.type == RMAD_AM_PONG;
 		if (h.type == RMAD_AM_HEARTBEAT) {
+			uint64_t stamp = hb_of(buf).stamp;
+
 			if (!first)
-				first = h.disp;
-			echo_heartbeat(&h, claim, stale ? first : h.disp, to,
+				first = stamp;
+			echo_heartbeat(buf, claim, stale ? first : stamp, to,
 				       &out[nout % 64], &sctx[nout % 64]);
 			nout++;
 		}
@@ -350,21 +389,27 @@ static struct mpkt {
 			struct rmad_am_win hw;
 			struct rmad_am_win_member m[3];
 		} win;
+		struct rmad_am_barrier bar;
+		struct rmad_am_win_sync sync;
 	} u;
 } mout[256];
+/* -w's heartbeats, in the slot of their mctx */
+static struct opkt mhb[256];
 static struct fi_context2 mctx[256];
 static unsigned int mnout;
 
-/* The next slot, a packet of type from node claim about job and seq. */
+/* The next slot, a packet of type from node claim about job, with a
+ * payload of plen bytes (zeroed). */
 static struct mpkt *mnext(uint32_t claim, uint64_t job, uint8_t type,
-			  uint64_t seq)
+			  size_t plen)
 {
 	struct mpkt *p = &mout[mnout % 256];
 
 	memset(p, 0, sizeof(*p));
 	p->h = (struct rmad_am_hdr){ .version = RMAD_WIRE_VERSION,
 				     .type = type, .src_node = claim,
-				     .job = job, .seq = seq };
+				     .job = job,
+				     .payload_len = (uint32_t)plen };
 	return p;
 }
 
@@ -390,11 +435,11 @@ static int made_up_joins(fi_addr_t to, uint32_t claim, int sent)
 		struct mpkt *p;
 
 		snprintf(ns, sizeof(ns), "rogue-made-up-%d", sent);
-		p = mnext(claim, job_key(ns), RMAD_AM_JOB_JOIN, 0);
-		p->h.count = 1;
-		p->h.payload_len = sizeof(p->u.job);
+		p = mnext(claim, job_key(ns), RMAD_AM_JOB_JOIN,
+			  sizeof(p->u.job));
 		p->u.job.jp.size = 4;
 		p->u.job.jp.total_runs = 1;
+		p->u.job.jp.nruns = 1;
 		snprintf(p->u.job.jp.nspace, 256, "%s", ns);
 		p->u.job.run = (struct rmad_am_rank_run){
 			.first = 2, .count = 1, .node = (int32_t)claim };
@@ -414,7 +459,7 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 		      const char *jobfile, double secs)
 {
 	static uint64_t buf[8192];
-	static struct rmad_am_hdr out[256];
+	static struct opkt out[256];
 	static struct fi_context2 sctx[256];
 	struct fi_context2 rctx;
 	double t0 = now(), next = 0;
@@ -451,10 +496,9 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 			rounds++;
 			for (int k = 0; k < n; k++)
 				for (int i = 0; i < 33; i++) {
-					struct rmad_am_hdr *o =
-						&out[nout % 256];
+					struct opkt *o = &out[nout % 256];
 
-					*o = (struct rmad_am_hdr){
+					*o = (struct opkt){ .h = {
 						.version = RMAD_WIRE_VERSION,
 						.type = i < 16 ?
 						RMAD_AM_BARRIER_ARRIVE :
@@ -462,10 +506,16 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 						RMAD_AM_BARRIER_RELEASE :
 						RMAD_AM_JOB_FAIL,
 						.src_node = claim, .job = key,
-						.count = (uint64_t)(i % 16) };
-					if (!fi_send(ep, o, sizeof(*o), NULL,
-						     to[k],
-						     &sctx[nout % 256])) {
+						.payload_len = 8 } };
+					/* an epoch, or no rank in
+					 * particular (-1) */
+					if (i < 32)
+						o->u.bar.epoch =
+							(uint64_t)(i % 16);
+					else
+						o->u.fail.rank = i % 16 - 1;
+					if (!osend(o, to[k],
+						   &sctx[nout % 256])) {
 						nout++;
 						pkts++;
 					}
@@ -475,7 +525,7 @@ static int attack_job(const fi_addr_t *to, int n, uint32_t claim,
 			continue;
 		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n) {
 			up |= h.src_node == 0;
-			nout += echo_heartbeat(&h, claim, h.disp,
+			nout += echo_heartbeat(buf, claim, hb_of(buf).stamp,
 					       to[h.src_node], &out[nout % 256],
 					       &sctx[nout % 256]);
 		}
@@ -493,12 +543,19 @@ struct seen {
 	uint64_t epoch;
 };
 
-static void saw_one(const struct rmad_am_hdr *h, struct seen *sn)
+static void saw_one(const uint8_t *pkt, struct seen *sn)
 {
-	sn->map += h->type == RMAD_AM_JOB_MAP;
-	sn->table += h->type == RMAD_AM_WIN_READY;
-	if (h->type == RMAD_AM_BARRIER_RELEASE && h->count + 1 > sn->epoch)
-		sn->epoch = h->count + 1;
+	struct rmad_am_hdr h;
+	struct rmad_am_barrier b;
+
+	memcpy(&h, pkt, sizeof(h));
+	sn->map += h.type == RMAD_AM_JOB_MAP;
+	sn->table += h.type == RMAD_AM_WIN_READY;
+	if (h.type != RMAD_AM_BARRIER_RELEASE || h.payload_len < sizeof(b))
+		return;
+	memcpy(&b, pkt + sizeof(h), sizeof(b));
+	if (b.epoch + 1 > sn->epoch)
+		sn->epoch = b.epoch + 1;
 }
 
 /* Every packet in the one received (the inner ones of an aggregate). */
@@ -509,16 +566,19 @@ static void saw(const uint8_t *msg, struct seen *sn)
 
 	memcpy(&h, msg, sizeof(h));
 	if (h.type != RMAD_AM_BATCH) {
-		saw_one(&h, sn);
+		saw_one(msg, sn);
 		return;
 	}
-	msg += sizeof(h);
-	len = h.payload_len;
+	/* the struct rmad_am_batch, then the packets */
+	if (h.payload_len < sizeof(struct rmad_am_batch))
+		return;
+	msg += sizeof(h) + sizeof(struct rmad_am_batch);
+	len = h.payload_len - sizeof(struct rmad_am_batch);
 	while (len - off >= sizeof(h)) {
 		memcpy(&h, msg + off, sizeof(h));
 		if (h.payload_len > len - off - sizeof(h))
 			break;
-		saw_one(&h, sn);
+		saw_one(msg + off, sn);
 		off += sizeof(h) + h.payload_len;
 	}
 }
@@ -529,11 +589,10 @@ static void saw(const uint8_t *msg, struct seen *sn)
 static void win_join(fi_addr_t to, uint32_t claim, uint64_t job,
 		     uint64_t wkey, int gsize, int forged, int own)
 {
-	struct mpkt *p = mnext(claim, job, RMAD_AM_WIN_JOIN, wkey);
+	struct mpkt *p = mnext(claim, job, RMAD_AM_WIN_JOIN, 0);
 	struct rmad_am_win_member *m = p->u.win.m;
 	int n = 0;
 
-	p->u.win.hw = (struct rmad_am_win){ .gsize = gsize };
 	for (int g = 0; forged && g < 2; g++)
 		m[n++] = (struct rmad_am_win_member){
 			.grank = g, .disp_unit = 1, .size = 8,
@@ -542,7 +601,8 @@ static void win_join(fi_addr_t to, uint32_t claim, uint64_t job,
 		m[n++] = (struct rmad_am_win_member){
 			.grank = (int32_t)claim, .disp_unit = 8,
 			.size = 4096 };
-	p->h.count = (uint64_t)n;
+	p->u.win.hw = (struct rmad_am_win){ .wkey = wkey, .gsize = gsize,
+					    .nentries = n };
 	p->h.payload_len = (uint32_t)(sizeof(p->u.win.hw) +
 				      (size_t)n * sizeof(*m));
 	msend(p, to);
@@ -580,12 +640,12 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 		}
 		if (key && !jsent) {
 			/* our rank, to the collector, until it left */
-			struct mpkt *p = mnext(claim, key, RMAD_AM_JOB_JOIN, 0);
+			struct mpkt *p = mnext(claim, key, RMAD_AM_JOB_JOIN,
+					       sizeof(p->u.job));
 
-			p->h.count = 1;
-			p->h.payload_len = sizeof(p->u.job);
 			p->u.job.jp.size = size;
 			p->u.job.jp.total_runs = 1;
+			p->u.job.jp.nruns = 1;
 			snprintf(p->u.job.jp.nspace, 256, "%s", ns);
 			p->u.job.run = (struct rmad_am_rank_run){
 				.first = (int32_t)claim, .count = 1,
@@ -604,8 +664,9 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 			/* at each barrier once, up to the one after the
 			 * last released */
 			while (arrived <= sn.epoch + 1) {
-				p = mnext(claim, key, RMAD_AM_BARRIER_ARRIVE, 0);
-				p->h.count = arrived;
+				p = mnext(claim, key, RMAD_AM_BARRIER_ARRIVE,
+					  sizeof(p->u.bar));
+				p->u.bar.epoch = arrived;
 				if (!msend(p, to[0]))
 					break;	/* again next round */
 				arrived++;
@@ -615,14 +676,18 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 			win_join(to[0], claim, key, wkey, size, 1,
 				 now() > tmap + 1.2);
 			joins++;
-			msend(mnext(claim, key, RMAD_AM_WIN_FREE_ARRIVE, wkey),
-			      to[0]);
+			p = mnext(claim, key, RMAD_AM_WIN_FREE_ARRIVE,
+				  sizeof(p->u.sync));
+			p->u.sync.wkey = wkey;
+			msend(p, to[0]);
 			/* posts to rank 0: of rank 1, on node 1 (forged),
 			 * and of ours */
 			for (int k = 0; k < 2; k++) {
-				p = mnext(claim, key, RMAD_AM_WIN_POST, wkey);
-				p->h.origin = 0;
-				p->h.target = k ? (int32_t)claim : 1;
+				p = mnext(claim, key, RMAD_AM_WIN_POST,
+					  sizeof(p->u.sync));
+				p->u.sync.wkey = wkey;
+				p->u.sync.origin = 0;
+				p->u.sync.target = k ? (int32_t)claim : 1;
 				msend(p, to[0]);
 			}
 			/* a window no rank makes: one more than our one
@@ -635,8 +700,9 @@ static int member_job(const fi_addr_t *to, int n, uint32_t claim,
 		if (sn.map && !tmap)
 			tmap = now();
 		if (h.type == RMAD_AM_HEARTBEAT && h.src_node < (uint32_t)n)
-			mnout += (unsigned int)echo_heartbeat(&h, claim, h.disp,
-					to[h.src_node], &mout[mnout % 256].h,
+			mnout += (unsigned int)echo_heartbeat(buf, claim,
+					hb_of(buf).stamp, to[h.src_node],
+					&mhb[mnout % 256],
 					&mctx[mnout % 256]);
 	}
 	printf("rogue: window %llx of job %s: %d joins, table %d, map %d, "
