@@ -7,7 +7,8 @@
  * fini.
  *
  * The layer's files, bottom up (t/layering.sh's table): rma_xfer.c
- * (bytes in and out), rma_type.c (derived target types), rma_target.c
+ * (bytes in and out), rma_type_apply.c (a typed chunk applied),
+ * rma_type.c (derived target types), rma_target.c
  * (lock granting and apply), rma_pull.c (the target reads large ops),
  * rma_oplist.c (the operation table's data), rma_pscw.c (PSCW notices),
  * rma_origin.c (route and issue), rma_win.c (sync state changes),

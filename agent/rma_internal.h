@@ -306,7 +306,7 @@ struct rma_ctx {
 	int ty_wait;			/* an op waits for a free slot */
 };
 
-/* rma_type.c: derived target types (see there) */
+/* rma_type.c: derived target types, the origin side (see there) */
 struct rmad_op_ttype;
 /* Check a TTYPE op and take its type: 0 or RMAD_ERR_*. */
 int32_t ty_check_op(struct agent *a, struct agent_win *w, struct rma_op *op,
@@ -325,6 +325,34 @@ uint32_t ty_unit(const struct rma_op *op);
 /* Every chunk of op went out (or it failed): its slot may be reused. */
 void ty_sent(struct agent *a, struct rma_op *op);
 void ty_op_free(struct agent *a, struct rma_op *op);
+
+/* rma_type_apply.c: the target side of typed ops */
+/* Our cache of one node's types (an entry per slot), and the mirror of
+ * its cache of ours (struct ty_slot, rma_type.c's) */
+struct ty_ent {				/* the target's cache */
+	uint64_t key;
+	struct dtree *t;
+	uint32_t len;
+};
+
+/* What this agent keeps for one peer node. */
+struct ty_peer {
+	struct ty_slot *mir;		/* its cache of our types */
+	struct ty_ent *cache;		/* our cache of its types */
+	uint64_t bytes;			/* ... their wire forms' bytes */
+	/* a definition that comes in several messages, in order */
+	uint8_t *part;
+	uint32_t part_total, part_got, part_slot;
+	uint64_t part_key;
+};
+
+struct dtree;
+/* Is op allowed on every basic type in t? */
+int ty_ops_ok(const struct dtree *t, uint32_t op);
+/* The unit a chunk of t holds whole: 1 but for accumulates (acc), whose
+ * chunks hold whole basic elements (or whole instances of a mixed
+ * type); 0: too large */
+uint32_t ty_unit_of(const struct dtree *t, int acc);
 /* Apply a TYPED packet to member l, a chunk of at most max packed
  * bytes: 0 or RMAD_ERR_*; *rlen result bytes in res. */
 int ty_apply(struct agent *a, struct win_local *l,

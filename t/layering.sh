@@ -49,6 +49,7 @@ layers=(
 	"dynwin"			# dynamic windows' attached regions
 	"rma_internal"			# RMA: what the layer's files share
 	"rma_xfer"			# RMA: client memory I/O and sends
+	"rma_type_apply"		# RMA: derived target types, the target side
 	"rma_type"			# RMA: derived target types, their cache
 	"rma_target"			# RMA: lock granting and apply
 	"rma_pull"			# RMA: accumulates the target reads
@@ -84,7 +85,7 @@ declare -A prefix=(
 	[jobs_ping]="jobs_ping_" [mem]="agent_mem_" [winmem]="winmem_"
 	[wintab]="wintab_" [win_state]="agent_win_ win_state_"
 	[win_join]="win_join_" [windows]="agent_win_" [winsync]="winsync_"
-	[dynwin]="dynwin_" [rma_xfer]="xfer_" [rma_type]="ty_"
+	[dynwin]="dynwin_" [rma_xfer]="xfer_" [rma_type]="ty_" [rma_type_apply]="ty_"
 	[rma_target]="target_" [rma_pull]="pull_" [rma_oplist]="oplist_"
 	[rma_pscw]="pscw_" [rma_origin]="origin_" [rma_win]="rma_win_"
 	[rma_progress]="rma_progress_ issue_ops_ cleanup_ make_rma_progress_"
