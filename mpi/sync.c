@@ -235,7 +235,7 @@ int MPI_Win_sync(MPI_Win win)
  */
 #define BAR_SPIN_NS	50000L
 #define BAR_NAP_MIN_NS	10000L
-#define BAR_NAP_MAX_NS	100000L
+#define BAR_NAP_MAX_NS	300000L
 
 static long bar_now_ns(void)
 {
