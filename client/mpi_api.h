@@ -33,6 +33,12 @@ RMAD_HIDDEN rmad_win_t rmad_win_resolve(rmad_win_t handle);
 /* win.c: librmad-mpi made an MPI window, served by rmad (1) or by MPI
  * (0): counted in this client's block for rmadctl status */
 RMAD_HIDDEN void rmad_mpi_window_note(int by_rmad);
+/* submit.c: the calling thread sleeps outside rmad (on) or no longer
+ * (off): librmad-mpi's blocking waits on MPI alone (MPI_Barrier) count
+ * as a waiter on a completion counter, so that the agent, which polls
+ * while every client of its sleeps so, finds the next packet awake as
+ * it does for rmad's own waits.  A no-op before rmad_init. */
+RMAD_HIDDEN void rmad_idle_mark(int on);
 RMAD_HIDDEN int rmad_put_req(const void *origin, int ocount,
 			     rmad_datatype_t otype, int target, size_t tdisp,
 			     int tcount, rmad_datatype_t ttype, rmad_win_t win,

@@ -220,6 +220,23 @@ struct rmad_op_elem *rmad_op_fill(struct rmad_client *c, uint32_t idx,
 }
 
 /*
+ * A thread asleep outside rmad (mpi_api.h): one more waiter on the sync
+ * counter, which moves only for sync ops, so the agent's only extra work
+ * is a futex wake on each of those while it is marked.
+ */
+void rmad_idle_mark(int on)
+{
+	struct rmad_client *c = &rmad_cl;
+
+	if (!c->initialized || !c->me)
+		return;
+	if (on)
+		uatomic_inc(&c->me->waiters[RMAD_CNT_SYNC]);
+	else
+		uatomic_dec(&c->me->waiters[RMAD_CNT_SYNC]);
+}
+
+/*
  * Post t as a KEEP|SYNC element and wait for its answer, one at a time
  * per process (sync_lock): SYNC completions then come in ticket order.
  * A staged op also owns the staging area meanwhile: in (inlen bytes)

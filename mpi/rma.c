@@ -204,21 +204,23 @@ int MPI_Fetch_and_op(const void *origin, void *result, MPI_Datatype type,
 	struct mwin *m = rmpi_win(win);
 	rmad_datatype_t t;
 	rmad_op_t rop;
-	int err;
+	int tr, err;
 
 	if (!m || !m->rw)
 		return PMPI_Fetch_and_op(origin, result, type, trank, tdisp,
 					 op, win);
+	tr = rmpi_target(m, trank);
 	COUNT_OP(m);
-	err = rmpi_check_target(m, rmpi_target(m, trank), tdisp);
+	err = rmpi_check_target(m, tr, tdisp);
 	if (!err)
 		err = rmpi_type(type, &t);
 	if (!err)
 		err = rmpi_op_on(op, type, &rop);
+	/* rmad_fetch_and_op's body, on the window resolved once (m->wp) */
 	if (!err)
-		err = rmad_fetch_and_op(origin, result, t,
-					rmpi_target(m, trank), (size_t)tdisp,
-					rop, m->rw);
+		err = rmad_get_accumulate_req(origin, 1, t, result, 1, t, tr,
+					      (size_t)tdisp, 1, t, rop, m->wp,
+					      NULL);
 	return rmpi_win_err(m, err);
 }
 

@@ -3,10 +3,12 @@
  * sync.c - MPI's synchronization calls on rmad: fence, post/start/
  * complete/wait/test, lock/unlock, lock_all/unlock_all, the flushes and
  * sync.  Ranks and groups become job ranks; asserts and lock types are
- * translated bit by bit (map.c).
+ * translated bit by bit (map.c).  And MPI_Barrier, MPI's own, waited
+ * for as rmad waits (below).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rmpi.h"
 
@@ -214,4 +216,66 @@ int MPI_Win_sync(MPI_Win win)
 	if (!m || !m->rw)
 		return PMPI_Win_sync(win);
 	return rmpi_win_err(m, rmad_win_sync(m->rw));
+}
+
+/*
+ * MPI_Barrier, waited for as rmad's barrier is: Open MPI's spins in its
+ * progress loop for as long as it lasts, and a rank that spins so on
+ * its agent's core (a virtual node, or more ranks than spare cores)
+ * holds the core that the agent needs for the RMA aimed at this rank:
+ * the agent, which polls only while all its clients sleep, sleeps then,
+ * and every packet pays its wakeup.  An idle MPI target cost a vnode
+ * put+flush about twice the native one's (doc/measurements.md,
+ * 2026-12-07).  So the barrier is MPI's nonblocking one, tested (which
+ * progresses MPI as its blocking wait would) for BAR_SPIN_NS, then
+ * between naps of BAR_NAP_MIN_NS doubling to BAR_NAP_MAX_NS, with the
+ * rank counted as a sleeping waiter meanwhile (rmad_idle_mark).  A nap
+ * can end the barrier up to BAR_NAP_MAX_NS (and the timer's slack)
+ * after its last member came.  The spin is long: a shorter one (50 us)
+ * took a tight loop of barriers on one node from 1-4 us to 20-90 us
+ * each, its ranks napping whenever the agent or another process held
+ * one of them off the core for a moment.
+ */
+#define BAR_SPIN_NS	1000000L
+#define BAR_NAP_MIN_NS	10000L
+#define BAR_NAP_MAX_NS	300000L
+
+static long bar_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+	MPI_Request r;
+	long t0, nap = BAR_NAP_MIN_NS;
+	int flag = 0, marked = 0, rc;
+
+	if (!rmpi.on)
+		return PMPI_Barrier(comm);
+	rc = PMPI_Ibarrier(comm, &r);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	t0 = bar_now_ns();
+	for (;;) {
+		struct timespec ts = { 0, nap };
+
+		rc = PMPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+		if (rc != MPI_SUCCESS || flag)
+			break;
+		if (!marked && bar_now_ns() - t0 < BAR_SPIN_NS)
+			continue;
+		if (!marked) {
+			rmad_idle_mark(1);
+			marked = 1;
+		}
+		nanosleep(&ts, NULL);
+		nap = nap * 2 < BAR_NAP_MAX_NS ? nap * 2 : BAR_NAP_MAX_NS;
+	}
+	if (marked)
+		rmad_idle_mark(0);
+	return rc;
 }
