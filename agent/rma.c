@@ -9,7 +9,8 @@
  * The layer's files, bottom up (t/layering.sh's table): rma_xfer.c
  * (bytes in and out), rma_type_apply.c (a typed chunk applied),
  * rma_type.c (derived target types), rma_target.c
- * (lock granting and apply), rma_pull.c (the target reads large ops),
+ * (lock granting and apply), rma_pull_origin.c and rma_pull.c (large ops the target
+ * reads, origin and target sides),
  * rma_oplist.c (the operation table's data), rma_pscw.c (PSCW notices),
  * rma_origin.c (route and issue), rma_win.c (sync state changes),
  * rma_progress.c (the seeds' basic routines), rma_pkt.c (packets),

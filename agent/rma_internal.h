@@ -483,6 +483,9 @@ void pull_op_end(struct agent *a, uint32_t i);
 /* An answer that names no live op: the chunk of an op that ended
  * early (1: it was, and its slot is free now; 0: not one of those). */
 int pull_stale(struct agent *a, const struct rmad_am_hdr *h);
+/* node died: the slots that waited for its answers are free
+ * (rma_pull_origin.c, the origin side; the rest is rma_pull.c's) */
+void pull_origin_node_dead(struct agent *a, int node);
 /* Target side: a PULL accumulate, put or get came (checked, then read
  * and applied, or read from the window and written, or answered with
  * an error); node died; reads or writes in flight or waiting;

@@ -52,6 +52,7 @@ layers=(
 	"rma_type_apply"		# RMA: derived target types, the target side
 	"rma_type"			# RMA: derived target types, their cache
 	"rma_target"			# RMA: lock granting and apply
+	"rma_pull_origin"		# RMA: pulled chunks, the origin side
 	"rma_pull"			# RMA: accumulates the target reads
 	"rma_oplist"			# RMA: origins, target elements, op lists
 	"rma_pscw"			# RMA: post/start/complete/wait notices
@@ -86,7 +87,7 @@ declare -A prefix=(
 	[wintab]="wintab_" [win_state]="agent_win_ win_state_"
 	[win_join]="win_join_" [windows]="agent_win_" [winsync]="winsync_"
 	[dynwin]="dynwin_" [rma_xfer]="xfer_" [rma_type]="ty_" [rma_type_apply]="ty_"
-	[rma_target]="target_" [rma_pull]="pull_" [rma_oplist]="oplist_"
+	[rma_target]="target_" [rma_pull_origin]="pull_" [rma_pull]="pull_" [rma_oplist]="oplist_"
 	[rma_pscw]="pscw_" [rma_origin]="origin_" [rma_win]="rma_win_"
 	[rma_progress]="rma_progress_ issue_ops_ cleanup_ make_rma_progress_"
 	[rma_pkt]="rma_pkt_" [rma]="agent_rma_" [ctl]="ctl_"
