@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * boot.c - what librmad learns from the launcher: the backend that
- * serves (boot.h: preset, pmix, singleton) and what rmad-run adds.
+ * serves (boot.h: preset, pmix, pmi, singleton) and what rmad-run adds.
  *
  * A process started without a launcher is a 1-rank job.  Under rmad-run
  * --vnodes K (RMAD_VNODES) the ranks are split in blocks among K agents
@@ -88,7 +88,7 @@ static const struct rmad_boot_backend boot_singleton = {
 
 /* first that probes yes */
 static const struct rmad_boot_backend *const backends[] = {
-	&boot_preset, &rmad_boot_pmix, &boot_singleton,
+	&boot_preset, &rmad_boot_pmix, &rmad_boot_pmi, &boot_singleton,
 };
 
 /* -------------------------------------------------------------- boot */

@@ -9,6 +9,8 @@
  *              under a launcher without PMIx (MPICH's hydra; mpi/boot.c);
  *   pmix       the launcher's PMIx server (boot_pmix.c): Open MPI's
  *              mpirun, Slurm's PMIx plugin, PRRTE;
+ *   pmi        PMI-2 (or PMI-1) over the socket in PMI_FD (boot_pmi.c):
+ *              Slurm's srun --mpi=pmi2, MPICH's hydra;
  *   singleton  no launcher: a job of one.
  *
  * The first backend whose probe says yes fills rank, size, local rank
@@ -17,6 +19,8 @@
  */
 #ifndef RMAD_CLIENT_BOOT_H
 #define RMAD_CLIENT_BOOT_H
+
+#include <stddef.h>
 
 struct rmad_bootinfo;
 
@@ -28,6 +32,14 @@ struct rmad_boot_backend {
 };
 
 extern const struct rmad_boot_backend rmad_boot_pmix;
+extern const struct rmad_boot_backend rmad_boot_pmi;
+
+/* boot_pmi.c's parsing, for t/test_pmi */
+int rmad_pmi_field(const char *msg, int v2, const char *key, char *out,
+		   size_t cap);
+int rmad_pmi_map_nodes(const char *map, int size, int *node_of);
+int rmad_pmi_local(const char *map, int rank, int size, int *lrank,
+		   int *lsize);
 
 /*
  * rmad_boot_preset, the job as the caller knows it for the next
