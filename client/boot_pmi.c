@@ -220,6 +220,9 @@ static int rd(char *buf, size_t n)
 	const char *t = getenv("RMAD_PMI_TIMEOUT_MS");
 	int ms = t && *t ? atoi(t) : 60000;
 
+	if (ms <= 0)	/* poll's -1 would wait for ever */
+		ms = 60000;
+
 	while (n) {
 		struct pollfd pf = { .fd = pmi.fd, .events = POLLIN };
 		int e = poll(&pf, 1, ms);
